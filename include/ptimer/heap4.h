@@ -1,0 +1,88 @@
+/* ptimer/heap4.h: a 4-ary min-heap of {when, item} entries, used by every
+ * part that needs a timer heap (per-P timers, the TimerThread's private heap, the bench's
+ * global heap).
+ *
+ * Why 4-ary: half the depth of a binary heap, and the four children of a
+ * node sit in one 64-byte line, so a sift-down level costs one cache miss.
+ * Why `when` is stored in the entry: comparisons never dereference items,
+ * so sifting touches only the entry array (the layout Go 1.23 moved to).
+ *
+ * Items may carry their own position: with an index offset >= 0, the heap
+ * stores each entry's position into the uint32_t at that byte offset of
+ * its item whenever the entry moves, which makes removal of an arbitrary
+ * item O(log n). That is one store per level moved, never a load.
+ *
+ * Not thread-safe: the owner of the heap provides the lock.
+ */
+#ifndef PTIMER_HEAP4_H
+#define PTIMER_HEAP4_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ptimer/clock.h"
+
+#ifdef __cplusplus
+extern "C" {
+#ifdef __cplusplus
+}
+#endif
+
+#endif
+
+typedef struct pt_heap4_entry {
+    pt_nanos when;
+    void *item;
+} pt_heap4_entry;
+
+typedef struct pt_heap4 {
+    pt_heap4_entry *v;
+    uint32_t len;
+    uint32_t cap;
+    int32_t idx_off; /* byte offset of the item's uint32_t index, or -1 */
+} pt_heap4;
+
+#define PT_HEAP4_NO_INDEX (-1)
+
+void pt_heap4_init(pt_heap4 *h, int32_t idx_off);
+void pt_heap4_free(pt_heap4 *h);
+
+/* Make room for `more` pushes; 0 or -ENOMEM (the heap is unchanged). */
+int pt_heap4_reserve(pt_heap4 *h, uint32_t more);
+
+/* Insert; room must have been reserved. Returns the entry's final index. */
+uint32_t pt_heap4_push(pt_heap4 *h, pt_nanos when, void *item);
+
+/* Remove the entry at index i (i < len). */
+void pt_heap4_remove(pt_heap4 *h, uint32_t i);
+
+/* Restore order after v[i].when was changed in place. */
+void pt_heap4_fix(pt_heap4 *h, uint32_t i);
+
+/* Rebuild order in O(n) after the caller rewrote v[0..len) in bulk (for
+ * example after compacting out dead entries); refreshes every index. */
+void pt_heap4_heapify(pt_heap4 *h);
+
+/* Give back memory when the heap has become much smaller than its array. */
+void pt_heap4_shrink(pt_heap4 *h);
+
+/* True when the order and the stored indices are all consistent. */
+bool pt_heap4_valid(const pt_heap4 *h);
+
+static inline pt_nanos pt_heap4_top_when(const pt_heap4 *h)
+{
+    return h->len ? h->v[0].when : 0;
+}
+
+static inline void pt_heap4_set_index(const pt_heap4 *h, uint32_t i)
+{
+    if (h->idx_off >= 0)
+        *(uint32_t *)((char *)h->v[i].item + h->idx_off) = i;
+}
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

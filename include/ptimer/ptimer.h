@@ -1,0 +1,209 @@
+/* ptimer/ptimer.h: per-processor timer heaps, the Go runtime's design
+ * (runtime/time.go, Go 1.14-1.22) in C.
+ *
+ * Each processor ("P") owns one pt_timers: a lock, a 4-ary heap ordered by
+ * `when`, and atomics that let any thread decide without the lock whether
+ * anything is due. A timer lives in at most one heap; stop and modify from
+ * any thread only change the timer's status word, and the heap's owner does
+ * the heap work later (lazily) when it checks. That keeps stop and modify
+ * lock-free and lets a scheduler poll its timers for the price of two
+ * atomic loads.
+ *
+ * The status machine. Every transition in ptimer/ names its row here.
+ * "-> wait" means: spin (yielding) until another thread finishes a window
+ * that is a few instructions long (Modifying), or short and under a heap
+ * lock (Running, Moving, Removing).
+ *
+ *  start (addtimer)       NoStatus, Removed  -> Modifying -> Waiting  pushed onto ts
+ *                         Deleted            -> Modifying -> ModifiedXX  revived in its heap
+ *                         anything else      -> -EBUSY
+ *  stop (deltimer)        Waiting, ModifiedXX -> Modifying -> Deleted  returns 1
+ *                         NoStatus, Deleted, Removing, Removed      returns 0
+ *                         Running, Moving, Modifying -> wait
+ *  modify, reset          Waiting, ModifiedXX -> Modifying -> ModifiedXX  returns 1
+ *  (modtimer)             Deleted            -> Modifying -> ModifiedXX  returns 0
+ *                         NoStatus, Removed  -> Modifying -> Waiting  pushed onto ts, 0
+ *                         Running, Moving, Removing, Modifying -> wait
+ *  stop_sync              stop, then Deleted -> Removing -> Removed  (unlinked under
+ *                         its heap's lock), then waits out running callbacks
+ *  clean, adjust,         Deleted    -> Removing -> Removed
+ *  clear_deleted          ModifiedXX -> Moving -> Waiting  (re-keyed to its new when)
+ *  (heap lock held)       Modifying  -> wait
+ *  run (heap lock held,   Waiting    -> Waiting  (not due yet)
+ *  head of the heap)      Waiting    -> Running -> NoStatus  one-shot: removed, then f
+ *                         Waiting    -> Running -> Waiting   ticker: re-keyed, then f
+ *                         ModifiedXX -> Moving -> Waiting
+ *                         Deleted    -> Removing -> Removed
+ *                         Modifying  -> wait
+ *  move (both heaps       Waiting, ModifiedXX -> Moving -> Waiting  onto dst
+ *  locked)                Deleted    -> Removed  dropped
+ *                         Modifying  -> wait
+ *  verify (lock held)     X -> Moving -> X  to read a timer's fields safely
+ *  Any status not listed for an operation is corruption: the library aborts
+ *  with the timer, its status and the operation (Go's badTimer).
+ *
+ * Lifetime (C has no GC, so this is the contract):
+ *  - A pt_timer may be freed only when it is in no heap and no callback of
+ *    it runs: after pt_timer_stop_sync() returns, or before its first start.
+ *    pt_timer_stop() alone is not enough: the timer stays in its heap as
+ *    Deleted until that heap's owner cleans it.
+ *  - pt_timer_stop_sync() may be called from the timer's own callback (it
+ *    does not wait for itself), and the callback may then free the timer.
+ *    Two callbacks that stop_sync each other on two threads deadlock, as
+ *    with Linux's timer_delete_sync().
+ *  - A pt_timers may be destroyed only when no thread is inside one of its
+ *    calls; pt_timers_destroy() refuses (-EBUSY) while it holds live timers.
+ *
+ * Callbacks run on the thread that calls pt_timers_check(), one at a time
+ * per heap, with the heap's lock released, and may call any function here.
+ */
+#ifndef PTIMER_PTIMER_H
+#define PTIMER_PTIMER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ptimer/clock.h"
+#include "ptimer/heap4.h"
+
+#ifdef __cplusplus
+extern "C" {
+#define PT_ATOMIC(T) T /* layout only: C++ code does not touch the fields */
+#else
+#define PT_ATOMIC(T) _Atomic(T)
+#endif
+
+typedef void (*pt_func)(void *arg, uintptr_t seq);
+typedef void (*pt_wake_func)(void *ctx, pt_nanos when);
+
+enum pt_timer_status {
+    PT_TIMER_NOSTATUS,        /* never started, or a one-shot that ran: in no heap */
+    PT_TIMER_WAITING,         /* in a heap, waiting for its when */
+    PT_TIMER_RUNNING,         /* being run (heap lock held, briefly) */
+    PT_TIMER_DELETED,         /* stopped, still in a heap until cleaned */
+    PT_TIMER_REMOVING,        /* being removed from its heap (briefly) */
+    PT_TIMER_REMOVED,         /* stopped and removed from its heap */
+    PT_TIMER_MODIFYING,       /* being stopped or modified (a few instructions) */
+    PT_TIMER_MODIFIED_EARLIER, /* in a heap, re-armed earlier than its heap key */
+    PT_TIMER_MODIFIED_LATER,  /* in a heap, re-armed no earlier than before */
+    PT_TIMER_MOVING,          /* being re-keyed or moved by a heap's owner (briefly) */
+};
+
+typedef struct pt_timers pt_timers;
+
+/* One timer. Embeddable; treat every field as private. 64 bytes. */
+typedef struct pt_timer {
+    PT_ATOMIC(uint32_t) status; /* enum pt_timer_status */
+    uint32_t heap_index;        /* position in ts->heap; guarded by ts->lock */
+    /* The time the user asked for. While the timer is Waiting it equals its
+     * heap key; while ModifiedXX it is the new time and the heap key is the
+     * old one, until the owner re-keys it (Go keeps this in `nextwhen`). */
+    pt_nanos when;
+    pt_nanos period;            /* > 0: a ticker */
+    pt_func f;
+    void *arg;
+    uintptr_t seq;
+    /* Written while owning the status (Modifying/Moving/Removing/Running)
+     * and under the heap's lock; for stop_sync also read without either. */
+    PT_ATOMIC(pt_timers *) ts;
+    /* 2 x callbacks of this timer running now, + 1 while a stop_sync sleeps
+     * on this word. */
+    PT_ATOMIC(uint32_t) callbacks;
+    uint32_t magic;             /* set by pt_timer_init: catches uninitialised timers */
+} pt_timer;
+
+/* One P's timers. Embeddable; treat every field as private. */
+struct pt_timers {
+    PT_ATOMIC(uint32_t) lock;   /* pt_lock: guards heap, running, heap_index */
+    uint32_t magic;             /* set by init, cleared by destroy */
+    pt_heap4 heap;              /* entries {key, pt_timer *} */
+    /* heap.v[0].when, or 0 if empty: lets pollers decide without the lock.
+     * Written under lock, read anywhere. */
+    PT_ATOMIC(pt_nanos) timer0_when;
+    /* The earliest `when` of any ModifiedEarlier timer, 0 if none: a timer
+     * moved earlier is still keyed at its old time, and this makes check
+     * adjust the heap before that time (Go's timerModifiedEarliest). */
+    PT_ATOMIC(pt_nanos) modified_earliest;
+    PT_ATOMIC(uint32_t) num_timers;     /* heap.len, for readers without the lock */
+    PT_ATOMIC(uint32_t) deleted_timers; /* Deleted timers still in the heap */
+    uint32_t running;           /* a callback of this heap runs now (lock dropped) */
+    pt_wake_func wake;
+    void *wake_ctx;
+};
+
+/* A P's empty timer heap. wake(ctx, when), if not NULL, is called without
+ * the lock when a start or modify makes `when` the earliest time of ts
+ * (Go's wakeNetPoller): the place to break a sleeping poller. */
+void pt_timers_init(pt_timers *ts, pt_wake_func wake, void *ctx);
+
+/* Frees the heap's storage. Stopped timers still in the heap are unlinked
+ * first. 0; -EBUSY while it holds a live timer or runs a callback;
+ * -EINVAL for NULL or a heap not initialised. */
+int pt_timers_destroy(pt_timers *ts);
+
+/* A new inactive timer calling f(arg, seq). */
+void pt_timer_init(pt_timer *t, pt_func f, void *arg);
+
+/* addtimer onto ts (the caller's P). period > 0 makes a ticker; when == 0
+ * is due at once; when < 0 means never. A stopped timer still in a heap is
+ * revived on that heap. 0; -EINVAL (NULL, period < 0, uninitialised);
+ * -EBUSY (already pending); -ENOMEM. */
+int pt_timer_start(pt_timers *ts, pt_timer *t, pt_nanos when, pt_nanos period);
+
+/* deltimer. Lazy: the timer may stay in its heap as Deleted. 1 if this call
+ * stopped a pending timer, 0 if it had already run or been stopped;
+ * -EINVAL for NULL or an uninitialised timer. */
+int pt_timer_stop(pt_timer *t);
+
+/* resettimer: re-arm at `when` with the same period, f, arg and seq. A timer
+ * no longer in a heap goes onto ts. 1 if it was pending, 0 if not;
+ * -EINVAL, -ENOMEM. */
+int pt_timer_reset(pt_timers *ts, pt_timer *t, pt_nanos when);
+
+/* modtimer: re-arm with new when, period, f, arg and seq. As reset. */
+int pt_timer_modify(pt_timers *ts, pt_timer *t, pt_nanos when, pt_nanos period,
+                    pt_func f, void *arg, uintptr_t seq);
+
+/* Stop; then unlink t from any heap and wait until no callback of t runs
+ * (not counting the caller's own, when called from t's callback). On
+ * return t may be freed. Returns as stop. */
+int pt_timer_stop_sync(pt_timer *t);
+
+/* The current status (PT_TIMER_NOSTATUS for NULL). */
+enum pt_timer_status pt_timer_status(const pt_timer *t);
+
+/* checkTimers: run every timer of ts due at `now` (0: read the clock),
+ * each callback with the lock released. `owner` is true when the caller is
+ * the P that owns ts: only the owner clears out deleted timers. Stores the
+ * next `when` (0: none) in *poll_until if not NULL. Returns the number of
+ * timers run, or -EINVAL. When nothing is due this is two atomic loads. */
+int pt_timers_check(pt_timers *ts, pt_nanos now, bool owner, pt_nanos *poll_until);
+
+/* nobarrierWakeTime: the earliest of timer0_when and modified_earliest,
+ * read without the lock; 0 if none. */
+pt_nanos pt_timers_next(const pt_timers *ts);
+
+/* moveTimers: every live timer of src goes onto dst; stopped ones are
+ * dropped (Removed). Safe while other threads stop or modify them. dst's
+ * wake runs if it gained an earlier timer. Returns 0, or -EINVAL, or
+ * -ENOMEM with every timer left on src (callers may ignore it, as with
+ * Go's void moveTimers, when they know dst has room). */
+int pt_timers_move(pt_timers *dst, pt_timers *src);
+
+/* Heap entries, stopped ones still waiting to be cleaned included. */
+size_t pt_timers_len(const pt_timers *ts);
+
+/* Checks, under the lock, the heap order, every entry's back-pointers, key
+ * and status, timer0_when, modified_earliest and the counters; prints what
+ * is wrong to stderr. For tests and stress harnesses. Pass quiescent = true
+ * when no stop, reset or modify can be in flight on ts's timers: then the
+ * deleted count must be exact; otherwise only its bounds are checked.
+ * 0 if consistent, -EUCLEAN if not, -EINVAL for a bad heap. */
+int pt_timers_verify(pt_timers *ts, bool quiescent);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

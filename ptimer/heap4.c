@@ -1,0 +1,141 @@
+/* The 4-ary heap: see heap4.h for the layout and why. */
+#include "ptimer/heap4.h"
+
+#include <errno.h>
+
+#include "alloc.h"
+
+#define HEAP4_MIN_CAP 64u
+
+void pt_heap4_init(pt_heap4 *h, int32_t idx_off)
+{
+    h->v = NULL;
+    h->len = 0;
+    h->cap = 0;
+    h->idx_off = idx_off;
+}
+
+void pt_heap4_free(pt_heap4 *h)
+{
+    pt_free(h->v);
+    h->v = NULL;
+    h->len = h->cap = 0;
+}
+
+static int heap4_resize(pt_heap4 *h, uint32_t cap)
+{
+    pt_heap4_entry *v = pt_realloc(h->v, (size_t)cap * sizeof *v);
+    if (!v)
+        return -ENOMEM;
+    h->v = v;
+    h->cap = cap;
+    return 0;
+}
+
+int pt_heap4_reserve(pt_heap4 *h, uint32_t more)
+{
+    if (h->cap - h->len >= more)
+        return 0;
+    if (more > UINT32_MAX / 2 - h->len)
+        return -ENOMEM;
+    uint32_t cap = h->cap ? h->cap : HEAP4_MIN_CAP;
+    while (cap - h->len < more)
+        cap *= 2;
+    return heap4_resize(h, cap);
+}
+
+void pt_heap4_shrink(pt_heap4 *h)
+{
+    if (h->cap <= HEAP4_MIN_CAP || h->len >= h->cap / 4)
+        return;
+    uint32_t cap = h->len * 2 > HEAP4_MIN_CAP ? h->len * 2 : HEAP4_MIN_CAP;
+    (void)heap4_resize(h, cap); /* failing to shrink is harmless */
+}
+
+/* Move the entry at i towards the root until its parent is not later.
+ * The entry is held in a hole: each level copies one parent down. */
+static uint32_t sift_up(pt_heap4 *h, uint32_t i)
+{
+    pt_heap4_entry e = h->v[i];
+    while (i > 0) {
+        uint32_t p = (i - 1) / 4;
+        if (e.when >= h->v[p].when)
+            break;
+        h->v[i] = h->v[p];
+        pt_heap4_set_index(h, i);
+        i = p;
+    }
+    h->v[i] = e;
+    pt_heap4_set_index(h, i);
+    return i;
+}
+
+static uint32_t sift_down(pt_heap4 *h, uint32_t i)
+{
+    pt_heap4_entry e = h->v[i];
+    uint32_t n = h->len;
+    for (;;) {
+        uint32_t c = 4 * i + 1;
+        if (c >= n)
+            break;
+        uint32_t m = c;
+        uint32_t end = c + 4 < n ? c + 4 : n;
+        for (uint32_t k = c + 1; k < end; k++)
+            if (h->v[k].when < h->v[m].when)
+                m = k;
+        if (h->v[m].when >= e.when)
+            break;
+        h->v[i] = h->v[m];
+        pt_heap4_set_index(h, i);
+        i = m;
+    }
+    h->v[i] = e;
+    pt_heap4_set_index(h, i);
+    return i;
+}
+
+uint32_t pt_heap4_push(pt_heap4 *h, pt_nanos when, void *item)
+{
+    uint32_t i = h->len++;
+    h->v[i].when = when;
+    h->v[i].item = item;
+    return sift_up(h, i);
+}
+
+void pt_heap4_fix(pt_heap4 *h, uint32_t i)
+{
+    if (i > 0 && h->v[i].when < h->v[(i - 1) / 4].when)
+        sift_up(h, i);
+    else
+        sift_down(h, i);
+}
+
+void pt_heap4_remove(pt_heap4 *h, uint32_t i)
+{
+    uint32_t last = --h->len;
+    if (i == last)
+        return;
+    h->v[i] = h->v[last];
+    pt_heap4_fix(h, i);
+}
+
+void pt_heap4_heapify(pt_heap4 *h)
+{
+    if (h->len > 1)
+        for (uint32_t i = (h->len - 2) / 4 + 1; i-- > 0;)
+            sift_down(h, i);
+    for (uint32_t i = 0; i < h->len; i++)
+        pt_heap4_set_index(h, i);
+}
+
+bool pt_heap4_valid(const pt_heap4 *h)
+{
+    for (uint32_t i = 0; i < h->len; i++) {
+        if (i > 0 && h->v[i].when < h->v[(i - 1) / 4].when)
+            return false;
+        if (h->idx_off >= 0 &&
+            *(const uint32_t *)((const char *)h->v[i].item + h->idx_off) != i)
+            return false;
+    }
+    return true;
+}

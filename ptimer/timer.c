@@ -1,0 +1,269 @@
+/* Operations on one timer, callable from any thread: start, stop, modify,
+ * reset, stop_sync. They change the timer's status word and leave heap
+ * work to the heap's owner (timers.c), except when a timer that is in no
+ * heap has to be pushed onto one. Rows refer to the table in ptimer.h. */
+#include <errno.h>
+#include <limits.h>
+
+#include "timer_internal.h"
+
+void pt_timer_init(pt_timer *t, pt_func f, void *arg)
+{
+    if (!t)
+        return;
+    atomic_init(&t->status, PT_TIMER_NOSTATUS);
+    t->heap_index = 0;
+    t->when = 0;
+    t->period = 0;
+    t->f = f;
+    t->arg = arg;
+    t->seq = 0;
+    atomic_init(&t->ts, NULL);
+    atomic_init(&t->callbacks, 0);
+    t->magic = PT_TIMER_MAGIC;
+}
+
+/* Lower ts->modified_earliest to `when` (Go's updateTimerModifiedEarliest).
+ * Done while the timer is Modifying, before its ModifiedEarlier status is
+ * published, so whoever sees that status also sees this. */
+static void lower_modified_earliest(pt_timers *ts, pt_nanos when)
+{
+    pt_nanos old = atomic_load_explicit(&ts->modified_earliest, memory_order_relaxed);
+    while (old == 0 || when < old)
+        if (atomic_compare_exchange_weak_explicit(&ts->modified_earliest, &old, when,
+                                                  memory_order_release, memory_order_relaxed))
+            break;
+}
+
+/* deltimer. Row "stop". */
+static int timer_stop(pt_timer *t)
+{
+    for (;;) {
+        uint32_t s = st_load(t);
+        switch (s) {
+        case PT_TIMER_WAITING:
+        case PT_TIMER_MODIFIED_EARLIER:
+        case PT_TIMER_MODIFIED_LATER:
+            /* stop: Waiting, ModifiedXX -> Modifying -> Deleted. The count
+             * goes up before the Deleted status is visible, so the owner
+             * (which decrements when it removes a Deleted timer) never
+             * drives it below zero. */
+            if (st_cas(t, s, PT_TIMER_MODIFYING)) {
+                pt_timers *ts = atomic_load_explicit(&t->ts, memory_order_relaxed);
+                atomic_fetch_add_explicit(&ts->deleted_timers, 1, memory_order_relaxed);
+                st_set(t, PT_TIMER_MODIFYING, PT_TIMER_DELETED, "stop");
+                return 1;
+            }
+            break;
+        case PT_TIMER_NOSTATUS:
+        case PT_TIMER_DELETED:
+        case PT_TIMER_REMOVING:
+        case PT_TIMER_REMOVED:
+            return 0;
+        case PT_TIMER_RUNNING:
+        case PT_TIMER_MOVING:
+        case PT_TIMER_MODIFYING:
+            st_wait();
+            break;
+        default:
+            pt_bad_timer(t, "stop");
+        }
+    }
+}
+
+int pt_timer_stop(pt_timer *t)
+{
+    if (!pt_timer_valid(t))
+        return -EINVAL;
+    return timer_stop(t);
+}
+
+/* What an arming keeps: start keeps f, arg and seq; reset keeps the period
+ * too; modify replaces all. Kept fields are read only once the status is
+ * claimed, since a concurrent modify may be writing them. */
+enum arm_mode { ARM_START, ARM_RESET, ARM_MODIFY };
+
+static void set_fields(pt_timer *t, enum arm_mode mode, pt_nanos when, pt_nanos period,
+                       pt_func f, void *arg, uintptr_t seq)
+{
+    t->when = when;
+    if (mode == ARM_RESET)
+        return;
+    t->period = period;
+    if (mode == ARM_START)
+        return;
+    t->f = f;
+    t->arg = arg;
+    t->seq = seq;
+}
+
+/* addtimer and modtimer in one: claim the status, set the fields, then
+ * either push onto ts (the timer is in no heap) or leave the re-keying to
+ * the heap that holds it. */
+static int timer_arm(pt_timers *ts, pt_timer *t, pt_nanos when, pt_nanos period, pt_func f,
+                     void *arg, uintptr_t seq, enum arm_mode mode)
+{
+    const char *op = mode == ARM_START ? "start" : mode == ARM_RESET ? "reset" : "modify";
+    uint32_t s;
+    bool pending = false, in_heap;
+    when = pt_norm_when(when);
+    for (;;) {
+        s = st_load(t);
+        if (s == PT_TIMER_WAITING || s == PT_TIMER_MODIFIED_EARLIER ||
+            s == PT_TIMER_MODIFIED_LATER) {
+            if (mode == ARM_START)
+                return -EBUSY;
+            /* modify: Waiting, ModifiedXX -> Modifying -> ModifiedXX */
+            if (st_cas(t, s, PT_TIMER_MODIFYING)) {
+                pending = in_heap = true;
+                break;
+            }
+        } else if (s == PT_TIMER_NOSTATUS || s == PT_TIMER_REMOVED) {
+            /* start, modify: NoStatus, Removed -> Modifying -> Waiting */
+            if (st_cas(t, s, PT_TIMER_MODIFYING)) {
+                in_heap = false;
+                break;
+            }
+        } else if (s == PT_TIMER_DELETED) {
+            /* start, modify: Deleted -> Modifying -> ModifiedXX */
+            if (st_cas(t, s, PT_TIMER_MODIFYING)) {
+                pt_timers *h = atomic_load_explicit(&t->ts, memory_order_relaxed);
+                atomic_fetch_sub_explicit(&h->deleted_timers, 1, memory_order_relaxed);
+                in_heap = true;
+                break;
+            }
+        } else if (s == PT_TIMER_RUNNING || s == PT_TIMER_MOVING || s == PT_TIMER_REMOVING ||
+                   s == PT_TIMER_MODIFYING) {
+            st_wait();
+        } else {
+            pt_bad_timer(t, op);
+        }
+    }
+
+    if (!in_heap) {
+        /* Not in any heap: push onto ts. Taking a lock while Modifying is
+         * safe here: no heap holds t, so no lock holder can be waiting for
+         * this Modifying to end. */
+        pt_lock(&ts->lock);
+        if (pt_timers_reserve_locked(ts) < 0) {
+            pt_unlock(&ts->lock);
+            st_set(t, PT_TIMER_MODIFYING, s, op); /* undo: nothing changed */
+            return -ENOMEM;
+        }
+        pt_timers_clean_locked(ts);
+        pt_nanos prev = pt_timers_next_time(ts);
+        set_fields(t, mode, when, period, f, arg, seq);
+        pt_timers_push_locked(ts, t);
+        pt_unlock(&ts->lock);
+        st_set(t, PT_TIMER_MODIFYING, PT_TIMER_WAITING, op);
+        if (ts->wake && (prev == 0 || when < prev))
+            ts->wake(ts->wake_ctx, when);
+        return 0;
+    }
+
+    /* In some heap, maybe another P's: only its owner may move the entry,
+     * so record the new time in t->when and let the owner re-key it. A time
+     * earlier than the last one asked for is ModifiedEarlier and lowers the
+     * heap's modified_earliest, which makes the owner adjust in time; see
+     * pt_timers_verify for the invariant this keeps. */
+    pt_timers *h = atomic_load_explicit(&t->ts, memory_order_relaxed);
+    pt_nanos prev = pt_timers_next_time(h);
+    uint32_t ns = when < t->when ? PT_TIMER_MODIFIED_EARLIER : PT_TIMER_MODIFIED_LATER;
+    set_fields(t, mode, when, period, f, arg, seq);
+    if (ns == PT_TIMER_MODIFIED_EARLIER)
+        lower_modified_earliest(h, when);
+    st_set(t, PT_TIMER_MODIFYING, ns, op);
+    if (ns == PT_TIMER_MODIFIED_EARLIER && h->wake && (prev == 0 || when < prev))
+        h->wake(h->wake_ctx, when);
+    return pending;
+}
+
+int pt_timer_start(pt_timers *ts, pt_timer *t, pt_nanos when, pt_nanos period)
+{
+    if (!pt_timers_valid(ts) || !pt_timer_valid(t) || period < 0)
+        return -EINVAL;
+    int r = timer_arm(ts, t, when, period, NULL, NULL, 0, ARM_START);
+    return r < 0 ? r : 0;
+}
+
+int pt_timer_modify(pt_timers *ts, pt_timer *t, pt_nanos when, pt_nanos period, pt_func f,
+                    void *arg, uintptr_t seq)
+{
+    if (!pt_timers_valid(ts) || !pt_timer_valid(t) || period < 0)
+        return -EINVAL;
+    return timer_arm(ts, t, when, period, f, arg, seq, ARM_MODIFY);
+}
+
+int pt_timer_reset(pt_timers *ts, pt_timer *t, pt_nanos when)
+{
+    if (!pt_timers_valid(ts) || !pt_timer_valid(t))
+        return -EINVAL;
+    return timer_arm(ts, t, when, 0, NULL, NULL, 0, ARM_RESET);
+}
+
+/* stop_sync: Deleted -> Removing -> Removed, under the holding heap's lock.
+ * The heap is re-checked under its lock: the timer may have been cleaned,
+ * moved or revived since we looked. */
+static void unlink_deleted(pt_timer *t)
+{
+    while (st_load(t) == PT_TIMER_DELETED) {
+        pt_timers *ts = atomic_load_explicit(&t->ts, memory_order_acquire);
+        if (!ts)
+            pt_bad_timer(t, "stop_sync: deleted timer in no heap");
+        pt_lock(&ts->lock);
+        if (atomic_load_explicit(&t->ts, memory_order_relaxed) == ts &&
+            st_cas(t, PT_TIMER_DELETED, PT_TIMER_REMOVING)) {
+            pt_timers_remove_locked(ts, t, "stop_sync");
+            atomic_fetch_sub_explicit(&ts->deleted_timers, 1, memory_order_relaxed);
+            st_set(t, PT_TIMER_REMOVING, PT_TIMER_REMOVED, "stop_sync");
+        }
+        pt_unlock(&ts->lock);
+    }
+}
+
+/* Sleep until at most `mine` callbacks of t are running (the caller's own). */
+static void wait_callbacks(pt_timer *t, uint32_t mine)
+{
+    for (;;) {
+        /* acquire: pairs with the release in the runner's decrement, so the
+         * callback's effects are visible once we return */
+        uint32_t v = atomic_load_explicit(&t->callbacks, memory_order_acquire);
+        if (v >> 1 <= mine)
+            return;
+        if (!(v & 1) && !atomic_compare_exchange_weak_explicit(&t->callbacks, &v, v | 1,
+                                                               memory_order_acquire,
+                                                               memory_order_relaxed))
+            continue;
+        pt_futex_wait(&t->callbacks, v | 1, 0);
+    }
+}
+
+int pt_timer_stop_sync(pt_timer *t)
+{
+    if (!pt_timer_valid(t))
+        return -EINVAL;
+    int ret = timer_stop(t);
+    uint32_t mine = 0;
+    for (struct pt_cb_frame *fr = pt_cb_top; fr; fr = fr->prev)
+        if (fr->t == t && !fr->disposed)
+            mine++;
+    for (;;) {
+        unlink_deleted(t);
+        wait_callbacks(t, mine);
+        uint32_t s = st_load(t);
+        if (s == PT_TIMER_NOSTATUS || s == PT_TIMER_REMOVED)
+            break;
+        /* A callback re-armed it (a ticker, or a reset from inside), or it
+         * is in a transient state: stop it again and look once more. */
+        timer_stop(t);
+    }
+    if (mine) {
+        /* Our own frames stop counting: the caller may free t once its
+         * callback returns, so the runner must not touch it again. */
+        for (struct pt_cb_frame *fr = pt_cb_top; fr; fr = fr->prev)
+            if (fr->t == t)
+                fr->disposed = true;
+        atomic_fetch_sub_explicit(&t->callbacks, 2 * mine, memory_order_relaxed);
+    }
+    return ret;
+}

@@ -1,0 +1,91 @@
+/* Shared between timer.c (operations on one timer, from any thread) and
+ * timers.c (operations on one P's heap, under its lock). */
+#ifndef PTIMER_TIMER_INTERNAL_H
+#define PTIMER_TIMER_INTERNAL_H
+
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+
+#include "ptimer/ptimer.h"
+
+#include "lock.h"
+
+#define PT_TIMER_MAGIC 0x7074696du  /* "ptim" */
+#define PT_TIMERS_MAGIC 0x70746873u /* "pths" */
+
+/* Status word access. Acquire on load and on every CAS into a state,
+ * release on every CAS out of it: owning a transient state (Modifying,
+ * Moving, Removing, Running) is what protects when, period, f, arg, seq
+ * and ts, so these pair with each other across threads. */
+static inline uint32_t st_load(const pt_timer *t)
+{
+    return atomic_load_explicit(&((pt_timer *)t)->status, memory_order_acquire);
+}
+
+static inline bool st_cas(pt_timer *t, uint32_t from, uint32_t to)
+{
+    return atomic_compare_exchange_strong_explicit(&t->status, &from, to, memory_order_acq_rel,
+                                                   memory_order_acquire);
+}
+
+_Noreturn void pt_bad_timer(const pt_timer *t, const char *op);
+
+/* A transition out of a state this thread owns: it cannot fail unless the
+ * status word is corrupt. */
+static inline void st_set(pt_timer *t, uint32_t from, uint32_t to, const char *op)
+{
+    if (!st_cas(t, from, to))
+        pt_bad_timer(t, op);
+}
+
+/* Another thread holds a transient state; let it finish. */
+static inline void st_wait(void) { sched_yield(); }
+
+static inline bool pt_timer_valid(const pt_timer *t) { return t && t->magic == PT_TIMER_MAGIC; }
+static inline bool pt_timers_valid(const pt_timers *ts)
+{
+    return ts && ts->magic == PT_TIMERS_MAGIC;
+}
+
+/* Normalise a user `when`: negative is never, 0 is "at once" but kept as 1
+ * so that 0 can mean "none" in next and poll_until. */
+static inline pt_nanos pt_norm_when(pt_nanos when)
+{
+    return when < 0 ? PT_MAXWHEN : when == 0 ? 1 : when;
+}
+
+/* Callbacks running on this thread, innermost first: lets stop_sync called
+ * from a timer's own callback skip waiting for itself, and tell the runner
+ * not to touch a timer its callback may have freed. */
+struct pt_cb_frame {
+    pt_timer *t;
+    bool disposed;
+    struct pt_cb_frame *prev;
+};
+extern _Thread_local struct pt_cb_frame *pt_cb_top;
+
+/* ---- heap side, all with ts->lock held (timers.c) ---- */
+
+/* Earliest time of interest, without the lock: nobarrierWakeTime. */
+static inline pt_nanos pt_timers_next_time(const pt_timers *ts)
+{
+    pt_nanos next = atomic_load_explicit(&((pt_timers *)ts)->timer0_when, memory_order_acquire);
+    pt_nanos adj =
+        atomic_load_explicit(&((pt_timers *)ts)->modified_earliest, memory_order_acquire);
+    if (next == 0 || (adj != 0 && adj < next))
+        next = adj;
+    return next;
+}
+
+/* Room for one more push: 0 or -ENOMEM. */
+int pt_timers_reserve_locked(pt_timers *ts);
+/* Push t (its when already set) onto ts, claiming it for ts. */
+void pt_timers_push_locked(pt_timers *ts, pt_timer *t);
+/* Take t out of ts's heap (it must be there: else corruption, named by op)
+ * and clear its heap pointer; keeps the counters and timer0_when. */
+void pt_timers_remove_locked(pt_timers *ts, pt_timer *t, const char *op);
+/* Go's cleantimers: tidy the head so the next add sees a clean top. */
+void pt_timers_clean_locked(pt_timers *ts);
+
+#endif

@@ -1,0 +1,469 @@
+/* One P's timers: the heap side of the design, run by the heap's owner
+ * (and, for check, by any thread helping it). Everything here that touches
+ * the heap holds ts->lock. Rows refer to the table in ptimer.h.
+ *
+ * Why the work is lazy: stop and modify from other threads only flip a
+ * status; the owner pays for heap surgery when it next looks, and most of
+ * it is amortised away -- a stopped timer that reaches the head is popped
+ * (clean, run), a re-armed one is re-keyed once however often it was
+ * modified, and a heap more than a quarter dead is compacted in one pass.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "timer_internal.h"
+
+_Thread_local struct pt_cb_frame *pt_cb_top;
+
+void pt_timers_init(pt_timers *ts, pt_wake_func wake, void *ctx)
+{
+    if (!ts)
+        return;
+    pt_lock_init(&ts->lock);
+    pt_heap4_init(&ts->heap, (int32_t)offsetof(pt_timer, heap_index));
+    atomic_init(&ts->timer0_when, 0);
+    atomic_init(&ts->modified_earliest, 0);
+    atomic_init(&ts->num_timers, 0);
+    atomic_init(&ts->deleted_timers, 0);
+    ts->running = 0;
+    ts->wake = wake;
+    ts->wake_ctx = ctx;
+    ts->magic = PT_TIMERS_MAGIC;
+}
+
+/* Publish the head's key for lock-free readers; skip the store when it is
+ * unchanged so pollers' cache lines stay clean. */
+static void update_timer0(pt_timers *ts)
+{
+    pt_nanos top = pt_heap4_top_when(&ts->heap);
+    if (atomic_load_explicit(&ts->timer0_when, memory_order_relaxed) != top)
+        atomic_store_explicit(&ts->timer0_when, top, memory_order_release);
+}
+
+static void update_len(pt_timers *ts)
+{
+    atomic_store_explicit(&ts->num_timers, ts->heap.len, memory_order_relaxed);
+    /* An empty heap has no modified timers (Go issue 51654). */
+    if (ts->heap.len == 0)
+        atomic_store_explicit(&ts->modified_earliest, 0, memory_order_relaxed);
+    update_timer0(ts);
+}
+
+int pt_timers_reserve_locked(pt_timers *ts) { return pt_heap4_reserve(&ts->heap, 1); }
+
+void pt_timers_push_locked(pt_timers *ts, pt_timer *t)
+{
+    atomic_store_explicit(&t->ts, ts, memory_order_relaxed);
+    pt_heap4_push(&ts->heap, t->when, t);
+    update_len(ts);
+}
+
+void pt_timers_remove_locked(pt_timers *ts, pt_timer *t, const char *op)
+{
+    uint32_t i = t->heap_index;
+    if (i >= ts->heap.len || ts->heap.v[i].item != t)
+        pt_bad_timer(t, op);
+    pt_heap4_remove(&ts->heap, i);
+    atomic_store_explicit(&t->ts, NULL, memory_order_relaxed);
+    update_len(ts);
+}
+
+/* Deleted -> Removing -> Removed for the timer at index i. */
+static bool remove_deleted(pt_timers *ts, pt_timer *t, const char *op)
+{
+    if (!st_cas(t, PT_TIMER_DELETED, PT_TIMER_REMOVING))
+        return false;
+    pt_timers_remove_locked(ts, t, op);
+    atomic_fetch_sub_explicit(&ts->deleted_timers, 1, memory_order_relaxed);
+    st_set(t, PT_TIMER_REMOVING, PT_TIMER_REMOVED, op);
+    return true;
+}
+
+/* ModifiedXX -> Moving -> Waiting: give the entry its new key. */
+static bool rekey_modified(pt_timers *ts, pt_timer *t, uint32_t s, const char *op)
+{
+    if (!st_cas(t, s, PT_TIMER_MOVING))
+        return false;
+    uint32_t i = t->heap_index;
+    ts->heap.v[i].when = t->when;
+    pt_heap4_fix(&ts->heap, i);
+    update_timer0(ts);
+    st_set(t, PT_TIMER_MOVING, PT_TIMER_WAITING, op);
+    return true;
+}
+
+/* Go's cleantimers: pop stopped timers and re-key modified ones while they
+ * sit at the head, so an add (and the poller's timer0_when) sees a head
+ * that will really fire. Rows "clean". */
+void pt_timers_clean_locked(pt_timers *ts)
+{
+    while (ts->heap.len) {
+        pt_timer *t = ts->heap.v[0].item;
+        uint32_t s = st_load(t);
+        if (s == PT_TIMER_DELETED)
+            remove_deleted(ts, t, "clean");
+        else if (s == PT_TIMER_MODIFIED_EARLIER || s == PT_TIMER_MODIFIED_LATER)
+            rekey_modified(ts, t, s, "clean");
+        else
+            return;
+    }
+}
+
+/* One pass over the whole heap: drop Deleted timers, re-key ModifiedXX
+ * ones, compact the survivors in place, then re-heapify once. O(n) with no
+ * allocation, where Go 1.14-1.22 removed entries one by one (and had to
+ * restart its scan after each, issue 47762). Serves both adjusttimers and
+ * clearDeletedTimers. Rows "adjust" and "clear_deleted". */
+static void compact(pt_timers *ts, const char *op)
+{
+    /* Cleared before the scan: a timer moved earlier after the scan passed
+     * it raises the value again, one the scan has not reached yet will be
+     * re-keyed by it. */
+    atomic_store_explicit(&ts->modified_earliest, 0, memory_order_relaxed);
+    pt_heap4 *h = &ts->heap;
+    uint32_t kept = 0, removed = 0;
+    for (uint32_t i = 0; i < h->len; i++) {
+        pt_timer *t = h->v[i].item;
+        for (;;) {
+            uint32_t s = st_load(t);
+            if (s == PT_TIMER_WAITING)
+                break;
+            if (s == PT_TIMER_DELETED) {
+                if (!st_cas(t, s, PT_TIMER_REMOVING))
+                    continue;
+                atomic_store_explicit(&t->ts, NULL, memory_order_relaxed);
+                st_set(t, PT_TIMER_REMOVING, PT_TIMER_REMOVED, op);
+                removed++;
+                goto next;
+            }
+            if (s == PT_TIMER_MODIFIED_EARLIER || s == PT_TIMER_MODIFIED_LATER) {
+                if (!st_cas(t, s, PT_TIMER_MOVING))
+                    continue;
+                h->v[i].when = t->when;
+                st_set(t, PT_TIMER_MOVING, PT_TIMER_WAITING, op);
+                break;
+            }
+            if (s == PT_TIMER_MODIFYING) {
+                st_wait(); /* a few instructions on another thread */
+                continue;
+            }
+            pt_bad_timer(t, op);
+        }
+        h->v[kept++] = h->v[i];
+    next:;
+    }
+    h->len = kept;
+    atomic_fetch_sub_explicit(&ts->deleted_timers, removed, memory_order_relaxed);
+    pt_heap4_heapify(h);
+    pt_heap4_shrink(h);
+    update_len(ts);
+}
+
+/* Run t, which is Running at the head with key `key`; returns with the lock
+ * held again. The lock is dropped around the callback (Go issue 35532). */
+static void run_one(pt_timers *ts, pt_timer *t, pt_nanos key, pt_nanos now)
+{
+    pt_func f = t->f;
+    void *arg = t->arg;
+    uintptr_t seq = t->seq;
+    /* Counted before the status leaves Running (release), so a stop_sync
+     * that sees the new status also sees this callback. */
+    atomic_fetch_add_explicit(&t->callbacks, 2, memory_order_relaxed);
+    if (t->period > 0) {
+        /* run: Waiting -> Running -> Waiting. Skip the ticks missed while
+         * late, so a stalled P never fires a burst: the next time is the
+         * first key + k*period after now. Overflow means never. */
+        pt_nanos missed = (now - key) / t->period, step, next;
+        if (__builtin_mul_overflow(missed + 1, t->period, &step) ||
+            __builtin_add_overflow(key, step, &next))
+            next = PT_MAXWHEN;
+        t->when = next;
+        ts->heap.v[0].when = next;
+        pt_heap4_fix(&ts->heap, 0);
+        update_timer0(ts);
+        st_set(t, PT_TIMER_RUNNING, PT_TIMER_WAITING, "run");
+    } else {
+        /* run: Waiting -> Running -> NoStatus, out of the heap first */
+        pt_timers_remove_locked(ts, t, "run");
+        st_set(t, PT_TIMER_RUNNING, PT_TIMER_NOSTATUS, "run");
+    }
+    ts->running = 1;
+    pt_unlock(&ts->lock);
+
+    struct pt_cb_frame frame = {t, false, pt_cb_top};
+    pt_cb_top = &frame;
+    f(arg, seq);
+    pt_cb_top = frame.prev;
+    if (!frame.disposed) {
+        /* Last touch of t: drop our count and the sleeper bit together,
+         * then wake sleepers by address only (t may be freed by then). */
+        uint32_t v = atomic_load_explicit(&t->callbacks, memory_order_relaxed);
+        while (!atomic_compare_exchange_weak_explicit(&t->callbacks, &v, (v - 2) & ~1u,
+                                                      memory_order_release,
+                                                      memory_order_relaxed))
+            ;
+        if (v & 1)
+            pt_futex_wake(&t->callbacks, INT_MAX);
+    }
+
+    pt_lock(&ts->lock);
+    ts->running = 0;
+}
+
+/* Go's runtimer: look at the head. Returns 0 after running one timer, the
+ * head's key when it is not due, or -1 when the heap is empty. */
+static pt_nanos run_head(pt_timers *ts, pt_nanos now)
+{
+    while (ts->heap.len) {
+        pt_timer *t = ts->heap.v[0].item;
+        pt_nanos key = ts->heap.v[0].when;
+        uint32_t s = st_load(t);
+        switch (s) {
+        case PT_TIMER_WAITING:
+            if (key > now)
+                return key; /* run: Waiting -> Waiting */
+            if (st_cas(t, s, PT_TIMER_RUNNING)) {
+                run_one(ts, t, key, now);
+                return 0;
+            }
+            break;
+        case PT_TIMER_DELETED:
+            remove_deleted(ts, t, "run");
+            break;
+        case PT_TIMER_MODIFIED_EARLIER:
+        case PT_TIMER_MODIFIED_LATER:
+            rekey_modified(ts, t, s, "run");
+            break;
+        case PT_TIMER_MODIFYING:
+            st_wait();
+            break;
+        default:
+            pt_bad_timer(t, "run");
+        }
+    }
+    return -1;
+}
+
+int pt_timers_check(pt_timers *ts, pt_nanos now, bool owner, pt_nanos *poll_until)
+{
+    if (!pt_timers_valid(ts))
+        return -EINVAL;
+    /* The fast path: two atomic loads, no lock. */
+    pt_nanos next = pt_timers_next_time(ts);
+    if (next == 0) {
+        if (poll_until)
+            *poll_until = 0;
+        return 0;
+    }
+    if (now == 0)
+        now = pt_nanotime();
+    if (now < next) {
+        /* Nothing due; go on only if the owner should clear deleted timers
+         * (the same test as below, without the lock). */
+        if (!owner || atomic_load_explicit(&ts->deleted_timers, memory_order_relaxed) <=
+                          atomic_load_explicit(&ts->num_timers, memory_order_relaxed) / 4) {
+            if (poll_until)
+                *poll_until = next;
+            return 0;
+        }
+    }
+
+    int ran = 0;
+    pt_lock(&ts->lock);
+    /* Another thread is in one of this heap's callbacks and will carry on
+     * with the due timers when it returns: callbacks of one heap never run
+     * concurrently. */
+    if (!ts->running) {
+        pt_nanos adj = atomic_load_explicit(&ts->modified_earliest, memory_order_acquire);
+        if (ts->heap.len && adj != 0 && adj <= now)
+            compact(ts, "adjust"); /* Go's adjusttimers, gated (Go issue 41699) */
+        while (ts->heap.len && run_head(ts, now) == 0)
+            ran++;
+        if (owner && atomic_load_explicit(&ts->deleted_timers, memory_order_relaxed) >
+                         ts->heap.len / 4)
+            compact(ts, "clear_deleted");
+    }
+    next = pt_timers_next_time(ts);
+    pt_unlock(&ts->lock);
+    if (poll_until)
+        *poll_until = next;
+    return ran;
+}
+
+pt_nanos pt_timers_next(const pt_timers *ts)
+{
+    return pt_timers_valid(ts) ? pt_timers_next_time(ts) : 0;
+}
+
+size_t pt_timers_len(const pt_timers *ts)
+{
+    return pt_timers_valid(ts)
+               ? atomic_load_explicit(&((pt_timers *)ts)->num_timers, memory_order_relaxed)
+               : 0;
+}
+
+int pt_timers_move(pt_timers *dst, pt_timers *src)
+{
+    if (!pt_timers_valid(dst) || !pt_timers_valid(src))
+        return -EINVAL;
+    if (dst == src)
+        return 0;
+    /* Two heap locks at once happen only here; address order rules out a
+     * deadlock between two moves in opposite directions. */
+    pt_timers *first = dst < src ? dst : src, *second = dst < src ? src : dst;
+    pt_lock(&first->lock);
+    pt_lock(&second->lock);
+    int err = pt_heap4_reserve(&dst->heap, src->heap.len);
+    if (err < 0) {
+        pt_unlock(&second->lock);
+        pt_unlock(&first->lock);
+        return err;
+    }
+    pt_nanos prev = pt_timers_next_time(dst);
+    pt_heap4 *from = &src->heap, *to = &dst->heap;
+    for (uint32_t i = 0; i < from->len; i++) {
+        pt_timer *t = from->v[i].item;
+        for (;;) {
+            uint32_t s = st_load(t);
+            if (s == PT_TIMER_WAITING || s == PT_TIMER_MODIFIED_EARLIER ||
+                s == PT_TIMER_MODIFIED_LATER) {
+                /* move: Waiting, ModifiedXX -> Moving -> Waiting onto dst */
+                if (!st_cas(t, s, PT_TIMER_MOVING))
+                    continue;
+                atomic_store_explicit(&t->ts, dst, memory_order_relaxed);
+                to->v[to->len].when = t->when;
+                to->v[to->len].item = t;
+                to->len++;
+                st_set(t, PT_TIMER_MOVING, PT_TIMER_WAITING, "move");
+                break;
+            }
+            if (s == PT_TIMER_DELETED) {
+                /* move: Deleted -> Removed, dropped */
+                if (!st_cas(t, s, PT_TIMER_REMOVED))
+                    continue;
+                atomic_store_explicit(&t->ts, NULL, memory_order_relaxed);
+                break;
+            }
+            if (s == PT_TIMER_MODIFYING) {
+                st_wait();
+                continue;
+            }
+            pt_bad_timer(t, "move");
+        }
+    }
+    from->len = 0;
+    atomic_store_explicit(&src->deleted_timers, 0, memory_order_relaxed);
+    pt_heap4_shrink(from);
+    update_len(src);
+    pt_heap4_heapify(to);
+    update_len(dst);
+    pt_nanos now_next = pt_timers_next_time(dst);
+    pt_unlock(&second->lock);
+    pt_unlock(&first->lock);
+    if (dst->wake && now_next != 0 && (prev == 0 || now_next < prev))
+        dst->wake(dst->wake_ctx, now_next);
+    return 0;
+}
+
+int pt_timers_destroy(pt_timers *ts)
+{
+    if (!pt_timers_valid(ts))
+        return -EINVAL;
+    pt_lock(&ts->lock);
+    if (ts->running) {
+        pt_unlock(&ts->lock);
+        return -EBUSY;
+    }
+    /* Unlinking stopped timers is invisible to callers and required: their
+     * owners may stop_sync them after the heap is gone. */
+    if (ts->heap.len)
+        compact(ts, "destroy");
+    if (ts->heap.len) {
+        pt_unlock(&ts->lock);
+        return -EBUSY;
+    }
+    pt_heap4_free(&ts->heap);
+    ts->magic = 0;
+    pt_unlock(&ts->lock);
+    return 0;
+}
+
+#define VERIFY(cond, ...)                                                                      \
+    do {                                                                                       \
+        if (!(cond)) {                                                                         \
+            fprintf(stderr, "pt_timers_verify(%p): ", (void *)ts);                             \
+            fprintf(stderr, __VA_ARGS__);                                                      \
+            fputc('\n', stderr);                                                               \
+            bad = true;                                                                        \
+        }                                                                                      \
+    } while (0)
+
+int pt_timers_verify(pt_timers *ts, bool quiescent)
+{
+    if (!pt_timers_valid(ts))
+        return -EINVAL;
+    bool bad = false;
+    pt_lock(&ts->lock);
+    const pt_heap4 *h = &ts->heap;
+    VERIFY(pt_heap4_valid(h), "heap order or entry indices broken");
+    uint32_t deleted = 0, modifying = 0;
+    for (uint32_t i = 0; i < h->len && !bad; i++) {
+        pt_timer *t = h->v[i].item;
+        pt_nanos key = h->v[i].when;
+        VERIFY(t->magic == PT_TIMER_MAGIC, "entry %u: %p is not a timer", i, (void *)t);
+        VERIFY(atomic_load_explicit(&t->ts, memory_order_relaxed) == ts,
+               "entry %u: timer %p names heap %p", i, (void *)t,
+               (void *)atomic_load_explicit(&t->ts, memory_order_relaxed));
+        uint32_t s = st_load(t);
+        if (s == PT_TIMER_MODIFYING) {
+            modifying++; /* mid-flight on another thread: nothing to read */
+            continue;
+        }
+        if (s != PT_TIMER_WAITING && s != PT_TIMER_MODIFIED_EARLIER &&
+            s != PT_TIMER_MODIFIED_LATER && s != PT_TIMER_DELETED) {
+            VERIFY(false, "entry %u: timer %p in a heap with status %u", i, (void *)t, s);
+            continue;
+        }
+        /* verify: X -> Moving -> X. Owning the status (under the lock, like
+         * the owner's re-keying) is what makes t->when safe to read. */
+        if (!st_cas(t, s, PT_TIMER_MOVING)) {
+            i--; /* changed under us: look again */
+            continue;
+        }
+        pt_nanos when = t->when;
+        st_set(t, PT_TIMER_MOVING, s, "verify");
+        if (s == PT_TIMER_WAITING) {
+            VERIFY(when == key, "entry %u: waiting timer %p has when %lld, key %lld", i,
+                   (void *)t, (long long)when, (long long)key);
+        } else {
+            /* The invariant that makes lazy re-keying safe: a timer asking
+             * for an earlier time than its key has modified_earliest at or
+             * before that time, so check adjusts the heap in time. Loaded
+             * after the status: a modifier lowers it before publishing. */
+            pt_nanos adj = atomic_load_explicit(&ts->modified_earliest, memory_order_acquire);
+            VERIFY(when >= key || (adj != 0 && adj <= when),
+                   "entry %u: timer %p (status %u) wants %lld before key %lld but "
+                   "modified_earliest is %lld",
+                   i, (void *)t, s, (long long)when, (long long)key, (long long)adj);
+            deleted += s == PT_TIMER_DELETED;
+        }
+    }
+    VERIFY(atomic_load_explicit(&ts->num_timers, memory_order_relaxed) == h->len,
+           "num_timers %u, heap holds %u",
+           atomic_load_explicit(&ts->num_timers, memory_order_relaxed), h->len);
+    VERIFY(atomic_load_explicit(&ts->timer0_when, memory_order_relaxed) ==
+               pt_heap4_top_when(h),
+           "timer0_when %lld, head key %lld",
+           (long long)atomic_load_explicit(&ts->timer0_when, memory_order_relaxed),
+           (long long)pt_heap4_top_when(h));
+    uint32_t counted = atomic_load_explicit(&ts->deleted_timers, memory_order_relaxed);
+    if (quiescent)
+        VERIFY(counted == deleted && modifying == 0, "deleted_timers %u, heap holds %u deleted",
+               counted, deleted);
+    else
+        VERIFY(counted <= h->len, "deleted_timers %u exceeds heap size %u", counted, h->len);
+    pt_unlock(&ts->lock);
+    return bad ? -EUCLEAN : 0;
+}

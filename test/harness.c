@@ -1,0 +1,47 @@
+/* Runs one named test (as ctest does), or all of them in order. */
+#include "harness.h"
+
+#include <string.h>
+#include <time.h>
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static void run(const struct pt_test *t)
+{
+    double t0 = now_ms();
+    t->fn();
+    printf("ok   %-52s %8.1f ms\n", t->name, now_ms() - t0);
+    fflush(stdout);
+}
+
+int pt_test_main(const struct pt_test *tests, size_t n, int argc, char **argv)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    if (argc > 1 && strcmp(argv[1], "--list") == 0) {
+        for (size_t i = 0; i < n; i++)
+            printf("%s %s\n", tests[i].label, tests[i].name);
+        return 0;
+    }
+    if (argc > 1) {
+        for (int a = 1; a < argc; a++) {
+            size_t i = 0;
+            while (i < n && strcmp(tests[i].name, argv[a]) != 0)
+                i++;
+            if (i == n) {
+                fprintf(stderr, "no test named %s (--list lists them)\n", argv[a]);
+                return 2;
+            }
+            run(&tests[i]);
+        }
+        return 0;
+    }
+    for (size_t i = 0; i < n; i++)
+        run(&tests[i]);
+    printf("%zu passed, 0 failed\n", n);
+    return 0;
+}

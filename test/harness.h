@@ -1,0 +1,36 @@
+/* The test harness: one table of tests per part (list.h, one PT_TEST line
+ * each, read by CMake too so every test is its own ctest entry with its
+ * label), and CHECK macros that abort with the expression and values. */
+#ifndef PT_TEST_HARNESS_H
+#define PT_TEST_HARNESS_H
+
+#include <stdio.h>
+#include <stdlib.h>
+
+struct pt_test {
+    const char *name;
+    const char *label;
+    void (*fn)(void);
+};
+
+int pt_test_main(const struct pt_test *tests, size_t n, int argc, char **argv);
+
+#define CHECK(cond)                                                                            \
+    do {                                                                                       \
+        if (!(cond)) {                                                                         \
+            fprintf(stderr, "%s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #cond);           \
+            abort();                                                                           \
+        }                                                                                      \
+    } while (0)
+
+#define CHECK_EQ(a, b)                                                                         \
+    do {                                                                                       \
+        long long a_ = (long long)(a), b_ = (long long)(b);                                    \
+        if (a_ != b_) {                                                                        \
+            fprintf(stderr, "%s:%d: CHECK_EQ(%s, %s) failed: %lld != %lld\n", __FILE__,        \
+                    __LINE__, #a, #b, a_, b_);                                                 \
+            abort();                                                                           \
+        }                                                                                      \
+    } while (0)
+
+#endif

@@ -1,0 +1,1 @@
+PT_TEST(unit, heap4_orders_and_tracks_indices)
