@@ -209,7 +209,7 @@ static void unlink_deleted(pt_timer *t)
     while (st_load(t) == PT_TIMER_DELETED) {
         pt_timers *ts = atomic_load_explicit(&t->ts, memory_order_acquire);
         if (!ts)
-            pt_bad_timer(t, "stop_sync: deleted timer in no heap");
+            continue; /* its owner removed it after we looked */
         pt_lock(&ts->lock);
         if (atomic_load_explicit(&t->ts, memory_order_relaxed) == ts &&
             st_cas(t, PT_TIMER_DELETED, PT_TIMER_REMOVING)) {
@@ -255,7 +255,7 @@ int pt_timer_stop_sync(pt_timer *t)
             break;
         /* A callback re-armed it (a ticker, or a reset from inside), or it
          * is in a transient state: stop it again and look once more. */
-        timer_stop(t);
+        ret |= timer_stop(t);
     }
     if (mine) {
         /* Our own frames stop counting: the caller may free t once its

@@ -166,8 +166,9 @@ int pt_timer_modify(pt_timers *ts, pt_timer *t, pt_nanos when, pt_nanos period,
                     pt_func f, void *arg, uintptr_t seq);
 
 /* Stop; then unlink t from any heap and wait until no callback of t runs
- * (not counting the caller's own, when called from t's callback). On
- * return t may be freed. Returns as stop. */
+ * (not counting the caller's own, when called from t's callback). A timer
+ * re-armed meanwhile (by its callback, say) is stopped again. On return t
+ * may be freed. 1 if it stopped a pending timer, else 0; -EINVAL. */
 int pt_timer_stop_sync(pt_timer *t);
 
 /* The current status (PT_TIMER_NOSTATUS for NULL). */

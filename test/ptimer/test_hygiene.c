@@ -1,1 +1,105 @@
+/* Heap hygiene: stopped timers do not pile up, and moveTimers carries live
+ * timers while dropping dead ones. */
+#include <stdlib.h>
+
 #include "harness.h"
+#include "ptimer/ptimer.h"
+
+static int order_fired;
+static pt_nanos order_last;
+
+static void in_order(void *arg, uintptr_t seq)
+{
+    (void)arg;
+    CHECK((pt_nanos)seq >= order_last);
+    order_last = (pt_nanos)seq;
+    order_fired++;
+}
+
+void test_owner_check_compacts_after_ninety_percent_stopped(void)
+{
+    enum { N = 20000 };
+    pt_timers ts;
+    pt_timers_init(&ts, NULL, NULL);
+    pt_timer *t = calloc(N, sizeof *t);
+    CHECK(t);
+    for (int i = 0; i < N; i++) {
+        pt_timer_init(&t[i], in_order, NULL);
+        CHECK_EQ(pt_timer_start(&ts, &t[i], 1000000 + (i * 7919) % N, 0), 0);
+    }
+    for (int i = 0; i < N; i++)
+        if (i % 10 != 0)
+            CHECK_EQ(pt_timer_stop(&t[i]), 1);
+    CHECK_EQ(pt_timers_len(&ts), N); /* lazy: still there */
+    /* A non-owner check leaves them (only the owner compacts)... */
+    CHECK_EQ(pt_timers_check(&ts, 10, false, NULL), 0);
+    CHECK_EQ(pt_timers_len(&ts), N);
+    /* ...the owner's check, with nothing due, clears them in one pass. */
+    pt_nanos next = 0;
+    CHECK_EQ(pt_timers_check(&ts, 10, true, &next), 0);
+    CHECK(pt_timers_len(&ts) <= N / 10 + 8);
+    CHECK_EQ(pt_timers_verify(&ts, true), 0);
+    CHECK_EQ(next, 1000000); /* t[0], the earliest survivor */
+    for (int i = 0; i < N; i++)
+        CHECK(pt_timer_status(&t[i]) ==
+              (i % 10 ? PT_TIMER_REMOVED : PT_TIMER_WAITING));
+    order_last = 0;
+    order_fired = 0;
+    CHECK_EQ(pt_timers_check(&ts, 2000000, true, NULL), N / 10);
+    CHECK_EQ(order_fired, N / 10);
+    CHECK_EQ(pt_timers_len(&ts), 0);
+    CHECK_EQ(pt_timers_destroy(&ts), 0);
+    free(t);
+}
+
+static void record_seq(void *arg, uintptr_t seq)
+{
+    in_order(arg, seq);
+}
+
+void test_move_carries_live_timers_and_drops_deleted(void)
+{
+    enum { N = 3000 };
+    pt_timers src, dst;
+    pt_timers_init(&src, NULL, NULL);
+    pt_timers_init(&dst, NULL, NULL);
+    pt_timer *t = calloc(N, sizeof *t);
+    CHECK(t);
+    int live = 0;
+    for (int i = 0; i < N; i++) {
+        pt_nanos when = 1000 + (i * 7919) % N;
+        pt_timer_init(&t[i], record_seq, NULL);
+        /* seq carries the time it must fire at, to check the order */
+        CHECK_EQ(pt_timer_modify(i % 5 == 4 ? &dst : &src, &t[i], when, 0, record_seq, NULL,
+                                 (uintptr_t)when),
+                 0);
+    }
+    for (int i = 0; i < N; i++) {
+        if (i % 5 == 4) {
+            live++; /* already on dst */
+        } else if (i % 5 == 0) {
+            CHECK_EQ(pt_timer_stop(&t[i]), 1); /* Deleted: dropped by move */
+        } else if (i % 5 == 1) {
+            pt_nanos when = 500 + i % 100; /* ModifiedEarlier: moves re-keyed */
+            CHECK_EQ(pt_timer_modify(&dst, &t[i], when, 0, record_seq, NULL, (uintptr_t)when), 1);
+            CHECK_EQ(pt_timer_status(&t[i]), PT_TIMER_MODIFIED_EARLIER);
+            live++;
+        } else {
+            live++;
+        }
+    }
+    CHECK_EQ(pt_timers_move(&dst, &src), 0);
+    CHECK_EQ(pt_timers_len(&src), 0);
+    CHECK_EQ(pt_timers_next(&src), 0);
+    CHECK_EQ(pt_timers_len(&dst), live);
+    CHECK_EQ(pt_timers_verify(&dst, true), 0);
+    for (int i = 0; i < N; i++)
+        CHECK(pt_timer_status(&t[i]) == (i % 5 == 0 ? PT_TIMER_REMOVED : PT_TIMER_WAITING));
+    order_last = 0;
+    order_fired = 0;
+    CHECK_EQ(pt_timers_check(&dst, 100000, true, NULL), live);
+    CHECK_EQ(order_fired, live);
+    CHECK_EQ(pt_timers_destroy(&src), 0);
+    CHECK_EQ(pt_timers_destroy(&dst), 0);
+    free(t);
+}

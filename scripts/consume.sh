@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs ptimer into a scratch prefix and builds the usage example as an
+# outside program would: once with pkg-config, once with find_package.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/deps.sh
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cmake -S . -B "$work/build" -DCMAKE_BUILD_TYPE=Release -DPT_BUILD_TESTS=OFF \
+      -DCMAKE_INSTALL_PREFIX="$work/prefix" >/dev/null
+cmake --build "$work/build" -j"$(nproc)" >/dev/null
+cmake --install "$work/build" >/dev/null
+libdir=$(find "$work/prefix" -name ptimer.pc -printf '%h\n' | head -1)
+
+# pkg-config
+PKG_CONFIG_PATH="$libdir" cc -std=c11 -Wall -Werror examples/usage.c \
+    $(PKG_CONFIG_PATH="$libdir" pkg-config --cflags --libs ptimer) \
+    -Wl,-rpath,"$(dirname "$libdir")" -o "$work/usage-pc"
+"$work/usage-pc" >/dev/null
+echo "pkg-config: ok"
+
+# find_package
+mkdir -p "$work/consumer"
+cp examples/usage.c "$work/consumer/"
+cat > "$work/consumer/CMakeLists.txt" <<'CM'
+cmake_minimum_required(VERSION 3.20)
+project(consumer C)
+find_package(ptimer CONFIG REQUIRED)
+add_executable(usage usage.c)
+target_link_libraries(usage PRIVATE ptimer::ptimer)
+CM
+cmake -S "$work/consumer" -B "$work/consumer/build" -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null
+cmake --build "$work/consumer/build" >/dev/null
+"$work/consumer/build/usage" >/dev/null
+echo "find_package: ok"

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs the Debian packages ptimer builds with, if any is missing.
+# Sourced by the other scripts; uses sudo when not root.
+set -euo pipefail
+pt_deps=(cmake gcc make pkg-config libmimalloc-dev liburing-dev "$@")
+missing=()
+for p in "${pt_deps[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "ptimer: installing ${missing[*]}" >&2
+    sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    export DEBIAN_FRONTEND=noninteractive
+    $sudo apt-get update -qq || true
+    $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
