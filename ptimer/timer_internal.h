@@ -31,12 +31,15 @@ static inline bool st_cas(pt_timer *t, uint32_t from, uint32_t to)
 
 _Noreturn void pt_bad_timer(const pt_timer *t, const char *op);
 
-/* A transition out of a state this thread owns: it cannot fail unless the
- * status word is corrupt. */
+/* A transition out of a transient state this thread owns (Modifying,
+ * Moving, Removing, Running). No other thread ever CASes from those, so a
+ * release store does what Go's CAS does, without a locked instruction;
+ * the load before it still catches a corrupt word (Go's badTimer). */
 static inline void st_set(pt_timer *t, uint32_t from, uint32_t to, const char *op)
 {
-    if (!st_cas(t, from, to))
+    if (atomic_load_explicit(&t->status, memory_order_relaxed) != from)
         pt_bad_timer(t, op);
+    atomic_store_explicit(&t->status, to, memory_order_release);
 }
 
 /* Another thread holds a transient state; let it finish. */
