@@ -54,44 +54,85 @@ void pt_heap4_shrink(pt_heap4 *h)
 
 /* Move the entry at i towards the root until its parent is not later.
  * The entry is held in a hole: each level copies one parent down. */
+/* Store i into the item's index field, if items carry one. Locals, not
+ * h->: the store goes through a char pointer, which may alias anything. */
+static inline void set_index(pt_heap4_entry *v, int32_t off, uint32_t i)
+{
+    if (off >= 0)
+        *(uint32_t *)((char *)v[i].item + off) = i;
+}
+
 static uint32_t sift_up(pt_heap4 *h, uint32_t i)
 {
-    pt_heap4_entry e = h->v[i];
+    pt_heap4_entry *v = h->v, e = v[i];
+    int32_t off = h->idx_off;
     while (i > 0) {
         uint32_t p = (i - 1) / 4;
-        if (e.when >= h->v[p].when)
+        if (e.when >= v[p].when)
             break;
-        h->v[i] = h->v[p];
-        pt_heap4_set_index(h, i);
+        v[i] = v[p];
+        set_index(v, off, i);
         i = p;
     }
-    h->v[i] = e;
-    pt_heap4_set_index(h, i);
+    v[i] = e;
+    set_index(v, off, i);
     return i;
+}
+
+/* The earliest of the children c..c+3 that exist (c < n). With all four
+ * present (the common case) it is a two-level tournament the compiler
+ * turns into conditional moves. */
+static inline uint32_t min_child(const pt_heap4_entry *v, uint32_t c, uint32_t n)
+{
+    if (c + 4 <= n) {
+        uint32_t a = v[c + 1].when < v[c].when ? c + 1 : c;
+        uint32_t b = v[c + 3].when < v[c + 2].when ? c + 3 : c + 2;
+        return v[b].when < v[a].when ? b : a;
+    }
+    uint32_t m = c;
+    for (uint32_t k = c + 1; k < n; k++)
+        if (v[k].when < v[m].when)
+            m = k;
+    return m;
 }
 
 static uint32_t sift_down(pt_heap4 *h, uint32_t i)
 {
-    pt_heap4_entry e = h->v[i];
+    pt_heap4_entry *v = h->v, e = v[i];
     uint32_t n = h->len;
-    for (;;) {
-        uint32_t c = 4 * i + 1;
-        if (c >= n)
+    int32_t off = h->idx_off;
+    for (uint32_t c; (c = 4 * i + 1) < n;) {
+        uint32_t m = min_child(v, c, n);
+        if (v[m].when >= e.when)
             break;
-        uint32_t m = c;
-        uint32_t end = c + 4 < n ? c + 4 : n;
-        for (uint32_t k = c + 1; k < end; k++)
-            if (h->v[k].when < h->v[m].when)
-                m = k;
-        if (h->v[m].when >= e.when)
-            break;
-        h->v[i] = h->v[m];
-        pt_heap4_set_index(h, i);
+        v[i] = v[m];
+        set_index(v, off, i);
         i = m;
     }
-    h->v[i] = e;
-    pt_heap4_set_index(h, i);
+    v[i] = e;
+    set_index(v, off, i);
     return i;
+}
+
+/* Removing the root, Floyd's way: the hole goes all the way down along the
+ * earliest children without comparing against the entry that will fill it
+ * (the last one, which almost always belongs near the bottom), and that
+ * entry then sifts up the few levels it needs. */
+static void pop_root(pt_heap4 *h)
+{
+    uint32_t n = --h->len, i = 0;
+    if (n == 0)
+        return;
+    pt_heap4_entry *v = h->v;
+    int32_t off = h->idx_off;
+    for (uint32_t c; (c = 4 * i + 1) < n;) {
+        uint32_t m = min_child(v, c, n);
+        v[i] = v[m];
+        set_index(v, off, i);
+        i = m;
+    }
+    v[i] = v[n];
+    sift_up(h, i);
 }
 
 uint32_t pt_heap4_push(pt_heap4 *h, pt_nanos when, void *item)
@@ -112,6 +153,10 @@ void pt_heap4_fix(pt_heap4 *h, uint32_t i)
 
 void pt_heap4_remove(pt_heap4 *h, uint32_t i)
 {
+    if (i == 0) {
+        pop_root(h);
+        return;
+    }
     uint32_t last = --h->len;
     if (i == last)
         return;
@@ -125,7 +170,7 @@ void pt_heap4_heapify(pt_heap4 *h)
         for (uint32_t i = (h->len - 2) / 4 + 1; i-- > 0;)
             sift_down(h, i);
     for (uint32_t i = 0; i < h->len; i++)
-        pt_heap4_set_index(h, i);
+        set_index(h->v, h->idx_off, i);
 }
 
 bool pt_heap4_valid(const pt_heap4 *h)
