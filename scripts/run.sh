@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# The main job. Until ptbench lands, it builds and runs the usage example.
+# The main job: ptbench's standard comparison of every timer design, with
+# Go 1.19's runtime timers and libuv side by side. Writes the table, JSON
+# lines, CSV and plots under results/ (a few minutes on 2 cores).
+# Extra arguments go to ptbench (e.g. -w rpc -t 1,2 for a quick look).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/deps.sh
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-cmake --build build -j"$(nproc)" --target example_usage
-./build/example_usage
+bash scripts/deps.sh golang-1.19-go libuv1-dev gnuplot-nox git
+cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DPT_BUILD_TESTS=OFF >/dev/null
+cmake --build build-bench -j"$(nproc)" --target ptbench ptbench-uv
+./build-bench/bench/ptbench compare -o results "$@"

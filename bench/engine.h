@@ -1,0 +1,74 @@
+/* ptbench's engine interface: what a timer design must offer so that every
+ * workload is written once. A run has one engine instance and N worker
+ * threads; each worker calls thread_start on itself first (for per-P
+ * designs the worker *is* a P) and thread_stop last.
+ *
+ * Costs the engines must pay, so that designs compare fairly:
+ *  - the caller reads the clock once per arm (workloads do it, not engines);
+ *  - cancel disposes of the timer: after it, the engine may reuse the
+ *    timer's memory without help from the caller (pheap recycles a stopped
+ *    timer once its heap has unlinked it, as Go's GC reclaims a stopped
+ *    time.Timer; pheap-sync frees it at once through pt_timer_stop_sync).
+ */
+#ifndef PTBENCH_ENGINE_H
+#define PTBENCH_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ptimer/clock.h"
+
+/* A handle names one arming and stays safe to pass to cancel and reset
+ * after the timer fired and its memory was reused: engines check a
+ * generation (or, for timerthread, the task id's version). 0: none. */
+typedef uint64_t bench_handle;
+/* Called when a timer fires: on the worker (per-P designs) or on the
+ * engine's own thread (timerthread, globalheap), so workloads use atomics.
+ * A fired one-shot is recycled by the engine; its handle goes stale. */
+typedef void (*bench_cb)(void *arg);
+
+struct engine_stats {
+    uint64_t wakeups;   /* times a firing side woke from sleep */
+};
+
+struct engine {
+    const char *name;
+    const char *what;
+    /* Global state for nthreads workers; NULL on failure. */
+    void *(*create)(int nthreads);
+    void (*destroy)(void *eng);
+    /* Called on the worker thread itself; returns its context. Every timer
+     * this worker arms calls cb(arg) when it fires. */
+    void *(*thread_start)(void *eng, int tid, bench_cb cb);
+    /* On the worker thread: cancels whatever it still has pending. */
+    void (*thread_stop)(void *th);
+    /* Arm cb(arg) at `when`, repeating every `period` if > 0; 0 on failure. */
+    bench_handle (*schedule)(void *th, pt_nanos when, pt_nanos period, void *arg);
+    /* True if it was cancelled before firing; disposes the handle. */
+    bool (*cancel)(void *th, bench_handle h);
+    /* Re-arm a pending handle at `when` (modtimer); returns the handle to
+     * use from now on (bucket designs reschedule), or 0 if it was stale. */
+    bench_handle (*reset)(void *th, bench_handle h, pt_nanos when, void *arg);
+    /* A scheduler round: run this worker's due timers (per-P designs). */
+    void (*poll)(void *th);
+    /* Idle: block until `until`, running this worker's timers meanwhile
+     * (per-P designs sleep until their next timer or a wake). */
+    void (*idle)(void *th, pt_nanos until);
+    void (*read_stats)(void *eng, struct engine_stats *out);
+    /* Bytes of memory one pending timer costs in this engine's own
+     * structures (timer, handle bookkeeping, heap entry), for the memory
+     * report beside the measured resident size. */
+    size_t timer_bytes;
+};
+
+extern const struct engine engine_pheap, engine_pheap_sync, engine_timerthread,
+    engine_globalheap, engine_floor;
+
+const struct engine *engine_find(const char *name);
+
+/* Sleeps until the CLOCK_MONOTONIC time `until` (a thread with nothing to
+ * run); shared by the engines whose firing happens elsewhere. */
+void bench_sleep_until(pt_nanos until);
+
+#endif

@@ -1,0 +1,215 @@
+/* floor: the least a per-P design can do. Each worker has a bare 4-ary heap
+ * of {when, node} behind its own (uncontended) lock, with lazy deletion and
+ * no status machine: cancel marks the node under the lock, and dead nodes
+ * are popped when they reach the head or compacted past a quarter, as
+ * pheap does. No other thread can touch a worker's timers, which is what
+ * the status machine buys pheap; the gap between the two is its price. */
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "engine.h"
+#include "lock.h"
+#include "ptimer/heap4.h"
+#include "slots.h"
+
+struct fl_node {
+    uint32_t gen; /* slots.h: first field */
+    uint32_t dead;
+    pt_nanos period;
+    void *arg;
+};
+
+struct fl_thread {
+    _Atomic uint32_t lock;
+    pt_heap4 heap;
+    uint32_t dead;
+    bench_cb cb;
+    struct slots slots;
+    atomic_ulong *wakeups;
+};
+
+struct fl_engine {
+    atomic_ulong wakeups;
+};
+
+static void *fl_create(int n)
+{
+    (void)n;
+    return calloc(1, sizeof(struct fl_engine));
+}
+static void fl_destroy(void *e) { free(e); }
+
+static void *fl_thread_start(void *eng, int tid, bench_cb cb)
+{
+    (void)tid;
+    struct fl_thread *th = calloc(1, sizeof *th);
+    if (!th)
+        return NULL;
+    pt_lock_init(&th->lock);
+    pt_heap4_init(&th->heap, PT_HEAP4_NO_INDEX);
+    slots_init(&th->slots, sizeof(struct fl_node));
+    th->cb = cb;
+    th->wakeups = &((struct fl_engine *)eng)->wakeups;
+    return th;
+}
+
+static void fl_thread_stop(void *vth)
+{
+    struct fl_thread *th = vth;
+    pt_heap4_free(&th->heap);
+    slots_free(&th->slots);
+    free(th);
+}
+
+/* Pop dead nodes off the head (lock held). */
+static void fl_clean(struct fl_thread *th)
+{
+    while (th->heap.len) {
+        uint32_t slot = (uint32_t)(uintptr_t)th->heap.v[0].item;
+        struct fl_node *n = slots_at(&th->slots, slot);
+        if (!n->dead)
+            return;
+        pt_heap4_remove(&th->heap, 0);
+        th->dead--;
+        slots_put(&th->slots, slot);
+    }
+}
+
+static bench_handle fl_schedule(void *vth, pt_nanos when, pt_nanos period, void *arg)
+{
+    struct fl_thread *th = vth;
+    pt_lock(&th->lock);
+    fl_clean(th);
+    int64_t slot = slots_get(&th->slots);
+    if (slot < 0 || pt_heap4_reserve(&th->heap, 1) < 0) {
+        if (slot >= 0)
+            slots_put(&th->slots, (uint32_t)slot);
+        pt_unlock(&th->lock);
+        return 0;
+    }
+    struct fl_node *n = slots_at(&th->slots, (uint32_t)slot);
+    n->dead = 0;
+    n->period = period;
+    n->arg = arg;
+    pt_heap4_push(&th->heap, when, (void *)(uintptr_t)slot);
+    bench_handle h = slots_handle(&th->slots, (uint32_t)slot);
+    pt_unlock(&th->lock);
+    return h;
+}
+
+static bool fl_cancel(void *vth, bench_handle h)
+{
+    struct fl_thread *th = vth;
+    pt_lock(&th->lock);
+    struct fl_node *n = slots_check(&th->slots, h);
+    bool live = n && !n->dead;
+    if (live) {
+        n->dead = 1;
+        n->gen++; /* the handle is stale; the slot is freed when popped */
+        if (n->gen == 0)
+            n->gen = 1;
+        th->dead++;
+    }
+    pt_unlock(&th->lock);
+    return live;
+}
+
+static bench_handle fl_reset(void *vth, bench_handle h, pt_nanos when, void *arg)
+{
+    struct fl_thread *th = vth;
+    pt_lock(&th->lock);
+    struct fl_node *n = slots_check(&th->slots, h);
+    pt_nanos period = n ? n->period : 0;
+    pt_unlock(&th->lock);
+    if (!n)
+        return 0;
+    /* Lazy deletion has no re-key: the old entry dies, a new one is pushed. */
+    fl_cancel(th, h);
+    return fl_schedule(th, when, period, arg);
+}
+
+/* Drop dead entries in one pass and re-heapify (lock held). */
+static void fl_compact(struct fl_thread *th)
+{
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < th->heap.len; i++) {
+        uint32_t slot = (uint32_t)(uintptr_t)th->heap.v[i].item;
+        if (((struct fl_node *)slots_at(&th->slots, slot))->dead)
+            slots_put(&th->slots, slot);
+        else
+            th->heap.v[kept++] = th->heap.v[i];
+    }
+    th->heap.len = kept;
+    th->dead = 0;
+    pt_heap4_heapify(&th->heap);
+}
+
+/* Run what is due; returns the next time (0: none). */
+static pt_nanos fl_run(struct fl_thread *th)
+{
+    pt_nanos now = 0;
+    pt_lock(&th->lock);
+    for (;;) {
+        fl_clean(th);
+        if (!th->heap.len)
+            break;
+        if (!now)
+            now = pt_nanotime();
+        if (th->heap.v[0].when > now)
+            break;
+        uint32_t slot = (uint32_t)(uintptr_t)th->heap.v[0].item;
+        struct fl_node *n = slots_at(&th->slots, slot);
+        void *arg = n->arg;
+        if (n->period > 0) {
+            th->heap.v[0].when += n->period * (1 + (now - th->heap.v[0].when) / n->period);
+            pt_heap4_fix(&th->heap, 0);
+        } else {
+            pt_heap4_remove(&th->heap, 0);
+            slots_put(&th->slots, slot);
+        }
+        pt_unlock(&th->lock);
+        th->cb(arg);
+        pt_lock(&th->lock);
+    }
+    if (th->dead > th->heap.len / 4)
+        fl_compact(th);
+    pt_nanos next = pt_heap4_top_when(&th->heap);
+    pt_unlock(&th->lock);
+    return next;
+}
+
+static void fl_poll(void *vth) { fl_run(vth); }
+
+static void fl_idle(void *vth, pt_nanos until)
+{
+    struct fl_thread *th = vth;
+    for (;;) {
+        pt_nanos next = fl_run(th);
+        pt_nanos now = pt_nanotime();
+        if (now >= until)
+            return;
+        bench_sleep_until(next && next < until ? next : until);
+        atomic_fetch_add_explicit(th->wakeups, 1, memory_order_relaxed);
+    }
+}
+
+static void fl_read_stats(void *eng, struct engine_stats *out)
+{
+    out->wakeups = atomic_load(&((struct fl_engine *)eng)->wakeups);
+}
+
+const struct engine engine_floor = {
+    .name = "floor",
+    .what = "bare per-thread 4-ary heap + lock, lazy deletion, no status machine",
+    .create = fl_create,
+    .destroy = fl_destroy,
+    .thread_start = fl_thread_start,
+    .thread_stop = fl_thread_stop,
+    .schedule = fl_schedule,
+    .cancel = fl_cancel,
+    .reset = fl_reset,
+    .poll = fl_poll,
+    .idle = fl_idle,
+    .read_stats = fl_read_stats,
+    .timer_bytes = sizeof(struct fl_node) + sizeof(pt_heap4_entry),
+};

@@ -1,0 +1,199 @@
+/* globalheap: the naive design both bRPC and Go moved away from. One 4-ary
+ * heap behind one lock shared by every thread, eager removal on cancel,
+ * and one firing thread, woken (futex) whenever a new earliest timer
+ * arrives. */
+#include <pthread.h>
+#include <stddef.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "engine.h"
+#include "futex.h"
+#include "lock.h"
+#include "ptimer/heap4.h"
+#include "slots.h"
+
+struct gh_node {
+    uint32_t gen;  /* slots.h: first field */
+    uint32_t idx;  /* heap position, kept by heap4 */
+    uint32_t slot;
+    pt_nanos period;
+    void *arg;
+    bench_cb cb;
+};
+
+struct gh_engine {
+    _Atomic uint32_t lock; /* guards heap, slots, stop */
+    pt_heap4 heap;
+    struct slots slots;
+    bool stop;
+    _Atomic uint32_t wakeword; /* bumped when a new earliest arrives */
+    pthread_t thread;
+    atomic_ulong wakeups;
+};
+
+struct gh_thread {
+    struct gh_engine *e;
+    bench_cb cb;
+};
+
+static void *gh_main(void *arg)
+{
+    struct gh_engine *e = arg;
+    pt_lock(&e->lock);
+    while (!e->stop) {
+        pt_nanos now = pt_nanotime();
+        while (e->heap.len && e->heap.v[0].when <= now) {
+            struct gh_node *n = e->heap.v[0].item;
+            void *cbarg = n->arg;
+            bench_cb cb = n->cb;
+            if (n->period > 0) {
+                e->heap.v[0].when += n->period * (1 + (now - e->heap.v[0].when) / n->period);
+                pt_heap4_fix(&e->heap, 0);
+            } else {
+                pt_heap4_remove(&e->heap, 0);
+                slots_put(&e->slots, n->slot);
+            }
+            pt_unlock(&e->lock);
+            cb(cbarg);
+            pt_lock(&e->lock);
+        }
+        pt_nanos next = pt_heap4_top_when(&e->heap);
+        uint32_t w = atomic_load_explicit(&e->wakeword, memory_order_acquire);
+        pt_unlock(&e->lock);
+        pt_futex_wait(&e->wakeword, w, next);
+        atomic_fetch_add_explicit(&e->wakeups, 1, memory_order_relaxed);
+        pt_lock(&e->lock);
+    }
+    pt_unlock(&e->lock);
+    return NULL;
+}
+
+static void *gh_create(int n)
+{
+    (void)n;
+    struct gh_engine *e = calloc(1, sizeof *e);
+    if (!e)
+        return NULL;
+    pt_lock_init(&e->lock);
+    pt_heap4_init(&e->heap, (int32_t)offsetof(struct gh_node, idx));
+    slots_init(&e->slots, sizeof(struct gh_node));
+    if (pthread_create(&e->thread, NULL, gh_main, e) != 0) {
+        free(e);
+        return NULL;
+    }
+    return e;
+}
+
+static void gh_destroy(void *ve)
+{
+    struct gh_engine *e = ve;
+    pt_lock(&e->lock);
+    e->stop = true;
+    pt_unlock(&e->lock);
+    atomic_fetch_add(&e->wakeword, 1);
+    pt_futex_wake(&e->wakeword, 1);
+    pthread_join(e->thread, NULL);
+    pt_heap4_free(&e->heap);
+    slots_free(&e->slots);
+    free(e);
+}
+
+static void *gh_thread_start(void *eng, int tid, bench_cb cb)
+{
+    (void)tid;
+    struct gh_thread *th = malloc(sizeof *th);
+    if (th)
+        *th = (struct gh_thread){eng, cb};
+    return th;
+}
+
+static void gh_thread_stop(void *th) { free(th); }
+
+static bench_handle gh_schedule(void *vth, pt_nanos when, pt_nanos period, void *arg)
+{
+    struct gh_thread *th = vth;
+    struct gh_engine *e = th->e;
+    pt_lock(&e->lock);
+    int64_t slot = slots_get(&e->slots);
+    if (slot < 0 || pt_heap4_reserve(&e->heap, 1) < 0) {
+        if (slot >= 0)
+            slots_put(&e->slots, (uint32_t)slot);
+        pt_unlock(&e->lock);
+        return 0;
+    }
+    struct gh_node *n = slots_at(&e->slots, (uint32_t)slot);
+    n->slot = (uint32_t)slot;
+    n->period = period;
+    n->arg = arg;
+    n->cb = th->cb;
+    bool earliest = pt_heap4_push(&e->heap, when, n) == 0;
+    bench_handle h = slots_handle(&e->slots, (uint32_t)slot);
+    pt_unlock(&e->lock);
+    if (earliest) {
+        atomic_fetch_add_explicit(&e->wakeword, 1, memory_order_release);
+        pt_futex_wake(&e->wakeword, 1);
+    }
+    return h;
+}
+
+static bool gh_cancel(void *vth, bench_handle h)
+{
+    struct gh_engine *e = ((struct gh_thread *)vth)->e;
+    pt_lock(&e->lock);
+    struct gh_node *n = slots_check(&e->slots, h);
+    if (n) {
+        pt_heap4_remove(&e->heap, n->idx);
+        slots_put(&e->slots, n->slot);
+    }
+    pt_unlock(&e->lock);
+    return n != NULL;
+}
+
+static bench_handle gh_reset(void *vth, bench_handle h, pt_nanos when, void *arg)
+{
+    (void)arg;
+    struct gh_engine *e = ((struct gh_thread *)vth)->e;
+    pt_lock(&e->lock);
+    struct gh_node *n = slots_check(&e->slots, h);
+    bool earliest = false;
+    if (n) {
+        e->heap.v[n->idx].when = when;
+        pt_heap4_fix(&e->heap, n->idx);
+        earliest = n->idx == 0;
+    }
+    pt_unlock(&e->lock);
+    if (earliest) {
+        atomic_fetch_add_explicit(&e->wakeword, 1, memory_order_release);
+        pt_futex_wake(&e->wakeword, 1);
+    }
+    return n ? h : 0;
+}
+
+static void gh_poll(void *th) { (void)th; }
+static void gh_idle(void *th, pt_nanos until)
+{
+    (void)th;
+    bench_sleep_until(until);
+}
+
+static void gh_read_stats(void *eng, struct engine_stats *out)
+{
+    out->wakeups = atomic_load(&((struct gh_engine *)eng)->wakeups);
+}
+
+const struct engine engine_globalheap = {
+    .name = "globalheap",
+    .what = "one 4-ary heap + one lock for all threads, eager cancel, one firing thread",
+    .create = gh_create,
+    .destroy = gh_destroy,
+    .thread_start = gh_thread_start,
+    .thread_stop = gh_thread_stop,
+    .schedule = gh_schedule,
+    .cancel = gh_cancel,
+    .reset = gh_reset,
+    .poll = gh_poll,
+    .idle = gh_idle,
+    .read_stats = gh_read_stats,
+    .timer_bytes = sizeof(struct gh_node) + sizeof(pt_heap4_entry),
+};

@@ -1,0 +1,248 @@
+/* pheap: ptimer's per-P heaps. Each worker is a P with its own pt_timers;
+ * it runs its timers in poll (a scheduler round) and sleeps in idle until
+ * its next timer or a wake from the heap's wake callback.
+ *
+ * Disposal, the cost a C caller pays that Go's GC hides:
+ *  - pheap: cancel is pt_timer_stop (lazy, as Go's Stop); the timer's
+ *    memory is reused once its heap has unlinked it (Removed), which the
+ *    owner does when the timer reaches the head or in its compaction.
+ *  - pheap-sync: cancel is pt_timer_stop_sync: unlinked at once, reusable
+ *    at once.
+ */
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "engine.h"
+#include "futex.h"
+#include "ptimer/ptimer.h"
+#include "slots.h"
+
+struct ph_timer {
+    uint32_t gen; /* slots.h: first field */
+    pt_timer t;
+};
+
+struct ph_thread {
+    pt_timers ts;
+    _Atomic uint32_t wakeword; /* bumped by the wake callback */
+    atomic_bool sleeping;      /* the worker is (about to be) in futex_wait */
+    bool sync;
+    bench_cb cb;
+    struct slots slots;
+    uint32_t *limbo; /* stopped timers waiting to be unlinked, FIFO */
+    uint32_t limbo_head, limbo_len, limbo_cap;
+    struct ph_engine *eng;
+};
+
+struct ph_engine {
+    bool sync;
+    atomic_ulong wakeups;
+};
+
+static _Thread_local struct ph_thread *tl_thread;
+
+static void *ph_create(int nthreads, bool sync)
+{
+    (void)nthreads;
+    struct ph_engine *e = calloc(1, sizeof *e);
+    if (e)
+        e->sync = sync;
+    return e;
+}
+static void *ph_create_lazy(int n) { return ph_create(n, false); }
+static void *ph_create_sync(int n) { return ph_create(n, true); }
+static void ph_destroy(void *eng) { free(eng); }
+
+static void ph_wake(void *ctx, pt_nanos when)
+{
+    struct ph_thread *th = ctx;
+    (void)when;
+    if (th == tl_thread)
+        return; /* the P itself armed it: it is awake, and will look */
+    /* As Go's wakeNetPoller: only a sleeping P needs the system call. The
+     * seq_cst pair (sleeping store / wakeword load in idle, wakeword bump /
+     * sleeping load here) means one of the two sides always sees the other. */
+    atomic_fetch_add_explicit(&th->wakeword, 1, memory_order_seq_cst);
+    if (atomic_load_explicit(&th->sleeping, memory_order_seq_cst))
+        pt_futex_wake(&th->wakeword, 1);
+}
+
+/* pt_timer callback: seq is the slot. One-shots are recycled here, on the
+ * owner, after they ran: their handle goes stale. */
+static void ph_fire(void *arg, uintptr_t slot)
+{
+    struct ph_thread *th = tl_thread;
+    struct ph_timer *pt = slots_at(&th->slots, (uint32_t)slot);
+    bool once = pt_timer_status(&pt->t) == PT_TIMER_NOSTATUS;
+    uint32_t gen = pt->gen;
+    th->cb(arg);
+    /* Unless the callback disposed of it or re-armed it itself. */
+    if (once && pt->gen == gen && pt_timer_status(&pt->t) == PT_TIMER_NOSTATUS)
+        slots_put(&th->slots, (uint32_t)slot);
+}
+
+static void *ph_thread_start(void *eng, int tid, bench_cb cb)
+{
+    (void)tid;
+    struct ph_thread *th = calloc(1, sizeof *th);
+    if (!th)
+        return NULL;
+    th->eng = eng;
+    th->sync = th->eng->sync;
+    th->cb = cb;
+    pt_timers_init(&th->ts, ph_wake, th);
+    slots_init(&th->slots, sizeof(struct ph_timer));
+    tl_thread = th;
+    return th;
+}
+
+/* Move limbo timers that their heap has unlinked back to the free list. */
+static void ph_reclaim(struct ph_thread *th)
+{
+    while (th->limbo_len) {
+        uint32_t slot = th->limbo[th->limbo_head];
+        struct ph_timer *pt = slots_at(&th->slots, slot);
+        enum pt_timer_status s = pt_timer_status(&pt->t);
+        if (s != PT_TIMER_REMOVED && s != PT_TIMER_NOSTATUS)
+            break;
+        th->limbo_head = (th->limbo_head + 1) % th->limbo_cap;
+        th->limbo_len--;
+        slots_put(&th->slots, slot);
+    }
+}
+
+static void ph_limbo_push(struct ph_thread *th, uint32_t slot)
+{
+    if (th->limbo_len == th->limbo_cap) {
+        uint32_t cap = th->limbo_cap ? 2 * th->limbo_cap : 1024;
+        uint32_t *l = malloc(cap * sizeof *l);
+        if (!l)
+            abort();
+        for (uint32_t i = 0; i < th->limbo_len; i++)
+            l[i] = th->limbo[(th->limbo_head + i) % th->limbo_cap];
+        free(th->limbo);
+        th->limbo = l;
+        th->limbo_head = 0;
+        th->limbo_cap = cap;
+    }
+    th->limbo[(th->limbo_head + th->limbo_len++) % th->limbo_cap] = slot;
+}
+
+static bench_handle ph_schedule(void *vth, pt_nanos when, pt_nanos period, void *arg)
+{
+    struct ph_thread *th = vth;
+    if (!th->slots.free_head && th->limbo_len)
+        ph_reclaim(th);
+    int64_t slot = slots_get(&th->slots);
+    if (slot < 0)
+        return 0;
+    struct ph_timer *pt = slots_at(&th->slots, (uint32_t)slot);
+    if (pt_timer_status(&pt->t) == PT_TIMER_NOSTATUS && pt->t.f == NULL)
+        pt_timer_init(&pt->t, ph_fire, NULL); /* first use of this slot */
+    if (pt_timer_modify(&th->ts, &pt->t, when, period, ph_fire, arg, (uintptr_t)slot) < 0) {
+        slots_put(&th->slots, (uint32_t)slot);
+        return 0;
+    }
+    return slots_handle(&th->slots, (uint32_t)slot);
+}
+
+static bool ph_cancel(void *vth, bench_handle h)
+{
+    struct ph_thread *th = vth;
+    struct ph_timer *pt = slots_check(&th->slots, h);
+    if (!pt)
+        return false; /* fired and recycled */
+    if (th->sync) {
+        int r = pt_timer_stop_sync(&pt->t);
+        slots_put(&th->slots, (uint32_t)h);
+        return r == 1;
+    }
+    int r = pt_timer_stop(&pt->t);
+    /* The slot is not reusable until its heap unlinks it. */
+    uint32_t *gen = &pt->gen;
+    if (++*gen == 0)
+        *gen = 1;
+    ph_limbo_push(th, (uint32_t)h);
+    return r == 1;
+}
+
+static bench_handle ph_reset(void *vth, bench_handle h, pt_nanos when, void *arg)
+{
+    (void)arg;
+    struct ph_thread *th = vth;
+    struct ph_timer *pt = slots_check(&th->slots, h);
+    if (!pt)
+        return 0;
+    return pt_timer_reset(&th->ts, &pt->t, when) >= 0 ? h : 0;
+}
+
+static void ph_poll(void *vth)
+{
+    struct ph_thread *th = vth;
+    pt_timers_check(&th->ts, 0, true, NULL);
+}
+
+static void ph_idle(void *vth, pt_nanos until)
+{
+    struct ph_thread *th = vth;
+    for (;;) {
+        uint32_t w = atomic_load_explicit(&th->wakeword, memory_order_acquire);
+        pt_nanos next;
+        pt_timers_check(&th->ts, 0, true, &next);
+        pt_nanos now = pt_nanotime();
+        if (now >= until)
+            return;
+        pt_nanos deadline = next && next < until ? next : until;
+        if (deadline > now) {
+            atomic_store_explicit(&th->sleeping, true, memory_order_seq_cst);
+            if (atomic_load_explicit(&th->wakeword, memory_order_seq_cst) == w)
+                pt_futex_wait(&th->wakeword, w, deadline);
+            atomic_store_explicit(&th->sleeping, false, memory_order_relaxed);
+            atomic_fetch_add_explicit(&th->eng->wakeups, 1, memory_order_relaxed);
+        }
+    }
+}
+
+static void ph_thread_stop(void *vth)
+{
+    struct ph_thread *th = vth;
+    for (uint32_t i = 0; i < slots_total(&th->slots); i++) {
+        struct ph_timer *pt = slots_at(&th->slots, i);
+        if (pt->t.f)
+            pt_timer_stop_sync(&pt->t);
+    }
+    if (pt_timers_destroy(&th->ts) != 0)
+        abort();
+    slots_free(&th->slots);
+    free(th->limbo);
+    tl_thread = NULL;
+    free(th);
+}
+
+static void ph_read_stats(void *eng, struct engine_stats *out)
+{
+    struct ph_engine *e = eng;
+    out->wakeups = atomic_load(&e->wakeups);
+}
+
+#define PH_ENGINE(ident, nm, create_fn, desc)                                                  \
+    const struct engine ident = {                                                              \
+        .name = nm,                                                                            \
+        .what = desc,                                                                          \
+        .create = create_fn,                                                                   \
+        .destroy = ph_destroy,                                                                 \
+        .thread_start = ph_thread_start,                                                       \
+        .thread_stop = ph_thread_stop,                                                         \
+        .schedule = ph_schedule,                                                               \
+        .cancel = ph_cancel,                                                                   \
+        .reset = ph_reset,                                                                     \
+        .poll = ph_poll,                                                                       \
+        .idle = ph_idle,                                                                       \
+        .read_stats = ph_read_stats,                                                           \
+        .timer_bytes = sizeof(struct ph_timer) + sizeof(pt_heap4_entry),                       \
+    }
+
+PH_ENGINE(engine_pheap, "pheap", ph_create_lazy,
+          "ptimer per-P heaps; cancel = pt_timer_stop, memory reused once unlinked");
+PH_ENGINE(engine_pheap_sync, "pheap-sync", ph_create_sync,
+          "ptimer per-P heaps; cancel = pt_timer_stop_sync, memory reused at once");

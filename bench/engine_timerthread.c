@@ -1,0 +1,138 @@
+/* timerthread: ptimer's TimerThread (bRPC's bucket design) behind the
+ * engine interface. Every timer fires on the one timer thread. bRPC has no
+ * periodic tasks, so tickers reschedule themselves from their callback, as
+ * bRPC's users do; reset is unschedule + schedule, as it must be there. */
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#include "engine.h"
+#include "lock.h"
+#include "ptimer/timerthread.h"
+
+struct tt_engine {
+    pt_timerthread *tt;
+    bench_cb cb;            /* one workload per run: the same for all threads */
+    _Atomic uint32_t lock;  /* guards tickers */
+    struct tt_ticker *tickers;
+};
+
+/* A ticker: reschedules itself after each run, skipping missed ticks. */
+struct tt_ticker {
+    struct tt_engine *e;
+    pt_nanos when, period;
+    void *arg;
+    struct tt_ticker *next;
+};
+
+static struct tt_engine *tt_current; /* for the one-shot trampoline */
+
+static void tt_fire(void *arg) { tt_current->cb(arg); }
+
+static void tt_tick(void *varg)
+{
+    struct tt_ticker *k = varg;
+    k->e->cb(k->arg);
+    pt_nanos now = pt_nanotime();
+    k->when += k->period * (1 + (now > k->when ? (now - k->when) / k->period : 0));
+    pt_timerthread_schedule(k->e->tt, tt_tick, k, k->when);
+}
+
+static void *tt_create(int n)
+{
+    (void)n;
+    struct tt_engine *e = calloc(1, sizeof *e);
+    if (!e)
+        return NULL;
+    if (pt_timerthread_create(&e->tt, NULL) != 0) {
+        free(e);
+        return NULL;
+    }
+    pt_lock_init(&e->lock);
+    tt_current = e;
+    return e;
+}
+
+static void tt_destroy(void *ve)
+{
+    struct tt_engine *e = ve;
+    pt_timerthread_destroy(e->tt); /* joins: no ticker runs after this */
+    while (e->tickers) {
+        struct tt_ticker *k = e->tickers;
+        e->tickers = k->next;
+        free(k);
+    }
+    tt_current = NULL;
+    free(e);
+}
+
+static void *tt_thread_start(void *eng, int tid, bench_cb cb)
+{
+    (void)tid;
+    struct tt_engine *e = eng;
+    e->cb = cb;
+    return e;
+}
+
+static void tt_thread_stop(void *th) { (void)th; }
+
+static bench_handle tt_schedule(void *th, pt_nanos when, pt_nanos period, void *arg)
+{
+    struct tt_engine *e = th;
+    if (period <= 0)
+        return pt_timerthread_schedule(e->tt, tt_fire, arg, when);
+    struct tt_ticker *k = malloc(sizeof *k);
+    if (!k)
+        return 0;
+    *k = (struct tt_ticker){e, when, period, arg, NULL};
+    pt_lock(&e->lock);
+    k->next = e->tickers;
+    e->tickers = k;
+    pt_unlock(&e->lock);
+    /* Tickers run until the engine is destroyed; their handle is not a
+     * task id, so cancel and reset do not apply to them. */
+    return pt_timerthread_schedule(e->tt, tt_tick, k, when) ? (bench_handle)1 << 63 : 0;
+}
+
+static bool tt_cancel(void *th, bench_handle h)
+{
+    struct tt_engine *e = th;
+    return !(h >> 63) && pt_timerthread_unschedule(e->tt, h) == 0;
+}
+
+static bench_handle tt_reset(void *th, bench_handle h, pt_nanos when, void *arg)
+{
+    struct tt_engine *e = th;
+    if (pt_timerthread_unschedule(e->tt, h) != 0)
+        return 0;
+    return pt_timerthread_schedule(e->tt, tt_fire, arg, when);
+}
+
+static void tt_poll(void *th) { (void)th; }
+static void tt_idle(void *th, pt_nanos until)
+{
+    (void)th;
+    bench_sleep_until(until);
+}
+
+static void tt_read_stats(void *eng, struct engine_stats *out)
+{
+    pt_timerthread_stats st;
+    pt_timerthread_read_stats(((struct tt_engine *)eng)->tt, &st);
+    out->wakeups = st.wakeups;
+}
+
+const struct engine engine_timerthread = {
+    .name = "timerthread",
+    .what = "ptimer's TimerThread: bRPC's 13 hashed buckets feeding one timer thread",
+    .create = tt_create,
+    .destroy = tt_destroy,
+    .thread_start = tt_thread_start,
+    .thread_stop = tt_thread_stop,
+    .schedule = tt_schedule,
+    .cancel = tt_cancel,
+    .reset = tt_reset,
+    .poll = tt_poll,
+    .idle = tt_idle,
+    .read_stats = tt_read_stats,
+    .timer_bytes = 64 + 16, /* one 64-byte task + its heap entry (ptimer/task_pool.h) */
+};

@@ -1,0 +1,65 @@
+/* A log-linear histogram of nanosecond values (16 sub-buckets per power of
+ * two: about 6% resolution), safe to record into from any thread. */
+#ifndef PTBENCH_HIST_H
+#define PTBENCH_HIST_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#define HIST_SUB 16
+#define HIST_BUCKETS (64 * HIST_SUB)
+
+struct hist {
+    atomic_ulong n[HIST_BUCKETS];
+    atomic_ulong count;
+    atomic_long max;
+    atomic_long sum;
+};
+
+static inline int hist_bucket(uint64_t v)
+{
+    if (v < HIST_SUB)
+        return (int)v;
+    int e = 63 - __builtin_clzll(v); /* >= 4 */
+    int sub = (int)((v >> (e - 4)) & (HIST_SUB - 1));
+    return (e - 3) * HIST_SUB + sub;
+}
+
+/* The smallest value of bucket b, and of the next one. */
+static inline uint64_t hist_low(int b)
+{
+    if (b < HIST_SUB)
+        return (uint64_t)b;
+    int e = b / HIST_SUB + 3, sub = b % HIST_SUB;
+    return ((uint64_t)(HIST_SUB + sub)) << (e - 4);
+}
+
+static inline void hist_record(struct hist *h, int64_t v)
+{
+    if (v < 0)
+        v = 0; /* early: counted as on time, and as such by min */
+    atomic_fetch_add_explicit(&h->n[hist_bucket((uint64_t)v)], 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&h->count, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&h->sum, v, memory_order_relaxed);
+    long m = atomic_load_explicit(&h->max, memory_order_relaxed);
+    while (v > m && !atomic_compare_exchange_weak_explicit(&h->max, &m, v, memory_order_relaxed,
+                                                           memory_order_relaxed))
+        ;
+}
+
+/* The p-quantile (0..1), as the middle of its bucket; 0 if empty. */
+static inline double hist_quantile(const struct hist *h, double p)
+{
+    uint64_t total = atomic_load(&((struct hist *)h)->count);
+    if (!total)
+        return 0;
+    uint64_t want = (uint64_t)(p * (double)(total - 1)) + 1, seen = 0;
+    for (int b = 0; b < HIST_BUCKETS; b++) {
+        seen += atomic_load(&((struct hist *)h)->n[b]);
+        if (seen >= want)
+            return (double)(hist_low(b) + hist_low(b + 1)) / 2;
+    }
+    return (double)atomic_load(&((struct hist *)h)->max);
+}
+
+#endif

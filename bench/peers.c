@@ -1,0 +1,130 @@
+/* Peers: other programs that run the same workloads and print one JSON
+ * line per repetition (the fields of struct rep). ptbench runs them in the
+ * same invocation when their toolchain is present and merges their rows.
+ *  - go1.19: bench/peers/go, Go's runtime timers (the per-P design itself)
+ *  - libuv:  bench/peers/libuv, one binary heap per loop, single thread */
+#include <stdlib.h>
+#include <string.h>
+
+#include "report.h"
+
+#ifndef PT_SOURCE_DIR
+#define PT_SOURCE_DIR "."
+#endif
+#ifndef PT_BINARY_DIR
+#define PT_BINARY_DIR "."
+#endif
+
+static double field(const char *line, const char *key)
+{
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\":", key);
+    const char *p = strstr(line, pat);
+    return p ? strtod(p + strlen(pat), NULL) : 0;
+}
+
+struct peer {
+    const char *name;
+    const char *workloads; /* comma-separated, with commas around */
+    bool single_thread;
+    const char *(*command)(void); /* NULL if its toolchain is missing */
+};
+
+static const char *go_command(void)
+{
+    static char cmd[1024];
+    /* Built once per ptbench build directory with Debian's Go 1.19. */
+    if (system("test -x " PT_BINARY_DIR "/ptbench-go") != 0) {
+        const char *go = NULL;
+        if (system("test -x /usr/lib/go-1.19/bin/go") == 0)
+            go = "/usr/lib/go-1.19/bin/go";
+        else if (system("command -v go >/dev/null 2>&1") == 0)
+            go = "go";
+        if (!go)
+            return NULL;
+        snprintf(cmd, sizeof cmd,
+                 "cd " PT_SOURCE_DIR "/bench/peers/go && GOCACHE=" PT_BINARY_DIR
+                 "/go-cache GOFLAGS=-mod=mod %s build -o " PT_BINARY_DIR
+                 "/ptbench-go . >/dev/null 2>&1",
+                 go);
+        if (system(cmd) != 0)
+            return NULL;
+    }
+    return PT_BINARY_DIR "/ptbench-go";
+}
+
+static const char *uv_command(void)
+{
+    return system("test -x " PT_BINARY_DIR "/ptbench-uv") == 0 ? PT_BINARY_DIR "/ptbench-uv"
+                                                                 : NULL;
+}
+
+static const struct peer peers[] = {
+    {"go1.19", ",rpc,rpc-pending,random,reset,ticker,latency,latency-busy,memory,", false,
+     go_command},
+    {"libuv", ",rpc,rpc-pending,reset,latency,memory,", true, uv_command},
+};
+
+void peers_run(struct report *r, const char *workload, const char *variant, int threads,
+               const struct run_config *cfg, int reps, bool quiet)
+{
+    char key[64];
+    snprintf(key, sizeof key, ",%s,", workload);
+    for (size_t i = 0; i < sizeof peers / sizeof *peers; i++) {
+        const struct peer *p = &peers[i];
+        if (!strstr(p->workloads, key) || (p->single_thread && threads != 1))
+            continue;
+        const char *bin = p->command();
+        if (!bin) {
+            static bool said[8];
+            if (!said[i])
+                printf("peer %s: skipped (%s)\n", p->name,
+                       i == 0 ? "no Go toolchain: apt-get install golang-1.19-go"
+                              : "libuv not found at build time: apt-get install libuv1-dev");
+            said[i] = true;
+            continue;
+        }
+        if (!quiet)
+            fprintf(stderr, "\rptbench: %-12s %-7s threads %-3d %-12s (peer)        ", workload,
+                    variant, threads, p->name);
+        char cmd[2048];
+        snprintf(cmd, sizeof cmd,
+                 "%s -workload %s -threads %d -reps %d -duration-ms %lld -ops %ld "
+                 "-preload %d -window %d -tickers %d -busy=%s",
+                 bin, workload, threads, reps, (long long)(cfg->duration / 1000000), cfg->ops,
+                 cfg->preload, cfg->window, cfg->tickers, cfg->busy ? "true" : "false");
+        FILE *f = popen(cmd, "r");
+        if (!f)
+            continue;
+        struct rep rs[64];
+        int n = 0;
+        char line[4096];
+        while (n < 64 && fgets(line, sizeof line, f)) {
+            if (line[0] != '{')
+                continue;
+            rs[n++] = (struct rep){
+                .ops = (uint64_t)field(line, "ops"),
+                .elapsed_ns = field(line, "elapsed_ns"),
+                .cpu_s = field(line, "cpu_s"),
+                .wakeups = field(line, "wakeups"),
+                .p50 = field(line, "lat_p50_ns"),
+                .p99 = field(line, "lat_p99_ns"),
+                .p999 = field(line, "lat_p999_ns"),
+                .max = field(line, "lat_max_ns"),
+                .bytes_per_timer = field(line, "bytes_per_timer"),
+                .create_ns = field(line, "create_ns"),
+                .cancel_ns = field(line, "cancel_ns"),
+                .scheduled = (uint64_t)field(line, "scheduled"),
+                .fired = (uint64_t)field(line, "fired"),
+                .cancelled = (uint64_t)field(line, "cancelled"),
+                .expected_ticks = (uint64_t)field(line, "expected_ticks"),
+            };
+        }
+        int rc = pclose(f);
+        if (rc != 0 || n == 0) {
+            printf("peer %s: %s failed (exit %d)\n", p->name, workload, rc);
+            continue;
+        }
+        report_add(r, p->name, workload, variant, threads, 0, rs, n);
+    }
+}

@@ -1,0 +1,3 @@
+module ptbench-go
+
+go 1.19

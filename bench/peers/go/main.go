@@ -1,0 +1,272 @@
+// ptbench's Go peer: the same workloads against Go's runtime timers (Go
+// 1.19: the per-P 4-ary heap with the ten-state status machine, the design
+// ptimer ports). Prints one JSON line per repetition in ptbench's peer
+// format. Standard library only.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"math/rand"
+	"os"
+	"runtime"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+var (
+	workload   = flag.String("workload", "rpc", "workload")
+	threads    = flag.Int("threads", 1, "goroutines, and GOMAXPROCS")
+	reps       = flag.Int("reps", 3, "repetitions")
+	durationMs = flag.Int64("duration-ms", 300, "per repetition")
+	opsLimit   = flag.Int64("ops", 0, "ops per goroutine instead of a duration")
+	preload    = flag.Int("preload", 32768, "far-future timers per goroutine first")
+	window     = flag.Int("window", 10000, "rpc-pending window")
+	tickers    = flag.Int("tickers", 1000, "ticker: tickers in all")
+	busy       = flag.Bool("busy", false, "keep every P busy (latency-busy)")
+)
+
+func cpuSeconds() float64 {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
+}
+
+func rss() int64 {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0
+	}
+	var pages, res int64
+	fmt.Sscan(string(b), &pages, &res)
+	return res * int64(os.Getpagesize())
+}
+
+type lat struct {
+	mu sync.Mutex
+	v  []int64
+}
+
+func (l *lat) add(ns int64) {
+	l.mu.Lock()
+	l.v = append(l.v, ns)
+	l.mu.Unlock()
+}
+
+func (l *lat) q(p float64) float64 {
+	if len(l.v) == 0 {
+		return 0
+	}
+	return float64(l.v[int(p*float64(len(l.v)-1))])
+}
+
+type result struct {
+	ops, scheduled, fired, cancelled, expected int64
+	bytes, createNs, cancelNs                  float64
+}
+
+func noop() {}
+
+func run(end time.Time, id int, res *result, late *lat, fired *int64) {
+	r := rand.New(rand.NewSource(int64(id) + 1))
+	done := func(ops int64) bool {
+		if *opsLimit > 0 {
+			return ops >= *opsLimit
+		}
+		return ops&255 == 0 && time.Now().After(end)
+	}
+	var ops int64
+	switch *workload {
+	case "rpc":
+		for ; !done(ops); ops++ {
+			t := time.AfterFunc(100*time.Millisecond+time.Duration(r.Int63n(1e6)), noop)
+			t.Stop()
+		}
+	case "rpc-pending":
+		ring := make([]*time.Timer, *window)
+		for i := 0; !done(ops); i, ops = (i+1)%*window, ops+1 {
+			if ring[i] != nil {
+				ring[i].Stop()
+			}
+			ring[i] = time.AfterFunc(100*time.Millisecond+time.Duration(r.Int63n(1e6)), noop)
+		}
+		for _, t := range ring {
+			if t != nil {
+				t.Stop()
+			}
+		}
+	case "random":
+		const R = 4096
+		var ring [R]*time.Timer
+		var keep []*time.Timer
+		for ; !done(ops); ops++ {
+			d := time.Millisecond + time.Duration(r.Int63n(int64(time.Second-time.Millisecond)))
+			deadline := time.Now().Add(d)
+			t := time.AfterFunc(d, func() {
+				late.add(int64(time.Since(deadline)))
+				atomic.AddInt64(fired, 1)
+			})
+			x := r.Int63()
+			if x&1 == 1 {
+				i := (x >> 1) % R
+				if ring[i] != nil {
+					ring[i].Stop()
+				}
+				ring[i] = t
+			} else {
+				keep = append(keep, t)
+			}
+		}
+		for _, t := range ring {
+			if t != nil {
+				t.Stop()
+			}
+		}
+		for _, t := range keep {
+			t.Stop()
+		}
+	case "reset":
+		const K = 1000
+		ts := make([]*time.Timer, K)
+		for k := range ts {
+			ts[k] = time.AfterFunc(time.Second+time.Duration(r.Int63n(1e9)), noop)
+		}
+		for ; !done(ops); ops++ {
+			ts[r.Intn(K)].Reset(time.Second + time.Duration(r.Int63n(1e9)))
+		}
+		for _, t := range ts {
+			t.Stop()
+		}
+	case "latency", "latency-busy":
+		for ; !done(ops); ops++ {
+			d := 300*time.Microsecond + time.Duration(r.Int63n(700000))
+			deadline := time.Now().Add(d)
+			time.Sleep(d)
+			late.add(int64(time.Since(deadline)))
+			atomic.AddInt64(fired, 1)
+		}
+	case "ticker":
+		n := *tickers / *threads
+		if id < *tickers%*threads {
+			n++
+		}
+		var wg sync.WaitGroup
+		start := time.Now()
+		for i := 0; i < n; i++ {
+			period := time.Millisecond + time.Duration(r.Int63n(9e6))
+			first := start.Add(period)
+			if !first.After(end) {
+				atomic.AddInt64(&res.expected, int64(end.Sub(first)/period)+1)
+			}
+			tk := time.NewTicker(period)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer tk.Stop()
+				for {
+					now := <-tk.C
+					t := time.Now()
+					if t.After(end) {
+						return
+					}
+					_ = now
+					k := t.Sub(first) / period
+					due := first.Add(k * period)
+					late.add(int64(t.Sub(due)))
+					atomic.AddInt64(fired, 1)
+				}
+			}()
+		}
+		wg.Wait()
+	case "memory":
+		const N = 1000000
+		runtime.GC()
+		before := rss()
+		a := time.Now()
+		ts := make([]*time.Timer, N)
+		for i := range ts {
+			ts[i] = time.AfterFunc(time.Hour+time.Duration(i), noop)
+		}
+		b := time.Now()
+		after := rss()
+		for _, t := range ts {
+			t.Stop()
+		}
+		c := time.Now()
+		res.bytes = float64(after-before) / N
+		res.createNs = float64(b.Sub(a).Nanoseconds()) / N
+		res.cancelNs = float64(c.Sub(b).Nanoseconds()) / N
+		ops = N
+	default:
+		fmt.Fprintf(os.Stderr, "ptbench-go: no workload %s\n", *workload)
+		os.Exit(2)
+	}
+	atomic.AddInt64(&res.ops, ops)
+}
+
+func main() {
+	flag.Parse()
+	runtime.GOMAXPROCS(*threads)
+	for rep := 0; rep < *reps; rep++ {
+		var res result
+		var late lat
+		var fired int64
+		var pre [][]*time.Timer
+		if *workload != "memory" {
+			for g := 0; g < *threads; g++ {
+				p := make([]*time.Timer, *preload)
+				for i := range p {
+					p[i] = time.AfterFunc(time.Hour+time.Duration(rand.Int63n(1e9)), noop)
+				}
+				pre = append(pre, p)
+			}
+		}
+		var stop int32
+		if *busy {
+			for i := 0; i < runtime.NumCPU(); i++ {
+				go func() {
+					for atomic.LoadInt32(&stop) == 0 {
+					}
+				}()
+			}
+		}
+		var wg sync.WaitGroup
+		cpu0 := cpuSeconds()
+		start := time.Now()
+		end := start.Add(time.Duration(*durationMs) * time.Millisecond)
+		for g := 0; g < *threads; g++ {
+			wg.Add(1)
+			go func(id int) {
+				defer wg.Done()
+				run(end, id, &res, &late, &fired)
+			}(g)
+		}
+		wg.Wait()
+		elapsed := time.Since(start)
+		cpu := cpuSeconds() - cpu0
+		atomic.StoreInt32(&stop, 1)
+		for _, p := range pre {
+			for _, t := range p {
+				t.Stop()
+			}
+		}
+		if *workload == "ticker" {
+			res.ops = fired
+		}
+		sort.Slice(late.v, func(i, j int) bool { return late.v[i] < late.v[j] })
+		max := 0.0
+		if n := len(late.v); n > 0 {
+			max = float64(late.v[n-1])
+		}
+		fmt.Printf("{\"design\":\"go1.19\",\"workload\":\"%s\",\"threads\":%d,\"ops\":%d,"+
+			"\"elapsed_ns\":%d,\"cpu_s\":%.4f,\"wakeups\":0,\"lat_p50_ns\":%.0f,"+
+			"\"lat_p99_ns\":%.0f,\"lat_p999_ns\":%.0f,\"lat_max_ns\":%.0f,"+
+			"\"bytes_per_timer\":%.2f,\"create_ns\":%.2f,\"cancel_ns\":%.2f,"+
+			"\"fired\":%d,\"expected_ticks\":%d}\n",
+			*workload, *threads, res.ops, elapsed.Nanoseconds(), cpu, late.q(0.5), late.q(0.99),
+			late.q(0.999), max, res.bytes, res.createNs, res.cancelNs, fired, res.expected)
+	}
+}

@@ -1,0 +1,57 @@
+/* ptbench's reports: medians over repetitions, a table with ratios against a
+ * baseline design, JSON lines, CSV, and gnuplot plots. Peers (other
+ * programs speaking the same JSON lines) are merged in here too. */
+#ifndef PTBENCH_REPORT_H
+#define PTBENCH_REPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "hist.h"
+#include "workload.h"
+
+/* One repetition's figures; peers print these as JSON lines. */
+struct rep {
+    uint64_t ops;
+    double elapsed_ns, cpu_s, wakeups;
+    double p50, p99, p999, max; /* lateness, ns */
+    uint64_t late_count;
+    double bytes_per_timer, create_ns, cancel_ns;
+    uint64_t scheduled, fired, cancelled, stale_cancels, expected_ticks;
+};
+
+struct stat3 {
+    double median, min, max;
+};
+
+struct row {
+    char design[24], workload[24], variant[16];
+    int threads, reps;
+    size_t timer_bytes;
+    struct stat3 ops_s, ns_op, p50, p99, p999, max, wakeups, cpu_s, bytes, create_ns, cancel_ns;
+    struct rep last; /* counts, from the last repetition */
+};
+
+struct report {
+    const char *dir, *baseline;
+    char header[2048];
+    FILE *jsonl, *csv;
+    struct row *rows;
+    int nrows, caprows;
+};
+
+int report_open(struct report *r, const char *dir, int argc, char **argv, const char *baseline,
+                long slack_ns);
+void report_add(struct report *r, const char *design, const char *workload, const char *variant,
+                int threads, size_t timer_bytes, const struct rep *reps, int n);
+/* Lateness distribution (quantiles) of one run, for the plots. */
+void report_distribution(struct report *r, const char *workload, const char *design,
+                         int threads, const struct hist *h);
+void report_finish(struct report *r, bool plots);
+
+/* Runs the peers that have this workload, when their toolchain is here. */
+void peers_run(struct report *r, const char *workload, const char *variant, int threads,
+               const struct run_config *cfg, int reps, bool quiet);
+
+#endif

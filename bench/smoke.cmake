@@ -1,0 +1,68 @@
+cmake_policy(SET CMP0057 NEW)
+# ctest's smoke test of ptbench: every design x workload with tiny counts;
+# checks the JSON lines' fields and that the counts add up, and that bad
+# options give a usage message and exit 2 (never a crash).
+#   cmake -DPTBENCH=<path> -DOUT=<dir> -P smoke.cmake
+set(designs pheap pheap-sync timerthread globalheap floor)
+string(REPLACE ";" "," dlist "${designs}")
+execute_process(
+  COMMAND ${PTBENCH} -d ${dlist} -t 1,2 -r 1 -n 3000 -D 30 --ticker-ms 60 --latency-ms 40
+          --preload 200 --window 100 --tickers 50 --memory-timers 20000
+          --no-peers --no-plots -q -o ${OUT}
+  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "ptbench failed (${rc}):\n${out}\n${err}")
+endif()
+file(STRINGS ${OUT}/ptbench.jsonl lines)
+list(LENGTH lines n)
+if(n LESS 50)
+  message(FATAL_ERROR "expected a row per design x workload x threads, got ${n}")
+endif()
+set(seen "")
+foreach(line IN LISTS lines)
+  foreach(field design workload threads ops_per_s ns_per_op lat_p50_us lat_p99_us
+                lat_p999_us lat_max_us wakeups cpu_s bytes_per_timer ops scheduled fired
+                cancelled stale_cancels expected_ticks)
+    string(JSON v ERROR_VARIABLE e GET "${line}" ${field})
+    if(e)
+      message(FATAL_ERROR "missing ${field}: ${line}")
+    endif()
+    set(${field} ${v})
+  endforeach()
+  list(APPEND seen "${design}/${workload}")
+  if(ops LESS_EQUAL 0)
+    message(FATAL_ERROR "no ops: ${line}")
+  endif()
+  if(NOT workload STREQUAL "ticker")
+    # every one-shot armed either fired or was cancelled
+    math(EXPR sum "${fired} + ${cancelled}")
+    if(NOT sum EQUAL scheduled)
+      message(FATAL_ERROR "scheduled ${scheduled} != fired ${fired} + cancelled ${cancelled}: ${line}")
+    endif()
+  elseif(fired GREATER 0 AND expected_ticks EQUAL 0)
+    message(FATAL_ERROR "ticks without expected ticks: ${line}")
+  endif()
+  if(workload MATCHES "^latency" AND NOT fired EQUAL ops)
+    message(FATAL_ERROR "latency: not every timer fired: ${line}")
+  endif()
+  if(workload STREQUAL "memory" AND NOT cancelled EQUAL ops)
+    message(FATAL_ERROR "memory: not every pending timer was cancelled: ${line}")
+  endif()
+endforeach()
+foreach(d IN LISTS designs)
+  foreach(w rpc rpc-pending descending random reset reset-alt ticker latency latency-busy memory)
+    if(NOT "${d}/${w}" IN_LIST seen)
+      message(FATAL_ERROR "no row for ${d} ${w}")
+    endif()
+  endforeach()
+endforeach()
+
+# Bad options: usage on stderr, exit 2.
+foreach(bad "--bogus" "-t;0" "-t;x" "-d;nosuch" "-w;nosuch" "-r;0" "-D" "--tickers;-5" "-b;nosuch")
+  execute_process(COMMAND ${PTBENCH} ${bad} -o ${OUT} RESULT_VARIABLE rc
+                  OUTPUT_VARIABLE o ERROR_VARIABLE e)
+  if(NOT rc EQUAL 2 OR NOT e MATCHES "usage: ptbench")
+    message(FATAL_ERROR "ptbench ${bad}: exit ${rc}, stderr: ${e}")
+  endif()
+endforeach()
+message(STATUS "ptbench smoke: ${n} rows, counts add up")

@@ -1,0 +1,108 @@
+/* ptimer: the TimerThread, bRPC's bucket design (src/bthread/timer_thread.cpp).
+ *
+ * One thread runs every task of an instance. Callers hash (by calling
+ * thread) into one of N buckets, each a mutex-guarded list with its own
+ * nearest run time; the timer thread empties every bucket into its private
+ * min-heap, runs what is due, and sleeps on a futex until the earliest
+ * task. A schedule wakes it only when the new task is earlier than both its
+ * bucket's and the global nearest time, so ascending deadlines (the RPC
+ * timeout pattern) almost never wake it, and descending ones wake it every
+ * time (its documented worst case). It is the baseline every ptimer
+ * comparison is measured against, and the fallback for timers created from
+ * threads that are not a P.
+ *
+ * Callbacks run on the timer thread, one at a time, and may call any
+ * function here, including schedule, unschedule of their own id (which
+ * answers 1), and destroy of their own instance (see destroy).
+ *
+ * How this differs from bRPC, and why:
+ * - Time is pt_nanos of CLOCK_MONOTONIC, and the thread sleeps with an
+ *   absolute monotonic futex deadline. bRPC uses gettimeofday (wall time,
+ *   microseconds): stepping the clock makes its timers fire early or hang.
+ * - The task pool belongs to the instance, not to the process, so destroy
+ *   frees every byte. Its per-thread caches are kept per instance, indexed
+ *   by a small per-thread index that is reused after a thread exits: the
+ *   next thread inherits the cache instead of stranding it, so thread churn
+ *   cannot grow the pool. The bucket hash is fmix64 of that index (bRPC:
+ *   of the pthread id).
+ * - unschedule rejects ids whose version is 0 or odd (never issued) before
+ *   looking: bRPC would answer 1 ("running") to such a guess.
+ * - Stats are exact at any moment: scheduled and unscheduled are counted by
+ *   the calling thread in its own line (no shared counter on the hot path);
+ *   bRPC counts a task as scheduled only once the timer thread pulls it.
+ * - Once destroy has begun, the thread runs no further task, even a due
+ *   one; the clock is read again only when the head is not due by the last
+ *   reading (bRPC reads it before every task).
+ * - num_buckets 0 takes the default (bRPC: EINVAL); `when < 0` means never.
+ * - The private heap is ptimer's 4-ary heap of {when, task} (bRPC: a binary
+ *   std::push_heap of Task*, which dereferences a task per comparison).
+ */
+#ifndef PTIMER_TIMERTHREAD_H
+#define PTIMER_TIMERTHREAD_H
+
+#include <stdint.h>
+
+#include "ptimer/clock.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef uint64_t pt_task_id; /* (version << 32) | slot */
+#define PT_INVALID_TASK_ID ((pt_task_id)0)
+
+typedef struct pt_timerthread pt_timerthread;
+
+typedef struct pt_timerthread_options {
+    unsigned num_buckets; /* 0: the default, 13; at most 1024 */
+} pt_timerthread_options;
+
+typedef struct pt_timerthread_stats {
+    uint64_t scheduled;   /* schedules that returned an id */
+    uint64_t triggered;   /* tasks whose callback ran (and returned) */
+    uint64_t unscheduled; /* unschedules that answered 0 */
+    uint64_t wakeups;     /* times the timer thread returned from its futex wait */
+    uint64_t busy_ns;     /* time the timer thread spent not sleeping */
+    uint64_t pending;     /* scheduled - triggered - unscheduled */
+} pt_timerthread_stats;
+
+/* Start an instance and its thread ("pt_timerthread"). `opt` NULL or zero
+ * fields take the defaults. 0, -EINVAL (NULL out, more than 1024 buckets),
+ * -ENOMEM, or the negated pthread_create error. */
+int pt_timerthread_create(pt_timerthread **out, const pt_timerthread_options *opt);
+
+/* Run fn(arg) on the timer thread at monotonic time `when` (at once if it
+ * has passed; never if negative). Returns the task's id, or
+ * PT_INVALID_TASK_ID if tt or fn is NULL, tt is stopping, or out of memory. */
+pt_task_id pt_timerthread_schedule(pt_timerthread *tt, void (*fn)(void *), void *arg,
+                                   pt_nanos when);
+
+/* Cancel a task: 0 if it was removed before it ran (it never will);
+ * 1 if it is running now (from its own callback, or racing with it);
+ * -1 if there is no such task: it ran, was removed, or never was (an id
+ * whose slot now holds a later task is stale and answers -1). One CAS.
+ * Ids are checked, not authenticated: a forged id that happens to equal a
+ * live task's id acts on that task. */
+int pt_timerthread_unschedule(pt_timerthread *tt, pt_task_id id);
+
+/* Stop the thread, join it, and free everything. Tasks not yet run are
+ * dropped, not run. Called from one of tt's own callbacks it cannot join:
+ * it stops tt, schedules made afterwards in that callback return
+ * PT_INVALID_TASK_ID, and the thread frees everything once the callback
+ * returns. Does nothing to the global instance or NULL. */
+void pt_timerthread_destroy(pt_timerthread *tt);
+
+/* The process-wide instance (default options), created on first use by
+ * whichever thread gets there first, never destroyed. NULL only if it could
+ * not be created. */
+pt_timerthread *pt_timerthread_global(void);
+
+/* A snapshot of tt's counters (each exact; read one after another, so a
+ * concurrent schedule may show in one and not yet another). */
+void pt_timerthread_read_stats(pt_timerthread *tt, pt_timerthread_stats *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

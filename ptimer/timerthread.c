@@ -1,0 +1,596 @@
+/* The TimerThread: bRPC's bucket design in C (see timerthread.h for the
+ * picture and for how it differs from bRPC).
+ *
+ * Costs, and why the design is shaped so. A schedule takes one bucket lock
+ * (its thread's own, so uncontended unless threads share a bucket) and
+ * touches no line another thread writes on the common path: the task comes
+ * from a per-thread cache, the counters live in the caller's line. It takes
+ * the global lock only when its task is the earliest of its bucket, and
+ * wakes the thread only when it is also the earliest of all: ascending
+ * deadlines (RPC timeouts) lower a bucket's nearest time once per drain,
+ * and never the global one. An unschedule is one CAS on the task's version
+ * and frees nothing: the task stays in its bucket or the heap until the
+ * timer thread meets it, so memory lags by about rate x timeout (bRPC's
+ * documented trade: no lock and no heap surgery on the cancel path).
+ *
+ * A task's version word is its whole state machine (v is the id's version,
+ * always even and never 0):
+ *
+ *   schedule     free (v)      -> pending v      caller; the id is (v << 32) | slot
+ *   run          pending v     -> running v+1    timer thread, CAS
+ *   run          running v+1   -> done v+2       timer thread, store after fn(arg)
+ *   unschedule   pending v     -> removed v+2    any thread, CAS (answers 0)
+ *   free         done/removed  -> free (v+2)     timer thread, when it meets the task
+ *
+ * unschedule answers 1 when it finds v+1, and -1 for anything else: v+2 or
+ * later means the task finished, was removed, or its slot was reused (the
+ * next task in a slot is issued with v+2, so an old id never matches).
+ *
+ * Locking: a bucket's lock guards its list and nearest time; the global
+ * lock guards the global nearest time and the increments of nsignals; the
+ * heap belongs to the timer thread alone. No thread holds two locks.
+ */
+#define _GNU_SOURCE /* pthread_setname_np */
+#include "ptimer/timerthread.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdalign.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "alloc.h"
+#include "lock.h"
+#include "ptimer/heap4.h"
+#include "task_pool.h"
+
+#define TT_DEFAULT_BUCKETS 13u
+#define TT_MAX_BUCKETS 1024u
+#define TT_LOCALS_PER_CHUNK 64u
+#define TT_LOCAL_CHUNKS 1024u /* per-thread state for 65536 thread indices */
+
+struct tt_bucket {
+    alignas(64) _Atomic uint32_t lock; /* pt_lock: guards head and nearest */
+    /* Tasks not yet pulled, newest first. Written under lock; the timer
+     * thread peeks at it without the lock (tt_consume says why that is safe). */
+    _Atomic(struct pt_tt_task *) head;
+    pt_nanos nearest; /* earliest `when` pushed since the last drain; PT_MAXWHEN if none */
+};
+
+/* One thread's state in one instance, on its own line. */
+struct tt_local {
+    alignas(64) pt_task_cache cache; /* free tasks: used only by this thread */
+    uint32_t bucket;                 /* fmix64(thread index) % nbuckets, fixed */
+    /* Written only by this thread (load + release store, no RMW), read by
+     * read_stats with acquire. */
+    _Atomic uint64_t scheduled;
+    _Atomic uint64_t unscheduled;
+};
+
+struct pt_timerthread {
+    /* Fixed after create. */
+    struct tt_bucket *buckets;
+    uint32_t nbuckets;
+    bool global;       /* the process-wide instance: never destroyed */
+    bool self_destroy; /* destroy came from a callback: timer thread only */
+    pthread_t thread;
+    /* Set once by destroy. Relaxed: schedule's check is advisory (a schedule
+     * racing with destroy is the caller's bug); the timer thread's check is
+     * ordered by the global lock, which destroy takes after setting it. */
+    _Atomic bool stop;
+    /* Chunks of per-thread state by thread index, published by a release
+     * CAS (tt_local_chunk) and never freed before the instance. */
+    _Atomic(struct tt_local *) locals[TT_LOCAL_CHUNKS];
+    _Atomic uint32_t shared_lock; /* pt_lock: guards `shared` */
+    struct tt_local shared;       /* for a thread with no index or no chunk */
+    pt_task_pool pool;
+
+    /* The global lock and what it guards, on their own line. */
+    alignas(64) _Atomic uint32_t lock;
+    pt_nanos nearest;          /* earliest `when` announced since the thread last reset it */
+    _Atomic uint32_t nsignals; /* the futex word the thread sleeps on; bumped under lock */
+
+    /* The timer thread's own, on their own line. */
+    alignas(64) pt_heap4 heap; /* {when, task}, only the timer thread */
+    /* Single writer, the timer thread; read by read_stats. triggered is
+     * stored with release (see read_stats), the other two relaxed. */
+    _Atomic uint64_t triggered;
+    _Atomic uint64_t wakeups;
+    _Atomic uint64_t busy_ns;
+};
+
+/* ---- helpers -------------------------------------------------------- */
+
+static inline uint64_t fmix64(uint64_t k)
+{
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdULL;
+    k ^= k >> 33;
+    k *= 0xc4ceb9fe1a85ec53ULL;
+    k ^= k >> 33;
+    return k;
+}
+
+/* A counter with one writer: a plain add, published with release so a
+ * reader that sees it also sees what led to it. */
+static inline void count(_Atomic uint64_t *c)
+{
+    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
+                          memory_order_release);
+}
+
+_Noreturn static void tt_bad_task(const pt_timerthread *tt, const struct pt_tt_task *t,
+                                  uint32_t version, const char *op)
+{
+    fprintf(stderr,
+            "ptimer: timerthread %p: corrupt task %p (slot %u): version %u, issued as %u "
+            "(expected %u or %u), in %s\n",
+            (const void *)tt, (const void *)t, t->slot, version, t->id_version, t->id_version,
+            t->id_version + 2, op);
+    abort();
+}
+
+_Noreturn static void tt_oom(const pt_timerthread *tt, const char *op)
+{
+    fprintf(stderr, "ptimer: timerthread %p: out of memory growing its heap past %u tasks, in %s\n",
+            (const void *)tt, tt->heap.len, op);
+    abort();
+}
+
+/* ---- per-thread state ------------------------------------------------ */
+
+static struct tt_local *tt_local_chunk(pt_timerthread *tt, uint32_t c)
+{
+    struct tt_local *chunk = pt_alloc_lines(TT_LOCALS_PER_CHUNK * sizeof *chunk);
+    if (!chunk)
+        return NULL;
+    memset(chunk, 0, TT_LOCALS_PER_CHUNK * sizeof *chunk);
+    for (uint32_t k = 0; k < TT_LOCALS_PER_CHUNK; k++) {
+        chunk[k].bucket = (uint32_t)(fmix64(c * TT_LOCALS_PER_CHUNK + k) % tt->nbuckets);
+        atomic_init(&chunk[k].scheduled, 0);
+        atomic_init(&chunk[k].unscheduled, 0);
+    }
+    struct tt_local *seen = NULL;
+    /* release: publishes the chunk's contents; acquire on failure: pairs
+     * with the winner's release, as the load in tt_local does. */
+    if (!atomic_compare_exchange_strong_explicit(&tt->locals[c], &seen, chunk, memory_order_acq_rel,
+                                                 memory_order_acquire)) {
+        pt_free_lines(chunk);
+        return seen;
+    }
+    return chunk;
+}
+
+/* The calling thread's state in tt, or NULL (then the caller uses
+ * tt->shared under tt->shared_lock). */
+static inline struct tt_local *tt_local(pt_timerthread *tt)
+{
+    uint32_t i = pt_thread_index();
+    uint32_t c = i / TT_LOCALS_PER_CHUNK;
+    if (__builtin_expect(c >= TT_LOCAL_CHUNKS, 0))
+        return NULL;
+    /* acquire: pairs with the release CAS in tt_local_chunk */
+    struct tt_local *chunk = atomic_load_explicit(&tt->locals[c], memory_order_acquire);
+    if (__builtin_expect(chunk == NULL, 0))
+        chunk = tt_local_chunk(tt, c);
+    return chunk ? &chunk[i % TT_LOCALS_PER_CHUNK] : NULL;
+}
+
+/* Return a task to the pool through the calling thread's cache. */
+static void tt_free_task(pt_timerthread *tt, struct tt_local *l, struct pt_tt_task *t)
+{
+    if (__builtin_expect(l != NULL, 1)) {
+        pt_task_cache_put(&tt->pool, &l->cache, t);
+        return;
+    }
+    pt_lock(&tt->shared_lock);
+    pt_task_cache_put(&tt->pool, &tt->shared.cache, t);
+    pt_unlock(&tt->shared_lock);
+}
+
+/* ---- schedule and unschedule ------------------------------------------ */
+
+/* The task is the earliest of its bucket: if it is also earlier than what
+ * the timer thread is waiting for, say so and wake it. */
+static __attribute__((noinline)) void tt_announce(pt_timerthread *tt, pt_nanos when)
+{
+    bool wake = false;
+    pt_lock(&tt->lock);
+    if (when < tt->nearest) {
+        tt->nearest = when;
+        /* relaxed: the increment is ordered by the lock; the futex
+         * compares the word itself. */
+        atomic_store_explicit(&tt->nsignals,
+                              atomic_load_explicit(&tt->nsignals, memory_order_relaxed) + 1,
+                              memory_order_relaxed);
+        wake = true;
+    }
+    pt_unlock(&tt->lock);
+    if (wake)
+        pt_futex_wake(&tt->nsignals, 1);
+}
+
+pt_task_id pt_timerthread_schedule(pt_timerthread *tt, void (*fn)(void *), void *arg, pt_nanos when)
+{
+    if (!tt || !fn || atomic_load_explicit(&tt->stop, memory_order_relaxed))
+        return PT_INVALID_TASK_ID;
+    if (when < 0)
+        when = PT_MAXWHEN;
+
+    /* Allocate outside any bucket lock, from this thread's cache. */
+    struct pt_tt_task *t;
+    struct tt_local *l = tt_local(tt);
+    if (__builtin_expect(l != NULL, 1)) {
+        t = pt_task_cache_get(&tt->pool, &l->cache);
+        if (!t)
+            return PT_INVALID_TASK_ID;
+        count(&l->scheduled);
+    } else {
+        l = &tt->shared;
+        pt_lock(&tt->shared_lock);
+        t = pt_task_cache_get(&tt->pool, &l->cache);
+        if (t)
+            count(&l->scheduled);
+        pt_unlock(&tt->shared_lock);
+        if (!t)
+            return PT_INVALID_TASK_ID;
+    }
+    t->fn = fn;
+    t->arg = arg;
+    t->when = when;
+    /* relaxed: the slot is ours. An unschedule of a stale id may look at
+     * the word, but its CAS fails: its version is below v. (A forged id
+     * naming v exactly is the caveat in timerthread.h.) */
+    uint32_t v = atomic_load_explicit(&t->version, memory_order_relaxed);
+    if (__builtin_expect(v == 0, 0)) { /* wrapped after 2^31 uses: skip 0 */
+        atomic_store_explicit(&t->version, 2, memory_order_relaxed);
+        v = 2;
+    }
+    t->id_version = v; /* schedule: free (v) -> pending v */
+    pt_task_id id = ((pt_task_id)v << 32) | t->slot;
+
+    struct tt_bucket *b = &tt->buckets[l->bucket];
+    bool earlier = false;
+    pt_lock(&b->lock);
+    t->next = atomic_load_explicit(&b->head, memory_order_relaxed);
+    atomic_store_explicit(&b->head, t, memory_order_relaxed);
+    if (when < b->nearest) {
+        b->nearest = when;
+        earlier = true;
+    }
+    pt_unlock(&b->lock); /* release: publishes the task's fields to tt_consume */
+    if (earlier)
+        tt_announce(tt, when);
+    return id;
+}
+
+int pt_timerthread_unschedule(pt_timerthread *tt, pt_task_id id)
+{
+    if (!tt)
+        return -1;
+    uint32_t v = (uint32_t)(id >> 32);
+    /* Issued versions are even and never 0. Anything else was never an id,
+     * and an odd one could otherwise be taken for "running". */
+    if (v == 0 || (v & 1))
+        return -1;
+    struct pt_tt_task *t = pt_task_pool_address(&tt->pool, (uint32_t)id);
+    if (!t)
+        return -1;
+    uint32_t seen = v;
+    /* unschedule: pending v -> removed v+2. acquire (both outcomes): pairs
+     * with the release store after fn(arg) in tt_run_task, so a caller told
+     * -1 because the task ran sees everything the callback did. */
+    if (!atomic_compare_exchange_strong_explicit(&t->version, &seen, v + 2, memory_order_acquire,
+                                                 memory_order_acquire))
+        return seen == v + 1 ? 1 : -1;
+    struct tt_local *l = tt_local(tt);
+    if (__builtin_expect(l != NULL, 1)) {
+        count(&l->unscheduled);
+    } else {
+        pt_lock(&tt->shared_lock);
+        count(&tt->shared.unscheduled);
+        pt_unlock(&tt->shared_lock);
+    }
+    return 0;
+}
+
+/* ---- the timer thread ------------------------------------------------- */
+
+/* Take a bucket's whole list. The peek without the lock keeps an empty
+ * bucket from costing a lock and a line transfer; it cannot lose a task
+ * that is due: a push into an empty bucket (nearest PT_MAXWHEN) always goes
+ * on to the global lock (tt_announce). If it did so before this drain's
+ * reset of the global nearest time, that lock orders its push before this
+ * peek; if after, it lowered the global nearest time, and the thread pulls
+ * again before running or sleeping past it. A push into a non-empty bucket
+ * is taken along with the bucket's earlier tasks. (Only a never-task into
+ * an empty bucket skips the lock, and it may wait for the next drain.) */
+static struct pt_tt_task *tt_consume(struct tt_bucket *b)
+{
+    if (!atomic_load_explicit(&b->head, memory_order_relaxed))
+        return NULL;
+    pt_lock(&b->lock);
+    struct pt_tt_task *head = atomic_load_explicit(&b->head, memory_order_relaxed);
+    atomic_store_explicit(&b->head, NULL, memory_order_relaxed);
+    b->nearest = PT_MAXWHEN;
+    pt_unlock(&b->lock);
+    return head;
+}
+
+/* free: removed -> free, if t was unscheduled. True if t was freed. */
+static bool tt_try_delete(pt_timerthread *tt, struct tt_local *l, struct pt_tt_task *t)
+{
+    /* relaxed: the unscheduler wrote nothing else; whoever reuses the slot
+     * is ordered after this thread by the pool's lock or cache. */
+    uint32_t v = atomic_load_explicit(&t->version, memory_order_relaxed);
+    if (v == t->id_version)
+        return false;
+    if (v != t->id_version + 2)
+        tt_bad_task(tt, t, v, "free of an unscheduled task");
+    tt_free_task(tt, l, t);
+    return true;
+}
+
+/* run: pending -> running -> done, then free; or free if it was removed
+ * first. True if fn ran. */
+static bool tt_run_task(pt_timerthread *tt, struct tt_local *l, struct pt_tt_task *t)
+{
+    uint32_t v = t->id_version, seen = v;
+    /* relaxed: the task's fields came to this thread through its bucket's
+     * lock; the unscheduler this races with wrote nothing else. */
+    if (atomic_compare_exchange_strong_explicit(&t->version, &seen, v + 1, memory_order_relaxed,
+                                                memory_order_relaxed)) {
+        t->fn(t->arg);
+        /* release: pairs with the acquire CAS in unschedule */
+        atomic_store_explicit(&t->version, v + 2, memory_order_release);
+        tt_free_task(tt, l, t);
+        return true;
+    }
+    if (seen != v + 2)
+        tt_bad_task(tt, t, seen, "run");
+    tt_free_task(tt, l, t);
+    return false;
+}
+
+static bool tt_stopping(pt_timerthread *tt)
+{
+    return atomic_load_explicit(&tt->stop, memory_order_relaxed);
+}
+
+static void tt_loop(pt_timerthread *tt, struct tt_local *l)
+{
+    pt_heap4 *h = &tt->heap;
+    pt_nanos now = pt_nanotime(), last_sleep = now;
+    uint64_t triggered = 0, wakeups = 0, busy = 0;
+
+    while (!tt_stopping(tt)) {
+        /* Reset the global nearest time before pulling, so that a task
+         * scheduled during the pull that is earlier than what we pulled
+         * shows up in it (bRPC's pull_again). */
+        pt_lock(&tt->lock);
+        tt->nearest = PT_MAXWHEN;
+        pt_unlock(&tt->lock);
+
+        for (uint32_t i = 0; i < tt->nbuckets; i++) {
+            for (struct pt_tt_task *t = tt_consume(&tt->buckets[i]); t;) {
+                struct pt_tt_task *next = t->next; /* before t may be freed */
+                if (!tt_try_delete(tt, l, t)) {
+                    if (pt_heap4_reserve(h, 1) != 0)
+                        tt_oom(tt, "pull");
+                    pt_heap4_push(h, t->when, t);
+                }
+                t = next;
+            }
+        }
+
+        bool pull_again = false;
+        while (h->len > 0) {
+            struct pt_tt_task *t = h->v[0].item;
+            if (tt_try_delete(tt, l, t)) {
+                pt_heap4_remove(h, 0);
+                continue;
+            }
+            if (t->when > now) {
+                now = pt_nanotime();
+                if (t->when > now)
+                    break;
+            }
+            /* Before running what we think is the earliest, check the
+             * global nearest time: a task scheduled earlier since the pull
+             * is still in its bucket. Ascending schedules rarely lower it,
+             * so this is rarely true. Stop counts too: destroy drops due
+             * tasks rather than run them. */
+            pt_lock(&tt->lock);
+            pull_again = t->when > tt->nearest;
+            pt_unlock(&tt->lock);
+            if (pull_again || tt_stopping(tt)) {
+                pull_again = true;
+                break;
+            }
+            pt_heap4_remove(h, 0);
+            if (tt_run_task(tt, l, t))
+                atomic_store_explicit(&tt->triggered, ++triggered, memory_order_release);
+        }
+        if (pull_again)
+            continue;
+
+        pt_nanos next = h->len ? h->v[0].when : PT_MAXWHEN;
+        uint32_t expected;
+        /* As before running: never sleep past a task announced since the
+         * pull. Otherwise publish what we wait for, so that only an
+         * earlier schedule bumps nsignals, and sample nsignals under the
+         * same lock: a bump after this makes the futex wait return at once. */
+        pt_lock(&tt->lock);
+        if (next > tt->nearest) {
+            pt_unlock(&tt->lock);
+            continue;
+        }
+        tt->nearest = next;
+        expected = atomic_load_explicit(&tt->nsignals, memory_order_relaxed);
+        pt_unlock(&tt->lock);
+
+        pt_heap4_shrink(h);
+        now = pt_nanotime();
+        busy += (uint64_t)(now - last_sleep);
+        atomic_store_explicit(&tt->busy_ns, busy, memory_order_relaxed);
+        /* An absolute CLOCK_MONOTONIC deadline (PT_MAXWHEN: none). The
+         * thread's timer slack is left at the default (50 us): it sets how
+         * late this wait may return; ptbench measures whether 1 ns pays. */
+        pt_futex_wait(&tt->nsignals, expected, next);
+        atomic_store_explicit(&tt->wakeups, ++wakeups, memory_order_relaxed);
+        now = last_sleep = pt_nanotime();
+    }
+}
+
+static void tt_free(pt_timerthread *tt)
+{
+    /* Tasks still pending are dropped with the pool's blocks, unrun. */
+    pt_heap4_free(&tt->heap);
+    for (uint32_t c = 0; c < TT_LOCAL_CHUNKS; c++)
+        pt_free_lines(atomic_load_explicit(&tt->locals[c], memory_order_acquire));
+    pt_task_pool_destroy(&tt->pool);
+    pt_free_lines(tt->buckets);
+    pt_free_lines(tt);
+}
+
+static void *tt_main(void *arg)
+{
+    pt_timerthread *tt = arg;
+    pthread_setname_np(pthread_self(), "pt_timerthread");
+    tt_loop(tt, tt_local(tt));
+    if (tt->self_destroy)
+        tt_free(tt);
+    return NULL;
+}
+
+/* ---- lifetime and stats ------------------------------------------------ */
+
+int pt_timerthread_create(pt_timerthread **out, const pt_timerthread_options *opt)
+{
+    if (!out)
+        return -EINVAL;
+    unsigned n = opt && opt->num_buckets ? opt->num_buckets : TT_DEFAULT_BUCKETS;
+    if (n > TT_MAX_BUCKETS)
+        return -EINVAL;
+    pt_timerthread *tt = pt_alloc_lines(sizeof *tt);
+    if (!tt)
+        return -ENOMEM;
+    memset(tt, 0, sizeof *tt);
+    tt->buckets = pt_alloc_lines(n * sizeof *tt->buckets);
+    if (!tt->buckets) {
+        pt_free_lines(tt);
+        return -ENOMEM;
+    }
+    tt->nbuckets = n;
+    for (unsigned i = 0; i < n; i++) {
+        pt_lock_init(&tt->buckets[i].lock);
+        atomic_init(&tt->buckets[i].head, NULL);
+        tt->buckets[i].nearest = PT_MAXWHEN;
+    }
+    atomic_init(&tt->stop, false);
+    for (uint32_t c = 0; c < TT_LOCAL_CHUNKS; c++)
+        atomic_init(&tt->locals[c], NULL);
+    pt_lock_init(&tt->shared_lock);
+    tt->shared.bucket = 0;
+    atomic_init(&tt->shared.scheduled, 0);
+    atomic_init(&tt->shared.unscheduled, 0);
+    pt_task_pool_init(&tt->pool);
+    pt_lock_init(&tt->lock);
+    tt->nearest = PT_MAXWHEN;
+    atomic_init(&tt->nsignals, 0);
+    pt_heap4_init(&tt->heap, PT_HEAP4_NO_INDEX);
+    atomic_init(&tt->triggered, 0);
+    atomic_init(&tt->wakeups, 0);
+    atomic_init(&tt->busy_ns, 0);
+
+    int rc = pthread_create(&tt->thread, NULL, tt_main, tt);
+    if (rc) {
+        pt_free_lines(tt->buckets);
+        pt_free_lines(tt);
+        return -rc;
+    }
+    *out = tt;
+    return 0;
+}
+
+void pt_timerthread_destroy(pt_timerthread *tt)
+{
+    if (!tt || tt->global)
+        return;
+    atomic_store_explicit(&tt->stop, true, memory_order_relaxed);
+    pt_lock(&tt->lock);
+    /* Whatever the thread is about to do, nearest 0 makes it pull again
+     * (where it sees stop), and the bump makes its futex wait return. */
+    tt->nearest = 0;
+    atomic_store_explicit(&tt->nsignals,
+                          atomic_load_explicit(&tt->nsignals, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+    pt_unlock(&tt->lock);
+    if (pthread_equal(pthread_self(), tt->thread)) {
+        /* From one of tt's callbacks: the thread cannot join itself. It
+         * leaves its loop when the callback returns and frees tt. */
+        tt->self_destroy = true;
+        pthread_detach(tt->thread);
+        return;
+    }
+    pt_futex_wake(&tt->nsignals, 1);
+    pthread_join(tt->thread, NULL);
+    tt_free(tt);
+}
+
+static pthread_once_t global_once = PTHREAD_ONCE_INIT;
+static pt_timerthread *global_tt;
+
+static void global_init(void)
+{
+    pt_timerthread *tt;
+    if (pt_timerthread_create(&tt, NULL) == 0) {
+        tt->global = true;
+        global_tt = tt;
+    }
+}
+
+pt_timerthread *pt_timerthread_global(void)
+{
+    /* pthread_once orders global_init before every caller's return. */
+    pthread_once(&global_once, global_init);
+    return global_tt;
+}
+
+void pt_timerthread_read_stats(pt_timerthread *tt, pt_timerthread_stats *out)
+{
+    if (!tt || !out)
+        return;
+    /* Outcomes first, with acquire: a task counted as triggered or
+     * unscheduled was counted as scheduled before (the release stores pair
+     * with these loads), so the scheduled sum read afterwards covers it and
+     * pending never goes below zero but for a forged id's unschedule. */
+    uint64_t trig = atomic_load_explicit(&tt->triggered, memory_order_acquire);
+    uint64_t sched = 0, unsched = 0;
+    for (uint32_t c = 0; c < TT_LOCAL_CHUNKS; c++) {
+        struct tt_local *chunk = atomic_load_explicit(&tt->locals[c], memory_order_acquire);
+        for (uint32_t k = 0; chunk && k < TT_LOCALS_PER_CHUNK; k++)
+            unsched += atomic_load_explicit(&chunk[k].unscheduled, memory_order_acquire);
+    }
+    unsched += atomic_load_explicit(&tt->shared.unscheduled, memory_order_acquire);
+    for (uint32_t c = 0; c < TT_LOCAL_CHUNKS; c++) {
+        struct tt_local *chunk = atomic_load_explicit(&tt->locals[c], memory_order_acquire);
+        for (uint32_t k = 0; chunk && k < TT_LOCALS_PER_CHUNK; k++)
+            sched += atomic_load_explicit(&chunk[k].scheduled, memory_order_acquire);
+    }
+    sched += atomic_load_explicit(&tt->shared.scheduled, memory_order_acquire);
+    out->scheduled = sched;
+    out->triggered = trig;
+    out->unscheduled = unsched;
+    out->wakeups = atomic_load_explicit(&tt->wakeups, memory_order_relaxed);
+    out->busy_ns = atomic_load_explicit(&tt->busy_ns, memory_order_relaxed);
+    out->pending = sched > trig + unsched ? sched - trig - unsched : 0;
+}
+
+/* For tests (declared in task_pool.h): the slots tt's pool has handed out. */
+uint32_t pt_timerthread_pool_slots(pt_timerthread *tt)
+{
+    return pt_task_pool_slots(&tt->pool);
+}

@@ -1,0 +1,150 @@
+/* Memory stays bounded: the RPC pattern (schedule a timeout, cancel it at
+ * once) reuses slots instead of growing the pool, and threads that come
+ * and go hand their caches on instead of stranding them. */
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "harness.h"
+#include "ptimer/timerthread.h"
+#include "task_pool.h"
+
+#define MS ((pt_nanos)1000000)
+#define SEC (1000 * MS)
+#define HOUR (3600 * SEC)
+#define BOUND (20 * SEC)
+
+/* Many million pairs in a normal build; scaled down so a sanitizer build
+ * stays near a second. PT_TT_RPC_PAIRS in the environment overrides. */
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#define RPC_PAIRS 400000L
+#else
+#define RPC_PAIRS 8000000L
+#endif
+
+static void nap(void)
+{
+    struct timespec ts = {0, 100000};
+    nanosleep(&ts, NULL);
+}
+
+static void noop(void *arg)
+{
+    (void)arg;
+}
+
+static pt_timerthread_stats stats(pt_timerthread *tt)
+{
+    pt_timerthread_stats st;
+    pt_timerthread_read_stats(tt, &st);
+    return st;
+}
+
+void test_rpc_pattern_keeps_pool_bounded(void)
+{
+    long pairs = RPC_PAIRS;
+    const char *env = getenv("PT_TT_RPC_PAIRS");
+    if (env && atol(env) > 0)
+        pairs = atol(env);
+    pt_timerthread *tt = NULL;
+    CHECK_EQ(pt_timerthread_create(&tt, NULL), 0);
+    long answers[3] = {0, 0, 0}; /* -1, 0, 1 */
+    for (long i = 0; i < pairs; i++) {
+        /* A 1 ms timeout: the timer thread meets (and frees) the removed
+         * tasks about once a millisecond. A rare pair whose producer was
+         * preempted that long fires first; that is allowed. */
+        pt_task_id id = pt_timerthread_schedule(tt, noop, NULL, pt_nanotime() + MS);
+        CHECK(id != PT_INVALID_TASK_ID);
+        int r = pt_timerthread_unschedule(tt, id);
+        CHECK(r >= -1 && r <= 1);
+        answers[r + 1]++;
+    }
+    uint32_t slots = pt_timerthread_pool_slots(tt);
+    printf("%ld pairs: %ld removed, %ld running, %ld ran; pool %u slots (%u KiB)\n", pairs,
+           answers[1], answers[2], answers[0], slots, slots / 16);
+    /* Without reuse the pool would hold a slot per pair. A millisecond of
+     * pairs is a few thousand; the bound leaves room for the timer thread
+     * being kept off the CPU for about a hundred milliseconds. */
+    CHECK(slots <= pairs / 8);
+    pt_nanos end = pt_nanotime() + BOUND;
+    pt_timerthread_stats st = stats(tt);
+    while (st.pending != 0) {
+        CHECK(pt_nanotime() < end);
+        nap();
+        st = stats(tt);
+    }
+    CHECK_EQ(st.scheduled, pairs);
+    CHECK_EQ(st.unscheduled, answers[1]);
+    CHECK_EQ(st.triggered, pairs - answers[1]);
+    pt_timerthread_destroy(tt);
+}
+
+struct churn {
+    pt_timerthread *tt;
+    uint32_t index;
+};
+
+static void *churn_thread(void *arg)
+{
+    struct churn *c = arg;
+    c->index = pt_thread_index();
+    for (int i = 0; i < 100; i++) {
+        pt_task_id id = pt_timerthread_schedule(c->tt, noop, NULL, pt_nanotime() + HOUR);
+        CHECK(id != PT_INVALID_TASK_ID);
+        CHECK_EQ(pt_timerthread_unschedule(c->tt, id), 0);
+    }
+    return NULL;
+}
+
+static void bump(void *arg)
+{
+    atomic_fetch_add((atomic_int *)arg, 1);
+}
+
+/* Run n threads, then kick the timer thread with a due task and wait for
+ * it: removed tasks are freed only when the thread wakes, and the hour-out
+ * deadlines here never wake it (bRPC's design). */
+static void run_churn(struct churn *c, int n)
+{
+    pthread_t th[4];
+    for (int i = 0; i < n; i++)
+        CHECK_EQ(pthread_create(&th[i], NULL, churn_thread, &c[i]), 0);
+    for (int i = 0; i < n; i++)
+        pthread_join(th[i], NULL);
+    atomic_int kicked = 0;
+    CHECK(pt_timerthread_schedule(c[0].tt, bump, &kicked, 0) != PT_INVALID_TASK_ID);
+    pt_nanos end = pt_nanotime() + BOUND;
+    while (atomic_load(&kicked) == 0) {
+        CHECK(pt_nanotime() < end);
+        nap();
+    }
+}
+
+void test_thread_churn_reuses_caches(void)
+{
+    pt_timerthread *tt = NULL;
+    CHECK_EQ(pt_timerthread_create(&tt, NULL), 0);
+    /* An exited thread's index goes to the next new thread (this thread
+     * takes its own first, for the kicks). */
+    (void)pt_thread_index();
+    struct churn a = {tt, 0}, b = {tt, 0};
+    run_churn(&a, 1);
+    run_churn(&b, 1);
+    CHECK_EQ(b.index, a.index);
+
+    /* So do its cached tasks: 400 threads each strand about 28 tasks in
+     * their caches (they take two chains of 64 and use 100), which would
+     * add up to over 11000 slots if nobody inherited them. */
+    for (int round = 0; round < 100; round++) {
+        struct churn c[4];
+        for (int i = 0; i < 4; i++)
+            c[i] = (struct churn){tt, 0};
+        run_churn(c, 4);
+    }
+    uint32_t slots = pt_timerthread_pool_slots(tt);
+    printf("pool after 402 threads: %u slots\n", slots);
+    CHECK(slots <= 4096);
+    pt_timerthread_destroy(tt);
+}
