@@ -35,12 +35,12 @@ struct engine_stats {
 struct engine {
     const char *name;
     const char *what;
-    /* Global state for nthreads workers; NULL on failure. */
-    void *(*create)(int nthreads);
+    /* Global state for nthreads workers whose timers all call cb(arg) when
+     * they fire; NULL on failure. */
+    void *(*create)(int nthreads, bench_cb cb);
     void (*destroy)(void *eng);
-    /* Called on the worker thread itself; returns its context. Every timer
-     * this worker arms calls cb(arg) when it fires. */
-    void *(*thread_start)(void *eng, int tid, bench_cb cb);
+    /* Called on the worker thread itself; returns its context. */
+    void *(*thread_start)(void *eng, int tid);
     /* On the worker thread: cancels whatever it still has pending. */
     void (*thread_stop)(void *th);
     /* Arm cb(arg) at `when`, repeating every `period` if > 0; 0 on failure. */

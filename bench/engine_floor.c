@@ -30,16 +30,20 @@ struct fl_thread {
 
 struct fl_engine {
     atomic_ulong wakeups;
+    bench_cb cb;
 };
 
-static void *fl_create(int n)
+static void *fl_create(int n, bench_cb cb)
 {
     (void)n;
-    return calloc(1, sizeof(struct fl_engine));
+    struct fl_engine *e = calloc(1, sizeof *e);
+    if (e)
+        e->cb = cb;
+    return e;
 }
 static void fl_destroy(void *e) { free(e); }
 
-static void *fl_thread_start(void *eng, int tid, bench_cb cb)
+static void *fl_thread_start(void *eng, int tid)
 {
     (void)tid;
     struct fl_thread *th = calloc(1, sizeof *th);
@@ -48,7 +52,7 @@ static void *fl_thread_start(void *eng, int tid, bench_cb cb)
     pt_lock_init(&th->lock);
     pt_heap4_init(&th->heap, PT_HEAP4_NO_INDEX);
     slots_init(&th->slots, sizeof(struct fl_node));
-    th->cb = cb;
+    th->cb = ((struct fl_engine *)eng)->cb;
     th->wakeups = &((struct fl_engine *)eng)->wakeups;
     return th;
 }

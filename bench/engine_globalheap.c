@@ -19,7 +19,6 @@ struct gh_node {
     uint32_t slot;
     pt_nanos period;
     void *arg;
-    bench_cb cb;
 };
 
 struct gh_engine {
@@ -30,10 +29,6 @@ struct gh_engine {
     _Atomic uint32_t wakeword; /* bumped when a new earliest arrives */
     pthread_t thread;
     atomic_ulong wakeups;
-};
-
-struct gh_thread {
-    struct gh_engine *e;
     bench_cb cb;
 };
 
@@ -46,7 +41,6 @@ static void *gh_main(void *arg)
         while (e->heap.len && e->heap.v[0].when <= now) {
             struct gh_node *n = e->heap.v[0].item;
             void *cbarg = n->arg;
-            bench_cb cb = n->cb;
             if (n->period > 0) {
                 e->heap.v[0].when += n->period * (1 + (now - e->heap.v[0].when) / n->period);
                 pt_heap4_fix(&e->heap, 0);
@@ -55,7 +49,7 @@ static void *gh_main(void *arg)
                 slots_put(&e->slots, n->slot);
             }
             pt_unlock(&e->lock);
-            cb(cbarg);
+            e->cb(cbarg);
             pt_lock(&e->lock);
         }
         pt_nanos next = pt_heap4_top_when(&e->heap);
@@ -69,12 +63,13 @@ static void *gh_main(void *arg)
     return NULL;
 }
 
-static void *gh_create(int n)
+static void *gh_create(int n, bench_cb cb)
 {
     (void)n;
     struct gh_engine *e = calloc(1, sizeof *e);
     if (!e)
         return NULL;
+    e->cb = cb;
     pt_lock_init(&e->lock);
     pt_heap4_init(&e->heap, (int32_t)offsetof(struct gh_node, idx));
     slots_init(&e->slots, sizeof(struct gh_node));
@@ -99,21 +94,18 @@ static void gh_destroy(void *ve)
     free(e);
 }
 
-static void *gh_thread_start(void *eng, int tid, bench_cb cb)
+/* Workers share everything: their context is the engine itself. */
+static void *gh_thread_start(void *eng, int tid)
 {
     (void)tid;
-    struct gh_thread *th = malloc(sizeof *th);
-    if (th)
-        *th = (struct gh_thread){eng, cb};
-    return th;
+    return eng;
 }
 
-static void gh_thread_stop(void *th) { free(th); }
+static void gh_thread_stop(void *th) { (void)th; }
 
 static bench_handle gh_schedule(void *vth, pt_nanos when, pt_nanos period, void *arg)
 {
-    struct gh_thread *th = vth;
-    struct gh_engine *e = th->e;
+    struct gh_engine *e = vth;
     pt_lock(&e->lock);
     int64_t slot = slots_get(&e->slots);
     if (slot < 0 || pt_heap4_reserve(&e->heap, 1) < 0) {
@@ -126,7 +118,6 @@ static bench_handle gh_schedule(void *vth, pt_nanos when, pt_nanos period, void 
     n->slot = (uint32_t)slot;
     n->period = period;
     n->arg = arg;
-    n->cb = th->cb;
     bool earliest = pt_heap4_push(&e->heap, when, n) == 0;
     bench_handle h = slots_handle(&e->slots, (uint32_t)slot);
     pt_unlock(&e->lock);
@@ -139,7 +130,7 @@ static bench_handle gh_schedule(void *vth, pt_nanos when, pt_nanos period, void 
 
 static bool gh_cancel(void *vth, bench_handle h)
 {
-    struct gh_engine *e = ((struct gh_thread *)vth)->e;
+    struct gh_engine *e = vth;
     pt_lock(&e->lock);
     struct gh_node *n = slots_check(&e->slots, h);
     if (n) {
@@ -153,7 +144,7 @@ static bool gh_cancel(void *vth, bench_handle h)
 static bench_handle gh_reset(void *vth, bench_handle h, pt_nanos when, void *arg)
 {
     (void)arg;
-    struct gh_engine *e = ((struct gh_thread *)vth)->e;
+    struct gh_engine *e = vth;
     pt_lock(&e->lock);
     struct gh_node *n = slots_check(&e->slots, h);
     bool earliest = false;

@@ -36,21 +36,24 @@ struct ph_thread {
 
 struct ph_engine {
     bool sync;
+    bench_cb cb;
     atomic_ulong wakeups;
 };
 
 static _Thread_local struct ph_thread *tl_thread;
 
-static void *ph_create(int nthreads, bool sync)
+static void *ph_create(int nthreads, bench_cb cb, bool sync)
 {
     (void)nthreads;
     struct ph_engine *e = calloc(1, sizeof *e);
-    if (e)
+    if (e) {
         e->sync = sync;
+        e->cb = cb;
+    }
     return e;
 }
-static void *ph_create_lazy(int n) { return ph_create(n, false); }
-static void *ph_create_sync(int n) { return ph_create(n, true); }
+static void *ph_create_lazy(int n, bench_cb cb) { return ph_create(n, cb, false); }
+static void *ph_create_sync(int n, bench_cb cb) { return ph_create(n, cb, true); }
 static void ph_destroy(void *eng) { free(eng); }
 
 static void ph_wake(void *ctx, pt_nanos when)
@@ -81,7 +84,7 @@ static void ph_fire(void *arg, uintptr_t slot)
         slots_put(&th->slots, (uint32_t)slot);
 }
 
-static void *ph_thread_start(void *eng, int tid, bench_cb cb)
+static void *ph_thread_start(void *eng, int tid)
 {
     (void)tid;
     struct ph_thread *th = calloc(1, sizeof *th);
@@ -89,7 +92,7 @@ static void *ph_thread_start(void *eng, int tid, bench_cb cb)
         return NULL;
     th->eng = eng;
     th->sync = th->eng->sync;
-    th->cb = cb;
+    th->cb = th->eng->cb;
     pt_timers_init(&th->ts, ph_wake, th);
     slots_init(&th->slots, sizeof(struct ph_timer));
     tl_thread = th;

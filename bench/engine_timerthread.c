@@ -37,12 +37,13 @@ static void tt_tick(void *varg)
     pt_timerthread_schedule(k->e->tt, tt_tick, k, k->when);
 }
 
-static void *tt_create(int n)
+static void *tt_create(int n, bench_cb cb)
 {
     (void)n;
     struct tt_engine *e = calloc(1, sizeof *e);
     if (!e)
         return NULL;
+    e->cb = cb;
     if (pt_timerthread_create(&e->tt, NULL) != 0) {
         free(e);
         return NULL;
@@ -65,12 +66,10 @@ static void tt_destroy(void *ve)
     free(e);
 }
 
-static void *tt_thread_start(void *eng, int tid, bench_cb cb)
+static void *tt_thread_start(void *eng, int tid)
 {
     (void)tid;
-    struct tt_engine *e = eng;
-    e->cb = cb;
-    return e;
+    return eng;
 }
 
 static void tt_thread_stop(void *th) { (void)th; }

@@ -251,6 +251,12 @@ static void to_rep(const struct run_result *r, const struct workload *wl, struct
 
 int main(int argc, char **argv)
 {
+    /* parse() splits lists in place: keep the command as typed. */
+    static char cmd[4096];
+    for (int i = 0; i < argc; i++) {
+        strncat(cmd, i ? " " : "", sizeof cmd - strlen(cmd) - 1);
+        strncat(cmd, argv[i], sizeof cmd - strlen(cmd) - 1);
+    }
     struct options o;
     int rc = parse(argc, argv, &o);
     if (rc)
@@ -263,7 +269,7 @@ int main(int argc, char **argv)
         return 1;
     }
     struct report rep;
-    if (report_open(&rep, o.out, argc, argv, o.baseline, o.slack_ns) != 0)
+    if (report_open(&rep, o.out, cmd, o.baseline, o.slack_ns) != 0)
         return 1;
 
     for (int wi = 0; wi < o.nworkloads; wi++) {

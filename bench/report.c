@@ -58,17 +58,13 @@ static void cpu_model(char *out, size_t n)
     fclose(f);
 }
 
-int report_open(struct report *r, const char *dir, int argc, char **argv, const char *baseline,
+int report_open(struct report *r, const char *dir, const char *cmd, const char *baseline,
                 long slack_ns)
 {
     memset(r, 0, sizeof *r);
     r->dir = dir;
     r->baseline = baseline;
-    char cmd[1024] = "", commit[64], cpu[256], path[1024];
-    for (int i = 0; i < argc; i++) {
-        strncat(cmd, i ? " " : "", sizeof cmd - strlen(cmd) - 1);
-        strncat(cmd, argv[i], sizeof cmd - strlen(cmd) - 1);
-    }
+    char commit[64], cpu[256], path[1024];
     read_line("git -C " PT_SOURCE_DIR " rev-parse --short HEAD 2>/dev/null", commit,
               sizeof commit);
     if (!commit[0])

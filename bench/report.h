@@ -41,7 +41,7 @@ struct report {
     int nrows, caprows;
 };
 
-int report_open(struct report *r, const char *dir, int argc, char **argv, const char *baseline,
+int report_open(struct report *r, const char *dir, const char *command, const char *baseline,
                 long slack_ns);
 void report_add(struct report *r, const char *design, const char *workload, const char *variant,
                 int threads, size_t timer_bytes, const struct rep *reps, int n);

@@ -313,7 +313,7 @@ static void *worker_main(void *arg)
 {
     struct worker_arg *a = arg;
     struct workload_thread *w = &a->w;
-    w->th = w->eng->thread_start(w->e, w->tid, a->r->wl->cb);
+    w->th = w->eng->thread_start(w->e, w->tid);
     if (!w->th)
         abort();
     /* Preload: realistic heap sizes, as Go's own timer benchmarks do. */
@@ -356,7 +356,7 @@ int workload_run(const struct workload *wl, const struct engine *eng, int nthrea
     memset(out, 0, sizeof *out);
     g_late = &out->lateness;
     atomic_store(&g_fired, 0);
-    void *e = eng->create(nthreads);
+    void *e = eng->create(nthreads, wl->cb);
     if (!e)
         return -1;
     struct runner r = {.wl = wl};

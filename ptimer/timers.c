@@ -222,8 +222,8 @@ static pt_nanos run_head(pt_timers *ts, pt_nanos now)
         uint32_t s = st_load(t);
         switch (s) {
         case PT_TIMER_WAITING:
-            if (key > now)
-                return key; /* run: Waiting -> Waiting */
+            if (key > now || key == PT_MAXWHEN)
+                return key; /* run: Waiting -> Waiting (never is never due) */
             if (st_cas(t, s, PT_TIMER_RUNNING)) {
                 run_one(ts, t, key, now);
                 return 0;
@@ -340,10 +340,14 @@ int pt_timers_move(pt_timers *dst, pt_timers *src)
                 break;
             }
             if (s == PT_TIMER_DELETED) {
-                /* move: Deleted -> Removed, dropped */
-                if (!st_cas(t, s, PT_TIMER_REMOVED))
+                /* move: Deleted -> Removing -> Removed, dropped. Not
+                 * straight to Removed (Go's row): once Removed is visible
+                 * the timer may be started onto another heap, and our
+                 * clearing of t->ts must not land after that push. */
+                if (!st_cas(t, s, PT_TIMER_REMOVING))
                     continue;
                 atomic_store_explicit(&t->ts, NULL, memory_order_relaxed);
+                st_set(t, PT_TIMER_REMOVING, PT_TIMER_REMOVED, "move");
                 break;
             }
             if (s == PT_TIMER_MODIFYING) {

@@ -16,7 +16,8 @@
  *
  *  start (addtimer)       NoStatus, Removed  -> Modifying -> Waiting  pushed onto ts
  *                         Deleted            -> Modifying -> ModifiedXX  revived in its heap
- *                         anything else      -> -EBUSY
+ *                         Waiting, ModifiedXX -> -EBUSY, nothing changed
+ *                         Running, Moving, Removing, Modifying -> wait, then as above
  *  stop (deltimer)        Waiting, ModifiedXX -> Modifying -> Deleted  returns 1
  *                         NoStatus, Deleted, Removing, Removed      returns 0
  *                         Running, Moving, Modifying -> wait
@@ -36,7 +37,7 @@
  *                         Deleted    -> Removing -> Removed
  *                         Modifying  -> wait
  *  move (both heaps       Waiting, ModifiedXX -> Moving -> Waiting  onto dst
- *  locked)                Deleted    -> Removed  dropped
+ *  locked)                Deleted    -> Removing -> Removed  dropped
  *                         Modifying  -> wait
  *  verify (lock held)     X -> Moving -> X  to read a timer's fields safely
  *  Any status not listed for an operation is corruption: the library aborts
