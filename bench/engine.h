@@ -35,6 +35,7 @@ struct engine_stats {
 struct engine {
     const char *name;
     const char *what;
+    bool latency_only; /* holds one timer per thread: latency workloads only */
     /* Global state for nthreads workers whose timers all call cb(arg) when
      * they fire; NULL on failure. */
     void *(*create)(int nthreads, bench_cb cb);
@@ -63,7 +64,7 @@ struct engine {
 };
 
 extern const struct engine engine_pheap, engine_pheap_sync, engine_timerthread,
-    engine_globalheap, engine_floor;
+    engine_globalheap, engine_floor, engine_kernel;
 
 const struct engine *engine_find(const char *name);
 

@@ -13,7 +13,6 @@
 #include "slots.h"
 
 struct fl_node {
-    uint32_t gen; /* slots.h: first field */
     uint32_t dead;
     pt_nanos period;
     void *arg;
@@ -91,6 +90,7 @@ static bench_handle fl_schedule(void *vth, pt_nanos when, pt_nanos period, void 
         pt_unlock(&th->lock);
         return 0;
     }
+    slots_fresh(&th->slots, (uint32_t)slot);
     struct fl_node *n = slots_at(&th->slots, (uint32_t)slot);
     n->dead = 0;
     n->period = period;
@@ -109,9 +109,7 @@ static bool fl_cancel(void *vth, bench_handle h)
     bool live = n && !n->dead;
     if (live) {
         n->dead = 1;
-        n->gen++; /* the handle is stale; the slot is freed when popped */
-        if (n->gen == 0)
-            n->gen = 1;
+        slots_retire(&th->slots, (uint32_t)h); /* freed when popped */
         th->dead++;
     }
     pt_unlock(&th->lock);

@@ -14,7 +14,6 @@
 #include "slots.h"
 
 struct gh_node {
-    uint32_t gen;  /* slots.h: first field */
     uint32_t idx;  /* heap position, kept by heap4 */
     uint32_t slot;
     pt_nanos period;
@@ -114,6 +113,7 @@ static bench_handle gh_schedule(void *vth, pt_nanos when, pt_nanos period, void 
         pt_unlock(&e->lock);
         return 0;
     }
+    slots_fresh(&e->slots, (uint32_t)slot);
     struct gh_node *n = slots_at(&e->slots, (uint32_t)slot);
     n->slot = (uint32_t)slot;
     n->period = period;

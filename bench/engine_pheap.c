@@ -17,8 +17,8 @@
 #include "ptimer/ptimer.h"
 #include "slots.h"
 
+/* The engine's timer is the library's, 64 bytes, nothing added. */
 struct ph_timer {
-    uint32_t gen; /* slots.h: first field */
     pt_timer t;
 };
 
@@ -77,10 +77,10 @@ static void ph_fire(void *arg, uintptr_t slot)
     struct ph_thread *th = tl_thread;
     struct ph_timer *pt = slots_at(&th->slots, (uint32_t)slot);
     bool once = pt_timer_status(&pt->t) == PT_TIMER_NOSTATUS;
-    uint32_t gen = pt->gen;
+    uint32_t gen = th->slots.gen[slot];
     th->cb(arg);
     /* Unless the callback disposed of it or re-armed it itself. */
-    if (once && pt->gen == gen && pt_timer_status(&pt->t) == PT_TIMER_NOSTATUS)
+    if (once && th->slots.gen[slot] == gen && pt_timer_status(&pt->t) == PT_TIMER_NOSTATUS)
         slots_put(&th->slots, (uint32_t)slot);
 }
 
@@ -140,8 +140,8 @@ static bench_handle ph_schedule(void *vth, pt_nanos when, pt_nanos period, void 
     if (slot < 0)
         return 0;
     struct ph_timer *pt = slots_at(&th->slots, (uint32_t)slot);
-    if (pt_timer_status(&pt->t) == PT_TIMER_NOSTATUS && pt->t.f == NULL)
-        pt_timer_init(&pt->t, ph_fire, NULL); /* first use of this slot */
+    if (slots_fresh(&th->slots, (uint32_t)slot))
+        pt_timer_init(&pt->t, ph_fire, NULL);
     if (pt_timer_modify(&th->ts, &pt->t, when, period, ph_fire, arg, (uintptr_t)slot) < 0) {
         slots_put(&th->slots, (uint32_t)slot);
         return 0;
@@ -161,10 +161,9 @@ static bool ph_cancel(void *vth, bench_handle h)
         return r == 1;
     }
     int r = pt_timer_stop(&pt->t);
-    /* The slot is not reusable until its heap unlinks it. */
-    uint32_t *gen = &pt->gen;
-    if (++*gen == 0)
-        *gen = 1;
+    /* The handle is stale now; the slot is reusable once its heap has
+     * unlinked the timer. */
+    slots_retire(&th->slots, (uint32_t)h);
     ph_limbo_push(th, (uint32_t)h);
     return r == 1;
 }
@@ -209,11 +208,9 @@ static void ph_idle(void *vth, pt_nanos until)
 static void ph_thread_stop(void *vth)
 {
     struct ph_thread *th = vth;
-    for (uint32_t i = 0; i < slots_total(&th->slots); i++) {
-        struct ph_timer *pt = slots_at(&th->slots, i);
-        if (pt->t.f)
-            pt_timer_stop_sync(&pt->t);
-    }
+    for (uint32_t i = 0; i < slots_total(&th->slots); i++)
+        if (th->slots.gen[i]) /* ever used */
+            pt_timer_stop_sync(&((struct ph_timer *)slots_at(&th->slots, i))->t);
     if (pt_timers_destroy(&th->ts) != 0)
         abort();
     slots_free(&th->slots);

@@ -7,7 +7,8 @@
 #include "engine.h"
 
 static const struct engine *const engines[] = {
-    &engine_pheap, &engine_pheap_sync, &engine_timerthread, &engine_globalheap, &engine_floor,
+    &engine_pheap,      &engine_pheap_sync, &engine_timerthread,
+    &engine_globalheap, &engine_floor,      &engine_kernel,
 };
 
 const struct engine *engine_find(const char *name)

@@ -9,6 +9,7 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "report.h"
@@ -16,8 +17,8 @@
 
 #define MAXLIST 16
 
-static const char *const default_designs[] = {"pheap", "pheap-sync", "timerthread",
-                                              "globalheap", "floor"};
+static const char *const default_designs[] = {"pheap",      "pheap-sync", "timerthread",
+                                              "globalheap", "floor",      "kernel"};
 
 struct options {
     const char *designs[MAXLIST];
@@ -44,6 +45,7 @@ static void usage(FILE *f)
             "  compare               the standard matrix (every design x workload x threads)\n"
             "  -d, --design LIST     designs, comma-separated (default: all):\n"
             "                        pheap pheap-sync timerthread globalheap floor\n"
+            "                        kernel (latency workloads only: the futex floor)\n"
             "  -w, --workload LIST   workloads (default: all):\n");
     for (int i = 0; i < nworkloads; i++)
         fprintf(f, "                          %-13s %s\n", workloads[i].name, workloads[i].what);
@@ -249,6 +251,38 @@ static void to_rep(const struct run_result *r, const struct workload *wl, struct
     (void)wl;
 }
 
+/* One repetition in a child process, so that its resident-size delta is
+ * not hidden by memory an earlier run freed to the allocator: the memory
+ * workload measures from a fresh process every time. */
+static int run_isolated(const struct workload *wl, const struct engine *eng, int nt,
+                        const struct run_config *cfg, struct rep *out)
+{
+    int fd[2];
+    if (pipe(fd) != 0)
+        return -1;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        close(fd[0]);
+        struct run_result *res = calloc(1, sizeof *res);
+        struct rep r;
+        int rc = res && workload_run(wl, eng, nt, cfg, res) == 0 ? 0 : 1;
+        if (!rc) {
+            to_rep(res, wl, &r);
+            rc = write(fd[1], &r, sizeof r) == (ssize_t)sizeof r ? 0 : 1;
+        }
+        _exit(rc);
+    }
+    close(fd[1]);
+    ssize_t n = read(fd[0], out, sizeof *out);
+    close(fd[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return n == (ssize_t)sizeof *out && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+}
+
 int main(int argc, char **argv)
 {
     /* parse() splits lists in place: keep the command as typed. */
@@ -301,12 +335,21 @@ int main(int argc, char **argv)
                     continue;
                 for (int di = 0; di < o.ndesigns; di++) {
                     const struct engine *eng = engine_find(o.designs[di]);
+                    if (eng->latency_only && !is_latency)
+                        continue;
                     struct rep reps[64];
                     int nr = o.reps < 64 ? o.reps : 64;
                     for (int r = 0; r < nr; r++) {
                         if (!o.quiet)
                             fprintf(stderr, "\rptbench: %-12s %-7s threads %-3d %-12s rep %d/%d   ",
                                     wl->name, variant, nt, eng->name, r + 1, nr);
+                        if (wl->single_thread) { /* memory */
+                            if (run_isolated(wl, eng, nt, &cfg, &reps[r]) != 0) {
+                                fprintf(stderr, "\nptbench: %s failed\n", eng->name);
+                                return 1;
+                            }
+                            continue;
+                        }
                         struct run_result *res = calloc(1, sizeof *res);
                         if (!res || workload_run(wl, eng, nt, &cfg, res) != 0) {
                             fprintf(stderr, "\nptbench: %s failed to start\n", eng->name);

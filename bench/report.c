@@ -205,6 +205,30 @@ static bool lateness_workload(const char *wl)
     return strncmp(wl, "latency", 7) == 0 || strcmp(wl, "ticker") == 0;
 }
 
+/* Under a latency group: every design's p99 over the kernel floor's (a
+ * futex wait with the same deadline), per thread count. */
+static void kernel_footer(const struct report *r, FILE *f, const char *wl, const char *var)
+{
+    bool any = false;
+    for (int i = 0; i < r->nrows; i++) {
+        const struct row *k = &r->rows[i];
+        if (strcmp(k->design, "kernel") || strcmp(k->workload, wl) || strcmp(k->variant, var))
+            continue;
+        fprintf(f, "%s threads %d: p99 over the kernel floor's (%.1f us):", any ? "\n" : "",
+                k->threads, k->p99.median);
+        any = true;
+        for (int j = 0; j < r->nrows; j++) {
+            const struct row *w = &r->rows[j];
+            if (strcmp(w->workload, wl) || strcmp(w->variant, var) || w->threads != k->threads ||
+                !strcmp(w->design, "kernel") || k->p99.median <= 0)
+                continue;
+            fprintf(f, " %s %.2f", w->design, w->p99.median / k->p99.median);
+        }
+    }
+    if (any)
+        fprintf(f, "\n");
+}
+
 static void print_table(const struct report *r, FILE *f)
 {
     const char *last_wl = "", *last_var = "";
@@ -213,6 +237,8 @@ static void print_table(const struct report *r, FILE *f)
         bool lat = lateness_workload(w->workload);
         bool mem = strcmp(w->workload, "memory") == 0;
         if (strcmp(w->workload, last_wl) != 0 || strcmp(w->variant, last_var) != 0) {
+            if (*last_wl)
+                kernel_footer(r, f, last_wl, last_var);
             fprintf(f, "\n== %s %s\n", w->workload, w->variant);
             if (mem)
                 fprintf(f, "%-12s %3s %12s %12s %12s %12s\n", "design", "thr", "bytes/timer",
@@ -247,6 +273,8 @@ static void print_table(const struct report *r, FILE *f)
                     100.0 * (double)w->last.fired / (double)w->last.expected_ticks,
                     (unsigned long long)w->last.expected_ticks);
     }
+    if (*last_wl)
+        kernel_footer(r, f, last_wl, last_var);
     fprintf(f, "\nns/op is per thread (wall time x threads / ops); an op is an arm plus its\n"
                "cancel where both happen. x base: ops/s over %s's; p99/base: p99 lateness over\n"
                "%s's (lower is better).\n",

@@ -1,8 +1,10 @@
 /* Generation-checked handles over a slab of fixed-size objects, for the
  * engines that own their timers' memory. A handle is (gen << 32) | slot;
  * a slot's memory is never returned until the table is freed, so checking
- * a stale handle's generation is always safe. Not thread-safe: each table
- * has one owner (a worker, or a lock). */
+ * a stale handle's generation is always safe. Generations and free-list
+ * links live in arrays beside the objects, so an object is exactly what
+ * the design stores (a pt_timer is 64 bytes, and stays 64 here). Not
+ * thread-safe: each table has one owner (a worker, or a lock). */
 #ifndef PTBENCH_SLOTS_H
 #define PTBENCH_SLOTS_H
 
@@ -14,9 +16,10 @@
 struct slots {
     char **chunks;
     uint32_t nchunks, cap_chunks;
-    uint32_t size;     /* bytes per object, first field a uint32_t gen */
+    uint32_t size;      /* bytes per object */
     uint32_t free_head; /* slot + 1, 0: empty */
-    uint32_t *next;    /* free-list links, per slot */
+    uint32_t *next;     /* free-list links, per slot */
+    uint32_t *gen;      /* generations, per slot; never 0 once used */
 };
 
 static inline void slots_init(struct slots *s, uint32_t size)
@@ -31,64 +34,85 @@ static inline void *slots_at(const struct slots *s, uint32_t slot)
 
 static inline uint32_t slots_total(const struct slots *s) { return s->nchunks * SLOTS_CHUNK; }
 
-/* A free slot (its object zeroed on first use, gen kept after); -1 on OOM. */
+static int slots_grow(struct slots *s)
+{
+    if (s->nchunks == s->cap_chunks) {
+        uint32_t cap = s->cap_chunks ? 2 * s->cap_chunks : 16;
+        char **c = realloc(s->chunks, cap * sizeof *c);
+        if (!c)
+            return -1;
+        s->chunks = c;
+        uint32_t *n = realloc(s->next, (size_t)cap * SLOTS_CHUNK * sizeof *n);
+        if (!n)
+            return -1;
+        s->next = n;
+        uint32_t *g = realloc(s->gen, (size_t)cap * SLOTS_CHUNK * sizeof *g);
+        if (!g)
+            return -1;
+        s->gen = g;
+        s->cap_chunks = cap;
+    }
+    /* aligned to the cache line, as a C caller's embedded timers would be */
+    char *chunk = aligned_alloc(64, (size_t)SLOTS_CHUNK * s->size);
+    if (!chunk)
+        return -1;
+    uint32_t base = s->nchunks * SLOTS_CHUNK;
+    s->chunks[s->nchunks++] = chunk;
+    for (uint32_t i = 0; i < SLOTS_CHUNK; i++) {
+        s->next[base + i] = i + 1 < SLOTS_CHUNK ? base + i + 2 : s->free_head;
+        s->gen[base + i] = 0; /* 0: never used; the object is uninitialised */
+    }
+    s->free_head = base + 1;
+    return 0;
+}
+
+/* A free slot; -1 on OOM. Its object is uninitialised on first use
+ * (slots_fresh says so) and as its last user left it after that. */
 static inline int64_t slots_get(struct slots *s)
 {
-    if (!s->free_head) {
-        if (s->nchunks == s->cap_chunks) {
-            uint32_t cap = s->cap_chunks ? 2 * s->cap_chunks : 16;
-            char **c = realloc(s->chunks, cap * sizeof *c);
-            uint32_t *n = realloc(s->next, (size_t)cap * SLOTS_CHUNK * sizeof *n);
-            if (!c || !n) {
-                if (c)
-                    s->chunks = c;
-                if (n)
-                    s->next = n;
-                return -1;
-            }
-            s->chunks = c;
-            s->next = n;
-            s->cap_chunks = cap;
-        }
-        char *chunk = calloc(SLOTS_CHUNK, s->size);
-        if (!chunk)
-            return -1;
-        uint32_t base = s->nchunks * SLOTS_CHUNK;
-        s->chunks[s->nchunks++] = chunk;
-        for (uint32_t i = 0; i < SLOTS_CHUNK; i++)
-            s->next[base + i] = i + 1 < SLOTS_CHUNK ? base + i + 2 : s->free_head;
-        s->free_head = base + 1;
-    }
+    if (!s->free_head && slots_grow(s) != 0)
+        return -1;
     uint32_t slot = s->free_head - 1;
     s->free_head = s->next[slot];
-    uint32_t *gen = slots_at(s, slot);
-    if (*gen == 0)
-        *gen = 1; /* handle 0 means none */
     return slot;
+}
+
+/* True the first time a slot is handed out (then its generation becomes 1:
+ * handle 0 means none). */
+static inline int slots_fresh(struct slots *s, uint32_t slot)
+{
+    if (s->gen[slot])
+        return 0;
+    s->gen[slot] = 1;
+    return 1;
+}
+
+/* Make every handle to the slot stale, without freeing it. */
+static inline void slots_retire(struct slots *s, uint32_t slot)
+{
+    if (++s->gen[slot] == 0)
+        s->gen[slot] = 1;
 }
 
 static inline void slots_put(struct slots *s, uint32_t slot)
 {
-    uint32_t *gen = slots_at(s, slot);
-    if (++*gen == 0) /* every handle to it is stale from now on */
-        *gen = 1;
+    slots_retire(s, slot);
     s->next[slot] = s->free_head;
     s->free_head = slot + 1;
 }
 
 static inline uint64_t slots_handle(const struct slots *s, uint32_t slot)
 {
-    return (uint64_t)*(const uint32_t *)slots_at(s, slot) << 32 | slot;
+    return (uint64_t)s->gen[slot] << 32 | slot;
 }
 
 /* The object a handle names, or NULL if the handle is stale. */
 static inline void *slots_check(const struct slots *s, uint64_t h)
 {
     uint32_t slot = (uint32_t)h;
-    if (h == 0 || slot >= slots_total(s))
+    if (h == 0 || slot >= slots_total(s) || s->gen[slot] != (uint32_t)(h >> 32))
         return NULL;
-    uint32_t *gen = slots_at(s, slot);
-    return *gen == (uint32_t)(h >> 32) ? gen : NULL;
+    return slots_at(s, slot);
 }
 
 static inline void slots_free(struct slots *s)
@@ -97,6 +121,7 @@ static inline void slots_free(struct slots *s)
         free(s->chunks[i]);
     free(s->chunks);
     free(s->next);
+    free(s->gen);
     *s = (struct slots){0};
 }
 
