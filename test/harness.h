@@ -4,6 +4,7 @@
 #ifndef PT_TEST_HARNESS_H
 #define PT_TEST_HARNESS_H
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -32,5 +33,15 @@ int pt_test_main(const struct pt_test *tests, size_t n, int argc, char **argv);
             abort();                                                                           \
         }                                                                                      \
     } while (0)
+
+/* xorshift64: a fast, reproducible pseudo-random sequence for tests; the
+ * state must start nonzero. */
+static inline uint64_t pt_test_rng(uint64_t *x)
+{
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    return *x;
+}
 
 #endif

@@ -2,37 +2,10 @@
  * with an explicit clock: every check is given its `now`, so nothing here
  * sleeps and every firing is exactly predictable. */
 #include <errno.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "harness.h"
-#include "ptimer/ptimer.h"
-#include "timer_internal.h"
-
-#define CHECK_STATUS(t, s) CHECK_EQ(pt_timer_status(t), (s))
-
-static void count_cb(void *arg, uintptr_t seq)
-{
-    (void)seq;
-    ++*(int *)arg;
-}
-
-static uint64_t rng_next(uint64_t *x)
-{
-    *x ^= *x << 13;
-    *x ^= *x >> 7;
-    *x ^= *x << 17;
-    return *x;
-}
-
-static void teardown(pt_timers *ts, pt_timer *t, int n)
-{
-    for (int i = 0; i < n; i++)
-        CHECK(pt_timer_stop_sync(&t[i]) >= 0);
-    CHECK_EQ(pt_timers_len(ts), 0);
-    CHECK_EQ(pt_timers_destroy(ts), 0);
-}
+#include "util.h"
 
 /* ---- order ------------------------------------------------------------ */
 
@@ -60,7 +33,7 @@ void test_timers_fire_in_when_order(void)
     for (int i = 0; i < N; i++)
         perm[i] = i;
     for (int i = N - 1; i > 0; i--) {
-        int j = (int)(rng_next(&x) % (uint64_t)(i + 1));
+        int j = (int)(pt_test_rng(&x) % (uint64_t)(i + 1));
         int tmp = perm[i];
         perm[i] = perm[j];
         perm[j] = tmp;
@@ -90,39 +63,35 @@ void test_timers_fire_in_when_order(void)
 void test_stop_returns_one_for_pending_timer_and_zero_after_run_or_stop(void)
 {
     pt_timers ts;
-    pt_timers_init(&ts, NULL, NULL);
+    pt_timer t[2];
     int n = 0;
-    pt_timer a, b;
-    pt_timer_init(&a, count_cb, &n);
-    pt_timer_init(&b, count_cb, &n);
-    CHECK_EQ(pt_timer_stop(&a), 0); /* never started */
-    CHECK_EQ(pt_timer_start(&ts, &a, 1000, 0), 0);
-    CHECK_EQ(pt_timer_start(&ts, &b, 1000, 0), 0);
-    CHECK_EQ(pt_timer_stop(&a), 1);
-    CHECK_EQ(pt_timer_stop(&a), 0);
+    counting_timers(&ts, t, 2, &n);
+    CHECK_EQ(pt_timer_stop(&t[0]), 0); /* never started */
+    CHECK_EQ(pt_timer_start(&ts, &t[0], 1000, 0), 0);
+    CHECK_EQ(pt_timer_start(&ts, &t[1], 1000, 0), 0);
+    CHECK_EQ(pt_timer_stop(&t[0]), 1);
+    CHECK_EQ(pt_timer_stop(&t[0]), 0);
     CHECK_EQ(pt_timers_check(&ts, 1000, true, NULL), 1);
-    CHECK_EQ(n, 1);                 /* only b */
-    CHECK_EQ(pt_timer_stop(&b), 0); /* it ran */
-    CHECK_EQ(pt_timer_stop(&a), 0);
-    CHECK_EQ(pt_timer_stop_sync(&a), 0);
-    CHECK_EQ(pt_timer_stop_sync(&b), 0);
+    CHECK_EQ(n, 1);                 /* only t[1] */
+    CHECK_EQ(pt_timer_stop(&t[1]), 0); /* it ran */
+    CHECK_EQ(pt_timer_stop(&t[0]), 0);
+    CHECK_EQ(pt_timer_stop_sync(&t[0]), 0);
+    CHECK_EQ(pt_timer_stop_sync(&t[1]), 0);
     /* a ticker is pending after it fires */
-    CHECK_EQ(pt_timer_start(&ts, &a, 2000, 100), 0);
+    CHECK_EQ(pt_timer_start(&ts, &t[0], 2000, 100), 0);
     CHECK_EQ(pt_timers_check(&ts, 2000, true, NULL), 1);
-    CHECK_EQ(pt_timer_stop(&a), 1);
+    CHECK_EQ(pt_timer_stop(&t[0]), 1);
     CHECK_EQ(pt_timers_check(&ts, 5000, true, NULL), 0);
     CHECK_EQ(n, 2);
-    teardown(&ts, &a, 1);
+    teardown(&ts, &t[0], 1);
 }
 
 void test_reset_reports_pending_and_rearms_either_way(void)
 {
     pt_timers ts;
-    pt_timers_init(&ts, NULL, NULL);
-    int n = 0;
     pt_timer t;
-    pt_timer_init(&t, count_cb, &n);
-    CHECK_EQ(pt_timer_start(&ts, &t, 1000, 0), 0);
+    int n = 0;
+    started_timers(&ts, &t, 1, &n, 1000, 0);
     CHECK_EQ(pt_timer_reset(&ts, &t, 2000), 1); /* pending */
     CHECK_EQ(pt_timers_check(&ts, 1999, true, NULL), 0);
     CHECK_EQ(pt_timers_check(&ts, 2000, true, NULL), 1);
@@ -190,11 +159,10 @@ void test_modify_replaces_callback_arg_seq_and_period(void)
 void test_timer_moved_earlier_ten_times_fires_once_at_first_check(void)
 {
     pt_timers ts;
-    pt_timers_init(&ts, NULL, NULL);
-    int n = 0;
     pt_timer t;
-    pt_timer_init(&t, count_cb, &n);
-    const pt_nanos now = 1000000, hour = 3600000000000ll;
+    int n = 0;
+    counting_timers(&ts, &t, 1, &n);
+    const pt_nanos now = 1000000, hour = 3600 * SECOND;
     CHECK_EQ(pt_timer_start(&ts, &t, now + hour, 0), 0);
     for (int j = 0; j < 10; j++) {
         /* Go: if !timer.Stop() { <-timer.C }; timer.Reset(past) */
@@ -217,7 +185,7 @@ void test_timer_moved_earlier_ten_times_fires_once_at_first_check(void)
 void test_random_reset_stop_sequences_lose_no_firing(void)
 {
     enum { N = 100, ROUNDS = 300, OPS = 400 };
-    const pt_nanos LONG = 60000000000ll; /* a minute */
+    const pt_nanos LONG = 60 * SECOND;
     static pt_timer t[N];
     static int fired[N];
     bool pending[N];
@@ -235,12 +203,12 @@ void test_random_reset_stop_sequences_lose_no_firing(void)
         memset(want, 0, sizeof want);
         memset(fired, 0, sizeof fired);
         for (int k = 0; k < OPS; k++) {
-            int i = (int)(rng_next(&x) % N);
-            switch (rng_next(&x) % 8) {
+            int i = (int)(pt_test_rng(&x) % N);
+            switch (pt_test_rng(&x) % 8) {
             case 0:
             case 1:
             case 2: { /* reset to one of several long durations */
-                pt_nanos w = now + LONG * (pt_nanos)(1 + rng_next(&x) % 3);
+                pt_nanos w = now + LONG * (pt_nanos)(1 + pt_test_rng(&x) % 3);
                 CHECK_EQ(pt_timer_reset(&ts, &t[i], w), pending[i]);
                 pending[i] = true;
                 when[i] = w;
@@ -265,14 +233,14 @@ void test_random_reset_stop_sequences_lose_no_firing(void)
                         want[j]++;
                         due++;
                     }
-                CHECK_EQ(pt_timers_check(&ts, now, (rng_next(&x) & 1) != 0, NULL), due);
+                CHECK_EQ(pt_timers_check(&ts, now, (pt_test_rng(&x) & 1) != 0, NULL), due);
                 for (int j = 0; j < N; j++)
                     CHECK_EQ(fired[j], want[j]);
                 CHECK_EQ(pt_timers_verify(&ts, true), 0);
                 break;
             }
             }
-            now += (pt_nanos)(rng_next(&x) % 1000);
+            now += (pt_nanos)(pt_test_rng(&x) % 1000);
         }
         /* the long ones come due: every timer whose last op was a reset
          * fires exactly once, stopped ones never */
@@ -298,10 +266,9 @@ void test_random_reset_stop_sequences_lose_no_firing(void)
 void test_ticker_after_stall_fires_once_and_keeps_phase(void)
 {
     pt_timers ts;
-    pt_timers_init(&ts, NULL, NULL);
-    int n = 0;
     pt_timer t;
-    pt_timer_init(&t, count_cb, &n);
+    int n = 0;
+    counting_timers(&ts, &t, 1, &n);
     const pt_nanos first = 1000, period = 100;
     CHECK_EQ(pt_timer_start(&ts, &t, first, period), 0);
     CHECK_EQ(pt_timers_check(&ts, first, true, NULL), 1);
@@ -328,29 +295,27 @@ void test_ticker_after_stall_fires_once_and_keeps_phase(void)
 void test_ticker_near_maxwhen_clamps_next_when_to_never(void)
 {
     pt_timers ts;
-    pt_timers_init(&ts, NULL, NULL);
+    pt_timer t[2];
     int n = 0;
-    pt_timer t, u;
-    pt_timer_init(&t, count_cb, &n);
-    pt_timer_init(&u, count_cb, &n);
+    counting_timers(&ts, t, 2, &n);
     /* when + period overflows the add */
-    CHECK_EQ(pt_timer_start(&ts, &t, INT64_MAX - 10, 100), 0);
+    CHECK_EQ(pt_timer_start(&ts, &t[0], INT64_MAX - 10, 100), 0);
     CHECK_EQ(pt_timers_check(&ts, INT64_MAX - 5, true, NULL), 1);
-    CHECK_EQ(t.when, PT_MAXWHEN);
+    CHECK_EQ(t[0].when, PT_MAXWHEN);
     CHECK_EQ(pt_timers_next(&ts), PT_MAXWHEN);
-    CHECK_STATUS(&t, PT_TIMER_WAITING);
+    CHECK_STATUS(&t[0], PT_TIMER_WAITING);
     CHECK_EQ(pt_timers_check(&ts, INT64_MAX - 1, true, NULL), 0);
     CHECK_EQ(n, 1);
     /* a missed tick times a huge period overflows the multiplication */
     const pt_nanos period = INT64_MAX / 2 + 2; /* 2^62 + 1 */
-    CHECK_EQ(pt_timer_start(&ts, &u, 1000, period), 0);
+    CHECK_EQ(pt_timer_start(&ts, &t[1], 1000, period), 0);
     CHECK_EQ(pt_timers_check(&ts, 1000 + period + 5, true, NULL), 1);
-    CHECK_EQ(u.when, PT_MAXWHEN);
+    CHECK_EQ(t[1].when, PT_MAXWHEN);
     CHECK_EQ(pt_timers_check(&ts, INT64_MAX - 1, true, NULL), 0);
     CHECK_EQ(n, 2);
     CHECK_EQ(pt_timers_verify(&ts, true), 0);
-    CHECK_EQ(pt_timer_stop_sync(&t), 1);
-    CHECK_EQ(pt_timer_stop_sync(&u), 1);
+    CHECK_EQ(pt_timer_stop_sync(&t[0]), 1);
+    CHECK_EQ(pt_timer_stop_sync(&t[1]), 1);
     CHECK_EQ(pt_timers_len(&ts), 0);
     CHECK_EQ(pt_timers_destroy(&ts), 0);
 }
@@ -358,38 +323,34 @@ void test_ticker_near_maxwhen_clamps_next_when_to_never(void)
 void test_negative_when_means_never(void)
 {
     pt_timers ts;
-    pt_timers_init(&ts, NULL, NULL);
+    pt_timer t[2];
     int n = 0;
-    pt_timer t, u;
-    pt_timer_init(&t, count_cb, &n);
-    pt_timer_init(&u, count_cb, &n);
-    CHECK_EQ(pt_timer_start(&ts, &t, -1, 0), 0);
-    CHECK_EQ(t.when, PT_MAXWHEN);
+    counting_timers(&ts, t, 2, &n);
+    CHECK_EQ(pt_timer_start(&ts, &t[0], -1, 0), 0);
+    CHECK_EQ(t[0].when, PT_MAXWHEN);
     CHECK_EQ(pt_timers_next(&ts), PT_MAXWHEN);
     pt_nanos poll = 0;
     CHECK_EQ(pt_timers_check(&ts, INT64_MAX - 1, true, &poll), 0);
     CHECK_EQ(poll, PT_MAXWHEN);
-    CHECK_STATUS(&t, PT_TIMER_WAITING);
+    CHECK_STATUS(&t[0], PT_TIMER_WAITING);
     /* resetting a pending timer to never is not earlier than anything */
-    CHECK_EQ(pt_timer_start(&ts, &u, 1000, 0), 0);
-    CHECK_EQ(pt_timer_reset(&ts, &u, INT64_MIN), 1);
-    CHECK_STATUS(&u, PT_TIMER_MODIFIED_LATER);
+    CHECK_EQ(pt_timer_start(&ts, &t[1], 1000, 0), 0);
+    CHECK_EQ(pt_timer_reset(&ts, &t[1], INT64_MIN), 1);
+    CHECK_STATUS(&t[1], PT_TIMER_MODIFIED_LATER);
     CHECK_EQ(pt_timers_check(&ts, INT64_MAX - 1, true, NULL), 0);
     CHECK_EQ(n, 0);
-    CHECK_EQ(pt_timer_stop(&t), 1);
-    CHECK_EQ(pt_timer_stop(&u), 1);
-    CHECK_EQ(pt_timer_stop_sync(&t), 0);
-    teardown(&ts, &u, 1);
+    CHECK_EQ(pt_timer_stop(&t[0]), 1);
+    CHECK_EQ(pt_timer_stop(&t[1]), 1);
+    CHECK_EQ(pt_timer_stop_sync(&t[0]), 0);
+    teardown(&ts, &t[1], 1);
 }
 
 void test_zero_when_is_due_at_once(void)
 {
     pt_timers ts;
-    pt_timers_init(&ts, NULL, NULL);
-    int n = 0;
     pt_timer t;
-    pt_timer_init(&t, count_cb, &n);
-    CHECK_EQ(pt_timer_start(&ts, &t, 0, 0), 0);
+    int n = 0;
+    started_timers(&ts, &t, 1, &n, 0, 0);
     CHECK_EQ(t.when, 1); /* 0 means "none" in next and poll_until */
     CHECK_EQ(pt_timers_next(&ts), 1);
     CHECK_EQ(pt_timers_check(&ts, 1, true, NULL), 1);
@@ -402,18 +363,6 @@ void test_zero_when_is_due_at_once(void)
 }
 
 /* ---- cross-P ---------------------------------------------------------- */
-
-struct wakes {
-    int calls;
-    pt_nanos when;
-};
-
-static void wake_cb(void *ctx, pt_nanos when)
-{
-    struct wakes *w = ctx;
-    w->calls++;
-    w->when = when;
-}
 
 void test_modify_through_another_heap_keeps_timer_on_its_own_heap(void)
 {
@@ -455,15 +404,11 @@ void test_modify_through_another_heap_keeps_timer_on_its_own_heap(void)
 void test_next_reports_modified_earlier_time_before_any_check(void)
 {
     pt_timers ts;
-    pt_timers_init(&ts, NULL, NULL);
+    pt_timer t[2];
     int n = 0;
-    pt_timer t, u;
-    pt_timer_init(&t, count_cb, &n);
-    pt_timer_init(&u, count_cb, &n);
-    CHECK_EQ(pt_timer_start(&ts, &t, 5000, 0), 0);
-    CHECK_EQ(pt_timer_start(&ts, &u, 8000, 0), 0);
+    started_timers(&ts, t, 2, &n, 5000, 3000);
     CHECK_EQ(pt_timers_next(&ts), 5000);
-    CHECK_EQ(pt_timer_reset(&ts, &u, 2000), 1);
+    CHECK_EQ(pt_timer_reset(&ts, &t[1], 2000), 1);
     CHECK_EQ(pt_timers_next(&ts), 2000);
     CHECK_EQ(atomic_load(&ts.timer0_when), 5000); /* the heap itself is untouched */
     pt_nanos poll = 0;
@@ -472,8 +417,8 @@ void test_next_reports_modified_earlier_time_before_any_check(void)
     CHECK_EQ(pt_timers_check(&ts, 2000, true, &poll), 1);
     CHECK_EQ(poll, 5000);
     CHECK_EQ(n, 1);
-    CHECK_EQ(pt_timer_stop_sync(&u), 0);
-    teardown(&ts, &t, 1);
+    CHECK_EQ(pt_timer_stop_sync(&t[1]), 0);
+    teardown(&ts, &t[0], 1);
 }
 
 void test_wake_fires_only_when_a_new_earliest_appears(void)
@@ -528,8 +473,29 @@ struct self {
     pt_timer *t;
     int calls, limit;
     pt_nanos again; /* re-arm at this when, or stop_sync if 0 */
+    int (*stop)(pt_timer *t); /* what stop_self_cb calls */
     int ret;
 };
+
+/* Runs s->t once on s->ts, initialised here: its callback cb, on s, started
+ * at 1000 with `period`, and a check at 1000 that runs just it. */
+static void run_self_once(struct self *s, pt_func cb, pt_nanos period)
+{
+    pt_timers_init(s->ts, NULL, NULL);
+    pt_timer_init(s->t, cb, s);
+    CHECK_EQ(pt_timer_start(s->ts, s->t, 1000, period), 0);
+    CHECK_EQ(pt_timers_check(s->ts, 1000, true, NULL), 1);
+    CHECK_EQ(s->calls, 1);
+}
+
+/* Stops its own timer with s->stop. */
+static void stop_self_cb(void *arg, uintptr_t seq)
+{
+    (void)seq;
+    struct self *s = arg;
+    s->calls++;
+    s->ret = s->stop(s->t);
+}
 
 static void reset_self_cb(void *arg, uintptr_t seq)
 {
@@ -543,13 +509,9 @@ static void reset_self_cb(void *arg, uintptr_t seq)
 void test_one_shot_reset_from_its_callback_fires_at_next_due_check(void)
 {
     pt_timers ts;
-    pt_timers_init(&ts, NULL, NULL);
     pt_timer t;
     struct self s = {.ts = &ts, .t = &t, .limit = 3, .again = 2000, .ret = -1};
-    pt_timer_init(&t, reset_self_cb, &s);
-    CHECK_EQ(pt_timer_start(&ts, &t, 1000, 0), 0);
-    CHECK_EQ(pt_timers_check(&ts, 1000, true, NULL), 1);
-    CHECK_EQ(s.calls, 1);
+    run_self_once(&s, reset_self_cb, 0);
     CHECK_EQ(s.ret, 0); /* it had run: not pending */
     CHECK_STATUS(&t, PT_TIMER_WAITING);
     CHECK_EQ(t.when, 2001);
@@ -572,24 +534,12 @@ void test_one_shot_reset_from_its_callback_fires_at_next_due_check(void)
     teardown(&ts, &t, 1);
 }
 
-static void stop_sync_self_cb(void *arg, uintptr_t seq)
-{
-    (void)seq;
-    struct self *s = arg;
-    s->calls++;
-    s->ret = pt_timer_stop_sync(s->t);
-}
-
 void test_ticker_stop_synced_from_its_callback_never_fires_again(void)
 {
     pt_timers ts;
-    pt_timers_init(&ts, NULL, NULL);
     pt_timer t;
-    struct self s = {.ts = &ts, .t = &t, .ret = -1};
-    pt_timer_init(&t, stop_sync_self_cb, &s);
-    CHECK_EQ(pt_timer_start(&ts, &t, 1000, 100), 0);
-    CHECK_EQ(pt_timers_check(&ts, 1000, true, NULL), 1);
-    CHECK_EQ(s.calls, 1);
+    struct self s = {.ts = &ts, .t = &t, .stop = pt_timer_stop_sync, .ret = -1};
+    run_self_once(&s, stop_self_cb, 100);
     CHECK_EQ(s.ret, 1); /* the ticker was pending at its next tick */
     CHECK_STATUS(&t, PT_TIMER_REMOVED);
     CHECK_EQ(pt_timers_len(&ts), 0);
@@ -696,23 +646,12 @@ void test_callback_stops_resets_starts_and_stop_syncs_others_on_its_heap(void)
     CHECK_EQ(pt_timers_destroy(&ts), 0);
 }
 
-static void stop_self_cb(void *arg, uintptr_t seq)
-{
-    (void)seq;
-    struct self *s = arg;
-    s->calls++;
-    s->ret = pt_timer_stop(s->t);
-}
-
 void test_stop_from_own_callback_returns_pending_for_ticker_only(void)
 {
     pt_timers ts;
-    pt_timers_init(&ts, NULL, NULL);
     pt_timer t;
-    struct self s = {.ts = &ts, .t = &t, .ret = -1};
-    pt_timer_init(&t, stop_self_cb, &s);
-    CHECK_EQ(pt_timer_start(&ts, &t, 1000, 0), 0);
-    CHECK_EQ(pt_timers_check(&ts, 1000, true, NULL), 1);
+    struct self s = {.ts = &ts, .t = &t, .stop = pt_timer_stop, .ret = -1};
+    run_self_once(&s, stop_self_cb, 0);
     CHECK_EQ(s.ret, 0); /* a one-shot is no longer pending in its callback */
     CHECK_STATUS(&t, PT_TIMER_NOSTATUS);
     CHECK_EQ(pt_timer_start(&ts, &t, 2000, 100), 0);

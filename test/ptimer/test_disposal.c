@@ -7,11 +7,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "harness.h"
 #include "ploop.h"
-#include "ptimer/ptimer.h"
-
-#define SECOND ((pt_nanos)1000000000)
+#include "util.h"
 
 /* ---- one callback held open on a P thread while another thread disposes */
 
@@ -168,8 +165,7 @@ void test_stop_sync_disposes_100k_timers_in_every_state(void)
     /* Dispose in an order unrelated to the heaps, while both P threads run. */
     uint64_t x = 0x2545F4914F6CDD1Dull;
     for (int i = MASS - 1; i > 0; i--) {
-        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-        int j = (int)(x % (uint64_t)(i + 1));
+        int j = (int)(pt_test_rng(&x) % (uint64_t)(i + 1));
         struct mass_timer *tmp = ms[i];
         ms[i] = ms[j];
         ms[j] = tmp;

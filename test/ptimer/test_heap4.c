@@ -16,8 +16,7 @@ void test_heap4_orders_and_tracks_indices(void)
     pt_heap4_init(&h, (int32_t)offsetof(struct item, idx));
     uint64_t x = 88172645463325252ull;
     for (int i = 0; i < N; i++) {
-        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-        items[i].when = (pt_nanos)(x % 100000) + 1;
+        items[i].when = (pt_nanos)(pt_test_rng(&x) % 100000) + 1;
         CHECK_EQ(pt_heap4_reserve(&h, 1), 0);
         pt_heap4_push(&h, items[i].when, &items[i]);
     }

@@ -8,57 +8,20 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
-#include <stdatomic.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "harness.h"
-#include "ptimer/ptimer.h"
-#include "timer_internal.h"
-
-#define CHECK_STATUS(t, s) CHECK_EQ(pt_timer_status(t), (s))
-
-static void count_cb(void *arg, uintptr_t seq)
-{
-    (void)seq;
-    ++*(int *)arg;
-}
-
-/* The key a timer is filed under in its heap (not its asked-for when). */
-static pt_nanos heap_key(const pt_timer *t)
-{
-    pt_timers *ts = atomic_load(&((pt_timer *)t)->ts);
-    CHECK(ts != NULL);
-    CHECK(t->heap_index < ts->heap.len);
-    CHECK(ts->heap.v[t->heap_index].item == t);
-    return ts->heap.v[t->heap_index].when;
-}
-
-static pt_timers *heap_of(const pt_timer *t)
-{
-    return atomic_load(&((pt_timer *)t)->ts);
-}
-
-/* Unlink every timer and free the heap; the timers may be in any state. */
-static void teardown(pt_timers *ts, pt_timer *t, int n)
-{
-    for (int i = 0; i < n; i++)
-        CHECK(pt_timer_stop_sync(&t[i]) >= 0);
-    CHECK_EQ(pt_timers_len(ts), 0);
-    CHECK_EQ(pt_timers_verify(ts, true), 0);
-    CHECK_EQ(pt_timers_destroy(ts), 0);
-}
+#include "util.h"
 
 /* ---- start ------------------------------------------------------------ */
 
 void test_start_of_new_timer_makes_it_waiting_on_that_heap(void)
 {
     pt_timers ts;
-    pt_timers_init(&ts, NULL, NULL);
-    int n = 0;
     pt_timer t;
-    pt_timer_init(&t, count_cb, &n);
+    int n = 0;
+    counting_timers(&ts, &t, 1, &n);
     CHECK_STATUS(&t, PT_TIMER_NOSTATUS);
     CHECK_EQ(pt_timers_len(&ts), 0);
 
@@ -76,11 +39,9 @@ void test_start_of_new_timer_makes_it_waiting_on_that_heap(void)
 void test_start_after_stop_sync_makes_removed_timer_waiting(void)
 {
     pt_timers ts;
-    pt_timers_init(&ts, NULL, NULL);
-    int n = 0;
     pt_timer t;
-    pt_timer_init(&t, count_cb, &n);
-    CHECK_EQ(pt_timer_start(&ts, &t, 1000, 0), 0);
+    int n = 0;
+    started_timers(&ts, &t, 1, &n, 1000, 0);
     CHECK_EQ(pt_timer_stop_sync(&t), 1);
     CHECK_STATUS(&t, PT_TIMER_REMOVED);
     CHECK_EQ(pt_timers_len(&ts), 0);
@@ -98,14 +59,10 @@ void test_start_after_stop_sync_makes_removed_timer_waiting(void)
 void test_start_of_deleted_timer_revives_it_in_its_old_heap(void)
 {
     pt_timers a, b;
-    pt_timers_init(&a, NULL, NULL);
-    pt_timers_init(&b, NULL, NULL);
-    int n = 0;
     pt_timer t[2];
-    for (int i = 0; i < 2; i++) {
-        pt_timer_init(&t[i], count_cb, &n);
-        CHECK_EQ(pt_timer_start(&a, &t[i], 5000 + i, 0), 0);
-    }
+    int n = 0;
+    started_timers(&a, t, 2, &n, 5000, 1);
+    pt_timers_init(&b, NULL, NULL);
     /* stopped after both starts: a start cleans a Deleted head */
     for (int i = 0; i < 2; i++) {
         CHECK_EQ(pt_timer_stop(&t[i]), 1);
@@ -139,18 +96,23 @@ void test_start_of_deleted_timer_revives_it_in_its_old_heap(void)
     CHECK_EQ(pt_timers_destroy(&b), 0);
 }
 
+/* Three pending timers on a fresh heap, one in each pending status: t[0]
+ * Waiting at 5000, t[1] started at 5000 + step and reset to 4000
+ * (ModifiedEarlier), t[2] at 5000 + 2 step reset to 6000 (ModifiedLater). */
+static void three_pending(pt_timers *ts, pt_timer *t, int *n, pt_nanos step)
+{
+    started_timers(ts, t, 3, n, 5000, step);
+    CHECK_EQ(pt_timer_reset(ts, &t[1], 4000), 1);
+    CHECK_EQ(pt_timer_reset(ts, &t[2], 6000), 1);
+    CHECK_STATUSES(t, PT_TIMER_WAITING, PT_TIMER_MODIFIED_EARLIER, PT_TIMER_MODIFIED_LATER);
+}
+
 void test_start_of_pending_timer_returns_ebusy_and_changes_nothing(void)
 {
     pt_timers ts;
-    pt_timers_init(&ts, NULL, NULL);
-    int n = 0;
     pt_timer t[3];
-    for (int i = 0; i < 3; i++) {
-        pt_timer_init(&t[i], count_cb, &n);
-        CHECK_EQ(pt_timer_start(&ts, &t[i], 5000, 0), 0);
-    }
-    CHECK_EQ(pt_timer_reset(&ts, &t[1], 4000), 1);
-    CHECK_EQ(pt_timer_reset(&ts, &t[2], 6000), 1);
+    int n = 0;
+    three_pending(&ts, t, &n, 0);
     const uint32_t want[3] = {PT_TIMER_WAITING, PT_TIMER_MODIFIED_EARLIER, PT_TIMER_MODIFIED_LATER};
     const pt_nanos whens[3] = {5000, 4000, 6000};
     for (int i = 0; i < 3; i++) {
@@ -174,18 +136,9 @@ void test_start_of_pending_timer_returns_ebusy_and_changes_nothing(void)
 void test_stop_of_pending_timer_marks_it_deleted_and_returns_one(void)
 {
     pt_timers ts;
-    pt_timers_init(&ts, NULL, NULL);
-    int n = 0;
     pt_timer t[3];
-    for (int i = 0; i < 3; i++) {
-        pt_timer_init(&t[i], count_cb, &n);
-        CHECK_EQ(pt_timer_start(&ts, &t[i], 5000 + i, 0), 0);
-    }
-    CHECK_EQ(pt_timer_reset(&ts, &t[1], 4000), 1);
-    CHECK_EQ(pt_timer_reset(&ts, &t[2], 6000), 1);
-    CHECK_STATUS(&t[0], PT_TIMER_WAITING);
-    CHECK_STATUS(&t[1], PT_TIMER_MODIFIED_EARLIER);
-    CHECK_STATUS(&t[2], PT_TIMER_MODIFIED_LATER);
+    int n = 0;
+    three_pending(&ts, t, &n, 1);
     for (int i = 0; i < 3; i++) {
         CHECK_EQ(pt_timer_stop(&t[i]), 1);
         CHECK_STATUS(&t[i], PT_TIMER_DELETED);
@@ -242,11 +195,9 @@ void test_stop_of_inactive_timer_returns_zero_and_keeps_status(void)
 void test_stop_of_removing_timer_returns_zero_without_waiting(void)
 {
     pt_timers ts;
-    pt_timers_init(&ts, NULL, NULL);
-    int n = 0;
     pt_timer t;
-    pt_timer_init(&t, count_cb, &n);
-    CHECK_EQ(pt_timer_start(&ts, &t, 1000, 0), 0);
+    int n = 0;
+    started_timers(&ts, &t, 1, &n, 1000, 0);
     /* another thread is unlinking it (white-box) */
     atomic_store(&t.status, PT_TIMER_REMOVING);
     CHECK_EQ(pt_timer_stop(&t), 0);
@@ -278,11 +229,14 @@ static void *waiter_main(void *p)
     return NULL;
 }
 
-/* Force t (Waiting in ts) into `transient`, run op on another thread, check
- * that it does not return while the state lasts, then end the state and
- * return what the op returned. */
-static int op_waits_out(pt_timers *ts, pt_timer *t, uint32_t transient, enum op op)
+/* Start t (counting into *n) on a fresh heap ts at 1000, force it into
+ * `transient`, run op on another thread, check that it does not return
+ * while the state lasts, then end the state and check that the op found
+ * the timer pending (returned 1) and left it in status `want`. */
+static void op_waits_out(pt_timers *ts, pt_timer *t, int *n, uint32_t transient, enum op op,
+                         uint32_t want)
 {
+    started_timers(ts, t, 1, n, 1000, 0);
     CHECK_STATUS(t, PT_TIMER_WAITING);
     struct waiter w = {.ts = ts, .t = t, .op = op, .result = -1000};
     atomic_init(&w.started, 0);
@@ -298,65 +252,72 @@ static int op_waits_out(pt_timers *ts, pt_timer *t, uint32_t transient, enum op 
     atomic_store(&t->status, PT_TIMER_WAITING);
     CHECK_EQ(pthread_join(w.th, NULL), 0);
     CHECK_EQ(atomic_load(&w.done), 1);
-    return w.result;
+    CHECK_EQ(w.result, 1);
+    CHECK_STATUS(t, want);
+    CHECK_EQ(pt_timers_verify(ts, true), 0);
+}
+
+/* op_waits_out for each state in transient[], each on a fresh heap; after
+ * it the timer is due at `when`, and a check then runs it `fires` times. */
+static void op_waits_out_each(const uint32_t *transient, size_t count, enum op op, uint32_t want,
+                              pt_nanos when, int fires)
+{
+    for (size_t i = 0; i < count; i++) {
+        pt_timers ts;
+        pt_timer t;
+        int n = 0;
+        op_waits_out(&ts, &t, &n, transient[i], op, want);
+        CHECK_EQ(t.when, when);
+        CHECK_EQ(pt_timers_check(&ts, when, true, NULL), fires);
+        CHECK_EQ(n, fires);
+        teardown(&ts, &t, 1);
+    }
 }
 
 void test_stop_waits_out_running_moving_and_modifying(void)
 {
     const uint32_t transient[] = {PT_TIMER_RUNNING, PT_TIMER_MOVING, PT_TIMER_MODIFYING};
-    for (size_t i = 0; i < sizeof transient / sizeof transient[0]; i++) {
-        pt_timers ts;
-        pt_timers_init(&ts, NULL, NULL);
-        int n = 0;
-        pt_timer t;
-        pt_timer_init(&t, count_cb, &n);
-        CHECK_EQ(pt_timer_start(&ts, &t, 1000, 0), 0);
-        CHECK_EQ(op_waits_out(&ts, &t, transient[i], OP_STOP), 1);
-        CHECK_STATUS(&t, PT_TIMER_DELETED);
-        CHECK_EQ(pt_timers_verify(&ts, true), 0);
-        teardown(&ts, &t, 1);
-        CHECK_EQ(n, 0);
-    }
+    /* stopped: Deleted at its old time, and it never runs */
+    op_waits_out_each(transient, sizeof transient / sizeof transient[0], OP_STOP,
+                      PT_TIMER_DELETED, 1000, 0);
 }
 
 void test_modify_waits_out_running_moving_removing_and_modifying(void)
 {
     const uint32_t transient[] = {PT_TIMER_RUNNING, PT_TIMER_MOVING, PT_TIMER_REMOVING,
                                   PT_TIMER_MODIFYING};
-    for (size_t i = 0; i < sizeof transient / sizeof transient[0]; i++) {
-        pt_timers ts;
-        pt_timers_init(&ts, NULL, NULL);
-        int n = 0;
-        pt_timer t;
-        pt_timer_init(&t, count_cb, &n);
-        CHECK_EQ(pt_timer_start(&ts, &t, 1000, 0), 0);
-        CHECK_EQ(op_waits_out(&ts, &t, transient[i], OP_MODIFY), 1);
-        CHECK_STATUS(&t, PT_TIMER_MODIFIED_EARLIER);
-        CHECK_EQ(t.when, 500);
-        CHECK_EQ(pt_timers_verify(&ts, true), 0);
-        CHECK_EQ(pt_timers_check(&ts, 500, true, NULL), 1);
-        CHECK_EQ(n, 1);
-        teardown(&ts, &t, 1);
-    }
+    op_waits_out_each(transient, sizeof transient / sizeof transient[0], OP_MODIFY,
+                      PT_TIMER_MODIFIED_EARLIER, 500, 1);
 }
 
 /* ---- modify, reset ---------------------------------------------------- */
 
+/* Start t (counting into *n) on a fresh heap ts at 5000, then move it to
+ * `to` with modify (to a new seq) or reset: it was pending, so either
+ * returns 1 and leaves it in status `want`, filed under its old key until
+ * the owner re-keys it (lazily). */
+static void move_waiting_timer(pt_timers *ts, pt_timer *t, int *n, bool by_modify, pt_nanos to,
+                               uint32_t want)
+{
+    started_timers(ts, t, 1, n, 5000, 0);
+    if (by_modify)
+        CHECK_EQ(pt_timer_modify(ts, t, to, 0, count_cb, n, 9), 1);
+    else
+        CHECK_EQ(pt_timer_reset(ts, t, to), 1);
+    CHECK_STATUS(t, want);
+    CHECK_EQ(heap_key(t), 5000);
+    CHECK_EQ(t->when, to);
+    CHECK_EQ(atomic_load(&ts->modified_earliest), want == PT_TIMER_MODIFIED_EARLIER ? to : 0);
+    CHECK_EQ(pt_timers_verify(ts, true), 0);
+}
+
 void test_modify_of_waiting_timer_to_earlier_time_is_modified_earlier(void)
 {
     pt_timers ts;
-    pt_timers_init(&ts, NULL, NULL);
-    int n = 0;
     pt_timer t;
-    pt_timer_init(&t, count_cb, &n);
-    CHECK_EQ(pt_timer_start(&ts, &t, 5000, 0), 0);
-    CHECK_EQ(pt_timer_modify(&ts, &t, 2000, 0, count_cb, &n, 9), 1);
-    CHECK_STATUS(&t, PT_TIMER_MODIFIED_EARLIER);
-    CHECK_EQ(heap_key(&t), 5000); /* re-keyed lazily by the owner */
-    CHECK_EQ(t.when, 2000);
-    CHECK_EQ(atomic_load(&ts.modified_earliest), 2000);
+    int n = 0;
+    move_waiting_timer(&ts, &t, &n, true, 2000, PT_TIMER_MODIFIED_EARLIER);
     CHECK_EQ(pt_timers_next(&ts), 2000);
-    CHECK_EQ(pt_timers_verify(&ts, true), 0);
     CHECK_EQ(pt_timers_check(&ts, 2000, true, NULL), 1);
     CHECK_EQ(n, 1);
     teardown(&ts, &t, 1);
@@ -365,17 +326,9 @@ void test_modify_of_waiting_timer_to_earlier_time_is_modified_earlier(void)
 void test_reset_of_waiting_timer_to_later_time_is_modified_later(void)
 {
     pt_timers ts;
-    pt_timers_init(&ts, NULL, NULL);
-    int n = 0;
     pt_timer t;
-    pt_timer_init(&t, count_cb, &n);
-    CHECK_EQ(pt_timer_start(&ts, &t, 5000, 0), 0);
-    CHECK_EQ(pt_timer_reset(&ts, &t, 8000), 1);
-    CHECK_STATUS(&t, PT_TIMER_MODIFIED_LATER);
-    CHECK_EQ(heap_key(&t), 5000);
-    CHECK_EQ(t.when, 8000);
-    CHECK_EQ(atomic_load(&ts.modified_earliest), 0);
-    CHECK_EQ(pt_timers_verify(&ts, true), 0);
+    int n = 0;
+    move_waiting_timer(&ts, &t, &n, false, 8000, PT_TIMER_MODIFIED_LATER);
     /* the old key comes due first: the owner re-keys instead of running */
     CHECK_EQ(pt_timers_check(&ts, 5000, true, NULL), 0);
     CHECK_STATUS(&t, PT_TIMER_WAITING);
@@ -388,13 +341,9 @@ void test_reset_of_waiting_timer_to_later_time_is_modified_later(void)
 void test_modify_of_modified_timer_switches_earlier_and_later(void)
 {
     pt_timers ts;
-    pt_timers_init(&ts, NULL, NULL);
-    int n = 0;
     pt_timer t;
-    pt_timer_init(&t, count_cb, &n);
-    CHECK_EQ(pt_timer_start(&ts, &t, 5000, 0), 0);
-    CHECK_EQ(pt_timer_reset(&ts, &t, 3000), 1);
-    CHECK_STATUS(&t, PT_TIMER_MODIFIED_EARLIER);
+    int n = 0;
+    move_waiting_timer(&ts, &t, &n, false, 3000, PT_TIMER_MODIFIED_EARLIER);
     CHECK_EQ(pt_timer_reset(&ts, &t, 4000), 1); /* ModifiedEarlier -> ModifiedLater */
     CHECK_STATUS(&t, PT_TIMER_MODIFIED_LATER);
     CHECK_EQ(pt_timer_reset(&ts, &t, 9000), 1); /* ModifiedLater -> ModifiedLater */
@@ -417,13 +366,9 @@ void test_modify_of_modified_timer_switches_earlier_and_later(void)
 void test_reset_of_deleted_timer_revives_it_and_returns_zero(void)
 {
     pt_timers ts;
-    pt_timers_init(&ts, NULL, NULL);
-    int n = 0, m = 0;
     pt_timer t[2];
-    for (int i = 0; i < 2; i++) {
-        pt_timer_init(&t[i], count_cb, &n);
-        CHECK_EQ(pt_timer_start(&ts, &t[i], 5000, 0), 0);
-    }
+    int n = 0, m = 0;
+    started_timers(&ts, t, 2, &n, 5000, 0);
     CHECK_EQ(pt_timer_stop(&t[0]), 1);
     CHECK_EQ(pt_timer_stop(&t[1]), 1);
     CHECK_EQ(atomic_load(&ts.deleted_timers), 2);
@@ -444,11 +389,9 @@ void test_reset_of_deleted_timer_revives_it_and_returns_zero(void)
 void test_reset_of_new_timer_makes_it_waiting_and_returns_zero(void)
 {
     pt_timers ts;
-    pt_timers_init(&ts, NULL, NULL);
-    int n = 0;
     pt_timer t[2];
-    pt_timer_init(&t[0], count_cb, &n);
-    pt_timer_init(&t[1], count_cb, &n);
+    int n = 0;
+    counting_timers(&ts, t, 2, &n);
     CHECK_EQ(pt_timer_reset(&ts, &t[0], 3000), 0);
     CHECK_STATUS(&t[0], PT_TIMER_WAITING);
     CHECK_EQ(pt_timer_modify(&ts, &t[1], 4000, 0, count_cb, &n, 0), 0);
@@ -464,12 +407,10 @@ void test_reset_of_new_timer_makes_it_waiting_and_returns_zero(void)
 void test_reset_of_removed_timer_pushes_it_onto_the_heap_passed(void)
 {
     pt_timers a, b;
-    pt_timers_init(&a, NULL, NULL);
-    pt_timers_init(&b, NULL, NULL);
-    int n = 0;
     pt_timer t;
-    pt_timer_init(&t, count_cb, &n);
-    CHECK_EQ(pt_timer_start(&a, &t, 3000, 0), 0);
+    int n = 0;
+    started_timers(&a, &t, 1, &n, 3000, 0);
+    pt_timers_init(&b, NULL, NULL);
     CHECK_EQ(pt_timer_stop_sync(&t), 1);
     CHECK_STATUS(&t, PT_TIMER_REMOVED);
     CHECK_EQ(pt_timer_reset(&b, &t, 2000), 0);
@@ -489,13 +430,9 @@ void test_reset_of_removed_timer_pushes_it_onto_the_heap_passed(void)
 void test_stop_sync_of_deleted_timer_removes_it_from_its_heap(void)
 {
     pt_timers ts;
-    pt_timers_init(&ts, NULL, NULL);
-    int n = 0;
     pt_timer t[3];
-    for (int i = 0; i < 3; i++) {
-        pt_timer_init(&t[i], count_cb, &n);
-        CHECK_EQ(pt_timer_start(&ts, &t[i], 1000 * (i + 1), 0), 0);
-    }
+    int n = 0;
+    started_timers(&ts, t, 3, &n, 1000, 1000);
     CHECK_EQ(pt_timer_stop(&t[1]), 1);
     CHECK_STATUS(&t[1], PT_TIMER_DELETED);
     CHECK_EQ(pt_timers_len(&ts), 3);
@@ -520,14 +457,10 @@ void test_stop_sync_of_deleted_timer_removes_it_from_its_heap(void)
 void test_start_cleans_deleted_timer_at_head(void)
 {
     pt_timers ts;
-    pt_timers_init(&ts, NULL, NULL);
-    int n = 0;
     pt_timer t[4];
-    for (int i = 0; i < 4; i++)
-        pt_timer_init(&t[i], count_cb, &n);
-    CHECK_EQ(pt_timer_start(&ts, &t[0], 1000, 0), 0);
-    CHECK_EQ(pt_timer_start(&ts, &t[1], 2000, 0), 0);
-    CHECK_EQ(pt_timer_start(&ts, &t[2], 3000, 0), 0);
+    int n = 0;
+    started_timers(&ts, t, 3, &n, 1000, 1000);
+    pt_timer_init(&t[3], count_cb, &n);
     CHECK_EQ(pt_timer_stop(&t[0]), 1);
     CHECK_EQ(pt_timer_stop(&t[1]), 1);
     CHECK_EQ(pt_timers_len(&ts), 3);
@@ -545,13 +478,10 @@ void test_start_cleans_deleted_timer_at_head(void)
 void test_start_rekeys_modified_timer_at_head(void)
 {
     pt_timers ts;
-    pt_timers_init(&ts, NULL, NULL);
-    int n = 0;
     pt_timer t[3];
-    for (int i = 0; i < 3; i++)
-        pt_timer_init(&t[i], count_cb, &n);
-    CHECK_EQ(pt_timer_start(&ts, &t[0], 1000, 0), 0);
-    CHECK_EQ(pt_timer_start(&ts, &t[1], 2000, 0), 0);
+    int n = 0;
+    started_timers(&ts, t, 2, &n, 1000, 1000);
+    pt_timer_init(&t[2], count_cb, &n);
     CHECK_EQ(pt_timer_reset(&ts, &t[0], 6000), 1);
     CHECK_STATUS(&t[0], PT_TIMER_MODIFIED_LATER);
     CHECK_EQ(heap_key(&t[0]), 1000);
@@ -571,22 +501,15 @@ void test_start_rekeys_modified_timer_at_head(void)
  * moved later, t[1] stopped, t[4] moved earlier and stopped. */
 static void adjust_setup(pt_timers *ts, pt_timer *t, int *n)
 {
-    pt_timers_init(ts, NULL, NULL);
-    for (int i = 0; i < 5; i++) {
-        pt_timer_init(&t[i], count_cb, n);
-        CHECK_EQ(pt_timer_start(ts, &t[i], 10000 * (i + 1), 0), 0);
-    }
+    started_timers(ts, t, 5, n, 10000, 10000);
     CHECK_EQ(pt_timer_reset(ts, &t[2], 5000), 1);
     CHECK_EQ(pt_timer_reset(ts, &t[2], 45000), 1);
     CHECK_EQ(pt_timer_reset(ts, &t[3], 60000), 1);
     CHECK_EQ(pt_timer_stop(&t[1]), 1);
     CHECK_EQ(pt_timer_reset(ts, &t[4], 7000), 1);
     CHECK_EQ(pt_timer_stop(&t[4]), 1);
-    CHECK_STATUS(&t[0], PT_TIMER_WAITING);
-    CHECK_STATUS(&t[1], PT_TIMER_DELETED);
-    CHECK_STATUS(&t[2], PT_TIMER_MODIFIED_LATER);
-    CHECK_STATUS(&t[3], PT_TIMER_MODIFIED_LATER);
-    CHECK_STATUS(&t[4], PT_TIMER_DELETED);
+    CHECK_STATUSES(t, PT_TIMER_WAITING, PT_TIMER_DELETED, PT_TIMER_MODIFIED_LATER,
+                   PT_TIMER_MODIFIED_LATER, PT_TIMER_DELETED);
     CHECK_EQ(atomic_load(&ts->modified_earliest), 5000);
     CHECK_EQ(pt_timers_next(ts), 5000);
     CHECK_EQ(pt_timers_len(ts), 5);
@@ -601,11 +524,8 @@ void test_check_at_modified_earliest_adjusts_every_modified_and_deleted_timer(vo
     /* not the owner: this is adjust's work, not clear_deleted's */
     pt_nanos poll = -1;
     CHECK_EQ(pt_timers_check(&ts, 5000, false, &poll), 0);
-    CHECK_STATUS(&t[0], PT_TIMER_WAITING);
-    CHECK_STATUS(&t[1], PT_TIMER_REMOVED);
-    CHECK_STATUS(&t[2], PT_TIMER_WAITING);
-    CHECK_STATUS(&t[3], PT_TIMER_WAITING);
-    CHECK_STATUS(&t[4], PT_TIMER_REMOVED);
+    CHECK_STATUSES(t, PT_TIMER_WAITING, PT_TIMER_REMOVED, PT_TIMER_WAITING, PT_TIMER_WAITING,
+                   PT_TIMER_REMOVED);
     CHECK_EQ(heap_key(&t[2]), 45000);
     CHECK_EQ(heap_key(&t[3]), 60000);
     CHECK_EQ(pt_timers_len(&ts), 3);
@@ -636,11 +556,8 @@ void test_check_before_modified_earliest_leaves_modified_timers_alone(void)
     CHECK_EQ(pt_timers_check(&ts, 1000, false, NULL), 1);
     CHECK_EQ(n, 1);
     CHECK_STATUS(&head, PT_TIMER_NOSTATUS);
-    CHECK_STATUS(&t[0], PT_TIMER_WAITING);
-    CHECK_STATUS(&t[1], PT_TIMER_DELETED);
-    CHECK_STATUS(&t[2], PT_TIMER_MODIFIED_LATER);
-    CHECK_STATUS(&t[3], PT_TIMER_MODIFIED_LATER);
-    CHECK_STATUS(&t[4], PT_TIMER_DELETED);
+    CHECK_STATUSES(t, PT_TIMER_WAITING, PT_TIMER_DELETED, PT_TIMER_MODIFIED_LATER,
+                   PT_TIMER_MODIFIED_LATER, PT_TIMER_DELETED);
     CHECK_EQ(heap_key(&t[2]), 30000);
     CHECK_EQ(heap_key(&t[3]), 40000);
     CHECK_EQ(pt_timers_len(&ts), 5);
@@ -656,21 +573,12 @@ void test_check_before_modified_earliest_leaves_modified_timers_alone(void)
 
 /* ---- clear_deleted ---------------------------------------------------- */
 
-static void start_timers(pt_timers *ts, pt_timer *t, int count, int *n)
-{
-    pt_timers_init(ts, NULL, NULL);
-    for (int i = 0; i < count; i++) {
-        pt_timer_init(&t[i], count_cb, n);
-        CHECK_EQ(pt_timer_start(ts, &t[i], 1000 * (i + 1), 0), 0);
-    }
-}
-
 void test_owner_check_clears_deleted_timers_past_a_quarter(void)
 {
     pt_timers ts;
     pt_timer t[9];
     int n = 0;
-    start_timers(&ts, t, 9, &n);
+    started_timers(&ts, t, 9, &n, 1000, 1000);
     /* two of nine is not more than a quarter: nothing to clear, whether
      * the check stays lock-free (nothing due) ... */
     CHECK_EQ(pt_timer_stop(&t[5]), 1);
@@ -702,7 +610,7 @@ void test_non_owner_check_leaves_deleted_timers_in_heap(void)
     pt_timers ts;
     pt_timer t[8];
     int n = 0;
-    start_timers(&ts, t, 8, &n);
+    started_timers(&ts, t, 8, &n, 1000, 1000);
     for (int i = 4; i < 8; i++)
         CHECK_EQ(pt_timer_stop(&t[i]), 1);
     CHECK_EQ(pt_timers_check(&ts, 500, false, NULL), 0);
@@ -723,13 +631,9 @@ void test_non_owner_check_leaves_deleted_timers_in_heap(void)
 void test_check_leaves_timer_not_yet_due_waiting(void)
 {
     pt_timers ts;
-    pt_timers_init(&ts, NULL, NULL);
-    int n = 0;
     pt_timer t[2];
-    pt_timer_init(&t[0], count_cb, &n);
-    pt_timer_init(&t[1], count_cb, &n);
-    CHECK_EQ(pt_timer_start(&ts, &t[0], 1000, 0), 0);
-    CHECK_EQ(pt_timer_start(&ts, &t[1], 2000, 0), 0);
+    int n = 0;
+    started_timers(&ts, t, 2, &n, 1000, 1000);
     pt_nanos poll = 0;
     CHECK_EQ(pt_timers_check(&ts, 999, true, &poll), 0);
     CHECK_EQ(poll, 1000);
@@ -765,19 +669,24 @@ static void probe_cb(void *arg, uintptr_t seq)
     p->heap = heap_of(p->t);
 }
 
+/* Runs p->t once on p->ts (initialised): its callback cb, on p, started at
+ * 1000 with `period`, and a check at `now` that runs just it. */
+static void run_once(struct probe *p, pt_func cb, pt_nanos period, pt_nanos now)
+{
+    pt_timer_init(p->t, cb, p);
+    CHECK_EQ(pt_timer_start(p->ts, p->t, 1000, period), 0);
+    CHECK_EQ(pt_timers_check(p->ts, now, true, NULL), 1);
+    CHECK_EQ(p->calls, 1);
+}
+
 void test_one_shot_is_nostatus_and_out_of_heap_before_its_callback(void)
 {
     pt_timers ts;
-    pt_timers_init(&ts, NULL, NULL);
-    int n = 0;
     pt_timer t, other;
+    int n = 0;
     struct probe p = {.ts = &ts, .t = &t};
-    pt_timer_init(&t, probe_cb, &p);
-    pt_timer_init(&other, count_cb, &n);
-    CHECK_EQ(pt_timer_start(&ts, &t, 1000, 0), 0);
-    CHECK_EQ(pt_timer_start(&ts, &other, 3000, 0), 0);
-    CHECK_EQ(pt_timers_check(&ts, 1500, true, NULL), 1);
-    CHECK_EQ(p.calls, 1);
+    started_timers(&ts, &other, 1, &n, 3000, 0);
+    run_once(&p, probe_cb, 0, 1500);
     CHECK_EQ(p.status, PT_TIMER_NOSTATUS);
     CHECK_EQ(p.len, 1);
     CHECK(p.heap == NULL);
@@ -793,13 +702,10 @@ void test_one_shot_is_nostatus_and_out_of_heap_before_its_callback(void)
 void test_ticker_is_waiting_at_next_when_before_its_callback(void)
 {
     pt_timers ts;
-    pt_timers_init(&ts, NULL, NULL);
     pt_timer t;
     struct probe p = {.ts = &ts, .t = &t};
-    pt_timer_init(&t, probe_cb, &p);
-    CHECK_EQ(pt_timer_start(&ts, &t, 1000, 250), 0);
-    CHECK_EQ(pt_timers_check(&ts, 1000, true, NULL), 1);
-    CHECK_EQ(p.calls, 1);
+    pt_timers_init(&ts, NULL, NULL);
+    run_once(&p, probe_cb, 250, 1000);
     CHECK_EQ(p.status, PT_TIMER_WAITING);
     CHECK_EQ(p.len, 1);
     CHECK(p.heap == &ts);
@@ -817,11 +723,9 @@ void test_ticker_is_waiting_at_next_when_before_its_callback(void)
 void test_run_rekeys_modified_timer_at_head_without_firing_it(void)
 {
     pt_timers ts;
-    pt_timers_init(&ts, NULL, NULL);
-    int n = 0;
     pt_timer t[3];
-    for (int i = 0; i < 3; i++)
-        pt_timer_init(&t[i], count_cb, &n);
+    int n = 0;
+    counting_timers(&ts, t, 3, &n);
     CHECK_EQ(pt_timer_start(&ts, &t[0], 1000, 0), 0);
     CHECK_EQ(pt_timer_start(&ts, &t[1], 1100, 0), 0);
     CHECK_EQ(pt_timer_start(&ts, &t[2], 5000, 0), 0);
@@ -849,13 +753,9 @@ void test_run_rekeys_modified_timer_at_head_without_firing_it(void)
 void test_run_removes_deleted_timer_at_head(void)
 {
     pt_timers ts;
-    pt_timers_init(&ts, NULL, NULL);
-    int n = 0;
     pt_timer t[2];
-    pt_timer_init(&t[0], count_cb, &n);
-    pt_timer_init(&t[1], count_cb, &n);
-    CHECK_EQ(pt_timer_start(&ts, &t[0], 1000, 0), 0);
-    CHECK_EQ(pt_timer_start(&ts, &t[1], 2000, 0), 0);
+    int n = 0;
+    started_timers(&ts, t, 2, &n, 1000, 1000);
     CHECK_EQ(pt_timer_stop(&t[0]), 1);
     /* not the owner, one deleted of two: only run can remove it */
     CHECK_EQ(pt_timers_check(&ts, 1000, false, NULL), 0);
@@ -870,31 +770,14 @@ void test_run_removes_deleted_timer_at_head(void)
 
 /* ---- move ------------------------------------------------------------- */
 
-struct wakes {
-    int calls;
-    pt_nanos when;
-};
-
-static void wake_cb(void *ctx, pt_nanos when)
-{
-    struct wakes *w = ctx;
-    w->calls++;
-    w->when = when;
-}
-
 void test_move_takes_live_timers_as_waiting_and_drops_deleted(void)
 {
     pt_timers src, dst;
     struct wakes w = {0};
-    pt_timers_init(&src, NULL, NULL);
-    pt_timers_init(&dst, wake_cb, &w);
+    pt_timer t[6], d;
     int n = 0;
-    pt_timer t[6];
-    for (int i = 0; i < 6; i++) {
-        pt_timer_init(&t[i], count_cb, &n);
-        CHECK_EQ(pt_timer_start(&src, &t[i], 5000 + 1000 * i, 0), 0);
-    }
-    pt_timer d;
+    started_timers(&src, t, 6, &n, 5000, 1000);
+    pt_timers_init(&dst, wake_cb, &w);
     pt_timer_init(&d, count_cb, &n);
     CHECK_EQ(pt_timer_start(&dst, &d, 4000, 0), 0);
     w.calls = 0;
@@ -939,23 +822,20 @@ void test_move_wakes_dst_only_when_it_gains_an_earlier_timer(void)
 {
     pt_timers src, dst;
     struct wakes w = {0};
-    pt_timers_init(&src, NULL, NULL);
-    pt_timers_init(&dst, wake_cb, &w);
+    pt_timer t[3];
     int n = 0;
-    pt_timer a, b, c;
-    pt_timer_init(&a, count_cb, &n);
-    pt_timer_init(&b, count_cb, &n);
-    pt_timer_init(&c, count_cb, &n);
-    CHECK_EQ(pt_timer_start(&dst, &a, 5000, 0), 0);
+    counting_timers(&src, t, 3, &n);
+    pt_timers_init(&dst, wake_cb, &w);
+    CHECK_EQ(pt_timer_start(&dst, &t[0], 5000, 0), 0);
     CHECK_EQ(w.calls, 1);
     w.calls = 0;
 
     /* later than dst's earliest: no wake */
-    CHECK_EQ(pt_timer_start(&src, &b, 6000, 0), 0);
+    CHECK_EQ(pt_timer_start(&src, &t[1], 6000, 0), 0);
     CHECK_EQ(pt_timers_move(&dst, &src), 0);
     CHECK_EQ(w.calls, 0);
     /* earlier: one wake, with the new earliest */
-    CHECK_EQ(pt_timer_start(&src, &c, 3000, 0), 0);
+    CHECK_EQ(pt_timer_start(&src, &t[2], 3000, 0), 0);
     CHECK_EQ(pt_timers_move(&dst, &src), 0);
     CHECK_EQ(w.calls, 1);
     CHECK_EQ(w.when, 3000);
@@ -1005,14 +885,21 @@ static void expect_corrupt(void (*body)(void), const char *status, const char *o
     }
 }
 
+/* A fresh heap with one timer started at 1000, its status word then
+ * overwritten with `status`. */
+static void forced_status(pt_timers *ts, pt_timer *t, uint32_t status)
+{
+    pt_timers_init(ts, NULL, NULL);
+    pt_timer_init(t, count_cb, NULL);
+    pt_timer_start(ts, t, 1000, 0);
+    atomic_store(&t->status, status);
+}
+
 static void corrupt_status_then_stop(void)
 {
     pt_timers ts;
-    pt_timers_init(&ts, NULL, NULL);
     pt_timer t;
-    pt_timer_init(&t, count_cb, NULL);
-    pt_timer_start(&ts, &t, 1000, 0);
-    atomic_store(&t.status, 42);
+    forced_status(&ts, &t, 42);
     pt_timer_stop(&t);
 }
 
@@ -1029,11 +916,8 @@ static void corrupt_status_then_reset(void)
 static void nostatus_in_heap_then_check(void)
 {
     pt_timers ts;
-    pt_timers_init(&ts, NULL, NULL);
     pt_timer t;
-    pt_timer_init(&t, count_cb, NULL);
-    pt_timer_start(&ts, &t, 1000, 0);
-    atomic_store(&t.status, PT_TIMER_NOSTATUS);
+    forced_status(&ts, &t, PT_TIMER_NOSTATUS);
     pt_timers_check(&ts, 1000, true, NULL);
 }
 
@@ -1054,12 +938,9 @@ static void running_in_heap_then_adjust(void)
 static void removed_in_heap_then_move(void)
 {
     pt_timers a, b;
-    pt_timers_init(&a, NULL, NULL);
-    pt_timers_init(&b, NULL, NULL);
     pt_timer t;
-    pt_timer_init(&t, count_cb, NULL);
-    pt_timer_start(&a, &t, 1000, 0);
-    atomic_store(&t.status, PT_TIMER_REMOVED);
+    forced_status(&a, &t, PT_TIMER_REMOVED);
+    pt_timers_init(&b, NULL, NULL);
     pt_timers_move(&b, &a);
 }
 
@@ -1077,12 +958,11 @@ void test_corrupt_status_aborts_with_status_and_operation(void)
 void test_null_arguments_return_einval_and_change_nothing(void)
 {
     pt_timers ts;
-    pt_timers_init(&ts, NULL, NULL);
+    pt_timer t;
+    int n = 0;
+    counting_timers(&ts, &t, 1, &n);
     pt_timers_init(NULL, NULL, NULL); /* no crash */
     pt_timer_init(NULL, count_cb, NULL);
-    int n = 0;
-    pt_timer t;
-    pt_timer_init(&t, count_cb, &n);
     CHECK_EQ(pt_timer_start(NULL, &t, 1000, 0), -EINVAL);
     CHECK_EQ(pt_timer_start(&ts, NULL, 1000, 0), -EINVAL);
     CHECK_EQ(pt_timer_reset(NULL, &t, 1000), -EINVAL);
@@ -1116,24 +996,22 @@ void test_null_arguments_return_einval_and_change_nothing(void)
 void test_negative_period_returns_einval_and_changes_nothing(void)
 {
     pt_timers ts;
-    pt_timers_init(&ts, NULL, NULL);
+    pt_timer t[2];
     int n = 0, m = 0;
-    pt_timer t, u;
-    pt_timer_init(&t, count_cb, &n);
-    pt_timer_init(&u, count_cb, &n);
-    CHECK_EQ(pt_timer_start(&ts, &t, 1000, -1), -EINVAL);
-    CHECK_STATUS(&t, PT_TIMER_NOSTATUS);
+    counting_timers(&ts, t, 2, &n);
+    CHECK_EQ(pt_timer_start(&ts, &t[0], 1000, -1), -EINVAL);
+    CHECK_STATUS(&t[0], PT_TIMER_NOSTATUS);
     CHECK_EQ(pt_timers_len(&ts), 0);
-    CHECK_EQ(pt_timer_modify(&ts, &t, 1000, -5, count_cb, &m, 3), -EINVAL);
-    CHECK_STATUS(&t, PT_TIMER_NOSTATUS);
+    CHECK_EQ(pt_timer_modify(&ts, &t[0], 1000, -5, count_cb, &m, 3), -EINVAL);
+    CHECK_STATUS(&t[0], PT_TIMER_NOSTATUS);
     CHECK_EQ(pt_timers_len(&ts), 0);
 
-    CHECK_EQ(pt_timer_start(&ts, &u, 2000, 0), 0);
-    CHECK_EQ(pt_timer_modify(&ts, &u, 500, INT64_MIN, count_cb, &m, 3), -EINVAL);
-    CHECK_STATUS(&u, PT_TIMER_WAITING);
-    CHECK_EQ(u.when, 2000);
-    CHECK_EQ(u.period, 0);
-    CHECK(u.arg == &n);
+    CHECK_EQ(pt_timer_start(&ts, &t[1], 2000, 0), 0);
+    CHECK_EQ(pt_timer_modify(&ts, &t[1], 500, INT64_MIN, count_cb, &m, 3), -EINVAL);
+    CHECK_STATUS(&t[1], PT_TIMER_WAITING);
+    CHECK_EQ(t[1].when, 2000);
+    CHECK_EQ(t[1].period, 0);
+    CHECK(t[1].arg == &n);
     CHECK_EQ(pt_timers_check(&ts, 1999, true, NULL), 0);
     CHECK_EQ(pt_timers_check(&ts, 2000, true, NULL), 1);
     CHECK_EQ(n, 1);
@@ -1230,13 +1108,10 @@ static void destroy_own_heap_cb(void *arg, uintptr_t seq)
 void test_destroy_from_a_callback_of_the_heap_returns_ebusy(void)
 {
     pt_timers ts;
-    pt_timers_init(&ts, NULL, NULL);
     pt_timer t;
     struct probe p = {.ts = &ts, .t = &t};
-    pt_timer_init(&t, destroy_own_heap_cb, &p);
-    CHECK_EQ(pt_timer_start(&ts, &t, 1000, 0), 0);
-    CHECK_EQ(pt_timers_check(&ts, 1000, true, NULL), 1);
-    CHECK_EQ(p.calls, 1);
+    pt_timers_init(&ts, NULL, NULL);
+    run_once(&p, destroy_own_heap_cb, 0, 1000);
     CHECK_EQ(p.status, EBUSY); /* the heap was empty, but a callback ran */
     CHECK_EQ(pt_timers_destroy(&ts), 0);
 }

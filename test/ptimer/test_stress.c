@@ -15,9 +15,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "harness.h"
 #include "ploop.h"
-#include "ptimer/ptimer.h"
+#include "util.h"
 
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
 #define STRESS_OPS 300000
@@ -71,14 +70,6 @@ static void on_fire(void *arg, uintptr_t seq)
         atomic_fetch_add(&final_fired, 1);
 }
 
-static uint64_t xorshift(uint64_t *s)
-{
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    return *s;
-}
-
 /* modify with a fresh seq: a new arming (counted if it was not pending) */
 static void arm_fresh(pt_timers *ts, int ti, pt_nanos when)
 {
@@ -94,11 +85,11 @@ static void arm_fresh(pt_timers *ts, int ti, pt_nanos when)
 static void *mutator(void *arg)
 {
     uint64_t rng = 0x9e3779b97f4a7c15ull * (uintptr_t)arg + 1;
-    pt_nanos deadline = pt_nanotime() + (pt_nanos)STRESS_SECONDS * 1000000000;
+    pt_nanos deadline = pt_nanotime() + STRESS_SECONDS * SECOND;
     for (long op = 0; op < STRESS_OPS; op++) {
         if ((op & 255) == 0 && pt_nanotime() > deadline)
             break;
-        uint64_t r = xorshift(&rng);
+        uint64_t r = pt_test_rng(&rng);
         int ti = (int)(r % NTIMERS);
         pt_timer *t = &timers[ti];
         int pi = (r >> 8) & 1;
@@ -108,7 +99,7 @@ static void *mutator(void *arg)
         pt_nanos now = pt_nanotime();
         pt_nanos when = now + (pt_nanos)((r >> 16) % 2000000) - 200000;
         if (((r >> 40) & 7) == 0)
-            when = now + 3600 * (pt_nanos)1000000000;
+            when = now + 3600 * SECOND;
         int res;
         switch ((r >> 32) % 16) {
         case 0: case 1: case 2: case 3: case 4:
@@ -181,7 +172,7 @@ void test_concurrent_mutators_lose_and_duplicate_nothing(void)
     atomic_store(&final_phase, true);
     for (int i = 0; i < NTIMERS; i++)
         arm_fresh(&ps[i & 1].ts, i, 0);
-    pt_nanos give_up = pt_nanotime() + 30 * (pt_nanos)1000000000;
+    pt_nanos give_up = pt_nanotime() + 30 * SECOND;
     while (atomic_load(&final_fired) < NTIMERS) {
         CHECK(pt_nanotime() < give_up); /* a lost timer never fires */
         sched_yield();

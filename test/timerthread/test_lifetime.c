@@ -4,56 +4,20 @@
 #include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
-#include <stdatomic.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
-#include "harness.h"
-#include "ptimer/timerthread.h"
-
-#define MS ((pt_nanos)1000000)
-#define SEC (1000 * MS)
-#define HOUR (3600 * SEC)
-#define BOUND (20 * SEC)
-
-static void nap(void)
-{
-    struct timespec ts = {0, 100000};
-    nanosleep(&ts, NULL);
-}
-
-static void bump(void *arg)
-{
-    atomic_fetch_add((atomic_int *)arg, 1);
-}
-
-static void wait_for(atomic_int *v, int n)
-{
-    pt_nanos end = pt_nanotime() + BOUND;
-    while (atomic_load(v) < n) {
-        CHECK(pt_nanotime() < end);
-        nap();
-    }
-}
+#include "util.h"
 
 /* Schedules a due task and a far one on tt and waits until the due one
  * has run and been counted (triggered counts once the callback returned). */
 static void works(pt_timerthread *tt)
 {
     atomic_int due = 0, far = 0;
-    pt_timerthread_stats st;
-    pt_timerthread_read_stats(tt, &st);
-    uint64_t triggered = st.triggered;
+    uint64_t triggered = stats(tt).triggered;
     CHECK(pt_timerthread_schedule(tt, bump, &far, pt_nanotime() + HOUR) != PT_INVALID_TASK_ID);
     CHECK(pt_timerthread_schedule(tt, bump, &due, pt_nanotime()) != PT_INVALID_TASK_ID);
-    pt_nanos end = pt_nanotime() + BOUND;
-    for (pt_timerthread_read_stats(tt, &st); st.triggered == triggered;
-         pt_timerthread_read_stats(tt, &st)) {
-        CHECK(pt_nanotime() < end);
-        nap();
-    }
+    wait_triggered(tt, triggered + 1);
     CHECK_EQ(atomic_load(&due), 1);
     CHECK_EQ(atomic_load(&far), 0);
 }
@@ -99,8 +63,7 @@ static void *schedule_far(void *arg)
 
 void test_destroy_with_pending_tasks_runs_none_and_frees_all(void)
 {
-    pt_timerthread *tt = NULL;
-    CHECK_EQ(pt_timerthread_create(&tt, NULL), 0);
+    pt_timerthread *tt = make();
     pthread_t th[3];
     for (int i = 0; i < 3; i++)
         CHECK_EQ(pthread_create(&th[i], NULL, schedule_far, tt), 0);
@@ -113,9 +76,7 @@ void test_destroy_with_pending_tasks_runs_none_and_frees_all(void)
         ids[i] = pt_timerthread_schedule(tt, bump, &dropped_ran, pt_nanotime() + HOUR);
     for (int i = 0; i < 100; i += 2)
         CHECK_EQ(pt_timerthread_unschedule(tt, ids[i]), 0);
-    pt_timerthread_stats st;
-    pt_timerthread_read_stats(tt, &st);
-    CHECK_EQ(st.pending, 15000 + 50 + 1);
+    CHECK_EQ(stats(tt).pending, 15000 + 50 + 1);
     pt_timerthread_destroy(tt); /* LeakSanitizer (ASan build) checks it all went */
     CHECK_EQ(atomic_load(&dropped_ran), 0);
 }
@@ -165,7 +126,7 @@ void test_destroy_from_own_callback_stops_and_frees(void)
     CHECK_EQ(pt_timerthread_create(&s.tt, NULL), 0);
     pt_timerthread_schedule(s.tt, bump, &s.far_ran, pt_nanotime() + HOUR);
     pt_timerthread_schedule(s.tt, destroy_self, &s, pt_nanotime());
-    wait_for(&s.done, 1);
+    CHECK(wait_for(&s.done, 1));
     CHECK_EQ(atomic_load(&s.after), PT_INVALID_TASK_ID);
     /* The thread frees the instance and exits on its own; wait for it so
      * LeakSanitizer sees the end state. */
@@ -205,8 +166,7 @@ void test_instances_created_and_destroyed_repeatedly(void)
     /* Per-thread caches are per instance: a new instance at a freed one's
      * address must not see the old one's free tasks. */
     for (int round = 0; round < 40; round++) {
-        pt_timerthread *tt = NULL;
-        CHECK_EQ(pt_timerthread_create(&tt, NULL), 0);
+        pt_timerthread *tt = make();
         atomic_int ran = 0;
         for (int i = 0; i < 200; i++) {
             pt_task_id id = pt_timerthread_schedule(tt, bump, &ran, pt_nanotime() + HOUR);

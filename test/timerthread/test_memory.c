@@ -2,19 +2,11 @@
  * once) reuses slots instead of growing the pool, and threads that come
  * and go hand their caches on instead of stranding them. */
 #include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
-#include "harness.h"
-#include "ptimer/timerthread.h"
 #include "task_pool.h"
-
-#define MS ((pt_nanos)1000000)
-#define SEC (1000 * MS)
-#define HOUR (3600 * SEC)
-#define BOUND (20 * SEC)
+#include "util.h"
 
 /* Many million pairs in a normal build; scaled down so a sanitizer build
  * stays near a second. PT_TT_RPC_PAIRS in the environment overrides. */
@@ -24,32 +16,13 @@
 #define RPC_PAIRS 8000000L
 #endif
 
-static void nap(void)
-{
-    struct timespec ts = {0, 100000};
-    nanosleep(&ts, NULL);
-}
-
-static void noop(void *arg)
-{
-    (void)arg;
-}
-
-static pt_timerthread_stats stats(pt_timerthread *tt)
-{
-    pt_timerthread_stats st;
-    pt_timerthread_read_stats(tt, &st);
-    return st;
-}
-
 void test_rpc_pattern_keeps_pool_bounded(void)
 {
     long pairs = RPC_PAIRS;
     const char *env = getenv("PT_TT_RPC_PAIRS");
     if (env && atol(env) > 0)
         pairs = atol(env);
-    pt_timerthread *tt = NULL;
-    CHECK_EQ(pt_timerthread_create(&tt, NULL), 0);
+    pt_timerthread *tt = make();
     long answers[3] = {0, 0, 0}; /* -1, 0, 1 */
     for (long i = 0; i < pairs; i++) {
         /* A 1 ms timeout: the timer thread meets (and frees) the removed
@@ -98,11 +71,6 @@ static void *churn_thread(void *arg)
     return NULL;
 }
 
-static void bump(void *arg)
-{
-    atomic_fetch_add((atomic_int *)arg, 1);
-}
-
 /* Run n threads, then kick the timer thread with a due task and wait for
  * it: removed tasks are freed only when the thread wakes, and the hour-out
  * deadlines here never wake it (bRPC's design). */
@@ -115,17 +83,12 @@ static void run_churn(struct churn *c, int n)
         pthread_join(th[i], NULL);
     atomic_int kicked = 0;
     CHECK(pt_timerthread_schedule(c[0].tt, bump, &kicked, 0) != PT_INVALID_TASK_ID);
-    pt_nanos end = pt_nanotime() + BOUND;
-    while (atomic_load(&kicked) == 0) {
-        CHECK(pt_nanotime() < end);
-        nap();
-    }
+    CHECK(wait_for(&kicked, 1));
 }
 
 void test_thread_churn_reuses_caches(void)
 {
-    pt_timerthread *tt = NULL;
-    CHECK_EQ(pt_timerthread_create(&tt, NULL), 0);
+    pt_timerthread *tt = make();
     /* An exited thread's index goes to the next new thread (this thread
      * takes its own first, for the kicks). */
     (void)pt_thread_index();

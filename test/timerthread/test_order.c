@@ -2,38 +2,9 @@
  * earlier task wakes the sleeping thread, descending schedules wake it each
  * time and ascending ones never (bRPC's rule, counted through the stats),
  * and the stats count each outcome. Bounds are on waiting, never on speed. */
-#include <stdatomic.h>
-#include <stdbool.h>
 #include <stdlib.h>
-#include <time.h>
 
-#include "harness.h"
-#include "ptimer/timerthread.h"
-
-#define MS ((pt_nanos)1000000)
-#define SEC (1000 * MS)
-#define HOUR (3600 * SEC)
-#define BOUND (20 * SEC)
-
-static void nap(void)
-{
-    struct timespec ts = {0, 100000};
-    nanosleep(&ts, NULL);
-}
-
-static pt_timerthread *make(void)
-{
-    pt_timerthread *tt = NULL;
-    CHECK_EQ(pt_timerthread_create(&tt, NULL), 0);
-    return tt;
-}
-
-static pt_timerthread_stats stats(pt_timerthread *tt)
-{
-    pt_timerthread_stats st;
-    pt_timerthread_read_stats(tt, &st);
-    return st;
-}
+#include "util.h"
 
 #define NORDER 300
 
@@ -101,11 +72,6 @@ void test_earlier_task_wakes_sleeping_thread(void)
     CHECK_EQ(atomic_load(&far_at), 0);
     CHECK(stats(tt).wakeups >= 1);
     pt_timerthread_destroy(tt);
-}
-
-static void noop(void *arg)
-{
-    (void)arg;
 }
 
 /* Wait until the thread has woken since `st0` and gone back to its wait:

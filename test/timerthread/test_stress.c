@@ -8,14 +8,10 @@
  * removed runs exactly once; each answer agrees with the outcome (1 or -1:
  * it ran); and the stats add up. TSan checks the memory orders. */
 #include <pthread.h>
-#include <stdatomic.h>
-#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
-#include "harness.h"
-#include "ptimer/timerthread.h"
+#include "util.h"
 
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
 #define OPS_PER_THREAD 100000
@@ -25,9 +21,6 @@
 #define NTHREADS 4
 #define STRESS_SECONDS 4
 #define MAXREC (NTHREADS * OPS_PER_THREAD)
-
-#define MS ((pt_nanos)1000000)
-#define SEC (1000 * MS)
 
 struct rec {
     _Atomic pt_task_id id; /* 0 until schedule returned */
@@ -44,14 +37,6 @@ static atomic_long nrecs;
 static pt_timerthread *insts[2];
 static pt_nanos stop_at;
 static atomic_bool workers_running; /* follow-ups are scheduled only while set */
-
-static uint64_t xorshift(uint64_t *s)
-{
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    return *s;
-}
 
 static long schedule_one(uint64_t x, int inst);
 
@@ -117,7 +102,7 @@ static void *worker(void *arg)
     long mine[64];
     int nmine = 0;
     for (int op = 0; op < OPS_PER_THREAD; op++) {
-        uint64_t x = xorshift(&seed);
+        uint64_t x = pt_test_rng(&seed);
         if ((op & 255) == 0) {
             if (pt_nanotime() > stop_at)
                 break;

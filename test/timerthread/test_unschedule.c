@@ -3,64 +3,9 @@
  * another thread racing with it); -1 after it ran, twice, for a stale id
  * whose slot holds a later task, and for ids never issued. Plus bad input. */
 #include <sched.h>
-#include <stdatomic.h>
-#include <stdbool.h>
-#include <time.h>
 
-#include "harness.h"
-#include "ptimer/timerthread.h"
 #include "task_pool.h"
-
-#define MS ((pt_nanos)1000000)
-#define SEC (1000 * MS)
-#define HOUR (3600 * SEC)
-#define BOUND (20 * SEC) /* generous: a bound on waiting, never on speed */
-
-static void nap(void)
-{
-    struct timespec ts = {0, 100000}; /* 100 us: let the timer thread have the core */
-    nanosleep(&ts, NULL);
-}
-
-/* Poll until *v >= n; false after BOUND. */
-static bool wait_for(atomic_int *v, int n)
-{
-    pt_nanos end = pt_nanotime() + BOUND;
-    while (atomic_load(v) < n) {
-        if (pt_nanotime() > end)
-            return false;
-        nap();
-    }
-    return true;
-}
-
-static pt_timerthread *make(void)
-{
-    pt_timerthread *tt = NULL;
-    CHECK_EQ(pt_timerthread_create(&tt, NULL), 0);
-    CHECK(tt != NULL);
-    return tt;
-}
-
-static void bump(void *arg)
-{
-    atomic_fetch_add((atomic_int *)arg, 1);
-}
-
-/* Waits until tt's triggered count reaches n: a task counts as triggered
- * only once its version says done, so -1 is then the only answer. */
-static void wait_triggered(pt_timerthread *tt, uint64_t n)
-{
-    pt_nanos end = pt_nanotime() + BOUND;
-    pt_timerthread_stats st;
-    for (;;) {
-        pt_timerthread_read_stats(tt, &st);
-        if (st.triggered >= n)
-            return;
-        CHECK(pt_nanotime() < end);
-        nap();
-    }
-}
+#include "util.h"
 
 void test_unschedule_before_run_returns_zero_and_it_never_runs(void)
 {
@@ -178,11 +123,6 @@ static void never(void *arg)
 {
     (void)arg;
     CHECK(!"a removed task ran");
-}
-
-static void noop(void *arg)
-{
-    (void)arg;
 }
 
 void test_unschedule_of_stale_id_after_slot_reuse_returns_minus_one(void)

@@ -1,3 +1,5 @@
+/* Every suite's main: the table of its tests from its own list.h (the
+ * suite's directory is on its include path, see pt_test_suite). */
 #include "harness.h"
 
 #define PT_TEST(label, name) void test_##name(void);

@@ -1,0 +1,75 @@
+/* Helpers shared by the TimerThread tests: time units, a bounded wait
+ * (a bound on waiting, never on speed), and small callbacks. */
+#ifndef PT_TEST_TIMERTHREAD_UTIL_H
+#define PT_TEST_TIMERTHREAD_UTIL_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <time.h>
+
+#include "harness.h"
+#include "ptimer/timerthread.h"
+
+#define MS ((pt_nanos)1000000)
+#define SEC (1000 * MS)
+#define HOUR (3600 * SEC)
+#define BOUND (20 * SEC) /* generous: a bound on waiting, never on speed */
+
+/* 100 us: let the timer thread have the core. */
+static inline void nap(void)
+{
+    struct timespec ts = {0, 100000};
+    nanosleep(&ts, NULL);
+}
+
+static inline void noop(void *arg)
+{
+    (void)arg;
+}
+
+/* A callback that counts its runs in the atomic_int at arg. */
+static inline void bump(void *arg)
+{
+    atomic_fetch_add((atomic_int *)arg, 1);
+}
+
+/* A new instance with the default options. */
+static inline pt_timerthread *make(void)
+{
+    pt_timerthread *tt = NULL;
+    CHECK_EQ(pt_timerthread_create(&tt, NULL), 0);
+    CHECK(tt != NULL);
+    return tt;
+}
+
+static inline pt_timerthread_stats stats(pt_timerthread *tt)
+{
+    pt_timerthread_stats st;
+    pt_timerthread_read_stats(tt, &st);
+    return st;
+}
+
+/* Poll until *v >= n; false after BOUND. */
+static inline bool wait_for(atomic_int *v, int n)
+{
+    pt_nanos end = pt_nanotime() + BOUND;
+    while (atomic_load(v) < n) {
+        if (pt_nanotime() > end)
+            return false;
+        nap();
+    }
+    return true;
+}
+
+/* Waits until tt's triggered count reaches n: a task counts as triggered
+ * only once its version says done, so unschedule then answers -1. */
+static inline void wait_triggered(pt_timerthread *tt, uint64_t n)
+{
+    pt_nanos end = pt_nanotime() + BOUND;
+    while (stats(tt).triggered < n) {
+        CHECK(pt_nanotime() < end);
+        nap();
+    }
+}
+
+#endif
