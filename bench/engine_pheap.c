@@ -30,7 +30,7 @@ struct ph_thread {
     bench_cb cb;
     struct slots slots;
     uint32_t *limbo; /* stopped timers waiting to be unlinked, FIFO */
-    uint32_t limbo_head, limbo_len, limbo_cap;
+    uint32_t limbo_head, limbo_len, limbo_cap; /* cap: a power of two */
     struct ph_engine *eng;
 };
 
@@ -108,7 +108,7 @@ static void ph_reclaim(struct ph_thread *th)
         enum pt_timer_status s = pt_timer_status(&pt->t);
         if (s != PT_TIMER_REMOVED && s != PT_TIMER_NOSTATUS)
             break;
-        th->limbo_head = (th->limbo_head + 1) % th->limbo_cap;
+        th->limbo_head = (th->limbo_head + 1) & (th->limbo_cap - 1);
         th->limbo_len--;
         slots_put(&th->slots, slot);
     }
@@ -122,13 +122,13 @@ static void ph_limbo_push(struct ph_thread *th, uint32_t slot)
         if (!l)
             abort();
         for (uint32_t i = 0; i < th->limbo_len; i++)
-            l[i] = th->limbo[(th->limbo_head + i) % th->limbo_cap];
+            l[i] = th->limbo[(th->limbo_head + i) & (th->limbo_cap - 1)];
         free(th->limbo);
         th->limbo = l;
         th->limbo_head = 0;
         th->limbo_cap = cap;
     }
-    th->limbo[(th->limbo_head + th->limbo_len++) % th->limbo_cap] = slot;
+    th->limbo[(th->limbo_head + th->limbo_len++) & (th->limbo_cap - 1)] = slot;
 }
 
 static bench_handle ph_schedule(void *vth, pt_nanos when, pt_nanos period, void *arg)
