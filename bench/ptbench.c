@@ -283,6 +283,54 @@ static int run_isolated(const struct workload *wl, const struct engine *eng, int
     return n == (ssize_t)sizeof *out && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
 }
 
+/* netpoll (workloads.c): every backend's timed wait, per wait time. */
+extern const char *const netpoll_designs[];
+int netpoll_bench(const char *design, pt_nanos wait, pt_nanos duration, struct run_result *out);
+
+static int run_netpoll(struct report *rep, const struct options *o)
+{
+    static const struct {
+        const char *name;
+        pt_nanos wait;
+    } waits[] = {{"100us", 100000}, {"1ms", 1000000}, {"10ms", 10000000}};
+    const struct workload *wl = workload_find("netpoll");
+    for (size_t vi = 0; vi < sizeof waits / sizeof waits[0]; vi++)
+        for (int di = 0; netpoll_designs[di]; di++) {
+            const char *design = netpoll_designs[di];
+            struct rep reps[64];
+            int nr = o->reps < 64 ? o->reps : 64, rc = 0;
+            for (int r = 0; r < nr && rc == 0; r++) {
+                if (!o->quiet)
+                    fprintf(stderr, "\rptbench: %-12s %-7s threads %-3d %-12s rep %d/%d   ",
+                            wl->name, waits[vi].name, 1, design, r + 1, nr);
+                struct run_result *res = calloc(1, sizeof *res);
+                if (!res)
+                    return -1;
+                rc = netpoll_bench(design, waits[vi].wait, o->latency_ms * 1000000, res);
+                if (rc == 0) {
+                    to_rep(res, wl, &reps[r]);
+                    if (r == nr - 1) {
+                        char name[32];
+                        snprintf(name, sizeof name, "netpoll-%s", waits[vi].name);
+                        report_distribution(rep, name, design, 1, &res->lateness);
+                    }
+                }
+                free(res);
+            }
+            if (rc < 0) {
+                fprintf(stderr, "\nptbench: netpoll %s failed\n", design);
+                return -1;
+            }
+            if (rc > 0) {
+                if (!o->quiet)
+                    fprintf(stderr, "\nptbench: %s is not available here; skipped\n", design);
+                continue;
+            }
+            report_add(rep, design, wl->name, waits[vi].name, 1, 0, reps, nr);
+        }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     /* parse() splits lists in place: keep the command as typed. */
@@ -308,6 +356,11 @@ int main(int argc, char **argv)
 
     for (int wi = 0; wi < o.nworkloads; wi++) {
         const struct workload *wl = workload_find(o.workloads[wi]);
+        if (strcmp(wl->name, "netpoll") == 0) {
+            if (run_netpoll(&rep, &o) != 0)
+                return 1;
+            continue;
+        }
         bool is_ticker = strcmp(wl->name, "ticker") == 0;
         bool is_latency = strncmp(wl->name, "latency", 7) == 0;
         int nvariants = is_ticker ? o.ntickers : 1;

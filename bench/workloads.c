@@ -274,6 +274,10 @@ static void run_memory(struct workload_thread *w)
     free(h);
 }
 
+/* netpoll is not run through an engine: ptbench calls netpoll_bench (at
+ * the end of this file) for each backend and wait instead. */
+static void run_netpoll_unused(struct workload_thread *w) { (void)w; }
+
 const struct workload workloads[] = {
     {"rpc", "arm at now+100ms(+<=1ms), then cancel it", cb_deadline, false, run_rpc},
     {"rpc-pending", "arm one, cancel the one armed W ops ago", cb_deadline, false,
@@ -292,6 +296,8 @@ const struct workload workloads[] = {
     {"latency-busy", "latency with every core kept busy", cb_deadline, false, run_latency},
     {"memory", "1,000,000 pending timers: bytes each, create and cancel time", cb_deadline,
      true, run_memory},
+    {"netpoll", "timed waits of 100us/1ms/10ms per netpoll backend, beside the kernel floor",
+     cb_deadline, true, run_netpoll_unused},
 };
 const int nworkloads = sizeof workloads / sizeof workloads[0];
 
@@ -426,5 +432,71 @@ int workload_run(const struct workload *wl, const struct engine *eng, int nthrea
     pthread_barrier_destroy(&r.cleaned);
     free(args);
     free(tids);
+    return 0;
+}
+
+/* ---- netpoll: lateness of the netpoller's timed wait ---------------------
+ * Not a timer design: each row is one way of sleeping for a fixed time
+ * (100 us, 1 ms, 10 ms) on one thread -- "kernel", a futex wait with an
+ * absolute deadline (the floor, as the kernel design), and
+ * pt_netpoll_wait(timeout) on each backend: np-epoll (epoll_pwait2),
+ * np-timerfd (epoll with its timerfd fallback), np-uring (io_uring,
+ * IORING_OP_TIMEOUT). */
+#include "futex.h"
+#include "ptimer/netpoll.h"
+
+const char *const netpoll_designs[] = {"kernel", "np-epoll", "np-timerfd",
+                                       "np-uring", NULL};
+int netpoll_bench(const char *design, pt_nanos wait, pt_nanos duration, struct run_result *out);
+
+/* One repetition: timed waits for `duration` (at least 3). 0; 1 if the
+ * backend is not available here (the row is skipped); -1 on error. */
+int netpoll_bench(const char *design, pt_nanos wait, pt_nanos duration, struct run_result *out)
+{
+    pt_netpoll *np = NULL;
+    if (strcmp(design, "kernel") != 0) {
+        pt_netpoll_options o = {PT_NETPOLL_EPOLL, 0, NULL};
+        if (strcmp(design, "np-timerfd") == 0)
+            o.flags = PT_NETPOLL_TIMERFD;
+        else if (strcmp(design, "np-uring") == 0)
+            o.backend = PT_NETPOLL_URING;
+        if (pt_netpoll_create(&np, &o) != 0)
+            return -1;
+        if (o.backend == PT_NETPOLL_URING && pt_netpoll_backend(np) != PT_NETPOLL_URING) {
+            pt_netpoll_destroy(np);
+            return 1;
+        }
+    }
+    _Atomic uint32_t word = 0; /* never changes: the futex wait ends on time */
+    pt_poll_event ev[1];
+    double cpu0 = cpu_seconds();
+    pt_nanos start = pt_nanotime(), now = start;
+    while (now - start < duration || out->ops < 3) {
+        pt_nanos deadline = now + wait;
+        if (np) {
+            if (pt_netpoll_wait(np, wait, ev, 1) < 0) {
+                pt_netpoll_destroy(np);
+                return -1;
+            }
+            out->wakeups++;
+        }
+        while ((now = pt_nanotime()) < deadline) { /* never early; futex may wake spuriously */
+            if (np) {
+                fprintf(stderr, "ptbench: %s woke %lld ns early\n", design,
+                        (long long)(deadline - now));
+                pt_netpoll_destroy(np);
+                return -1;
+            }
+            pt_futex_wait(&word, 0, deadline);
+            out->wakeups++;
+        }
+        hist_record(&out->lateness, now - deadline);
+        out->ops++;
+    }
+    out->elapsed = now - start;
+    out->cpu_s = cpu_seconds() - cpu0;
+    out->scheduled = out->fired = out->ops;
+    if (np)
+        pt_netpoll_destroy(np);
     return 0;
 }

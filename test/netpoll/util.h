@@ -1,0 +1,72 @@
+/* Helpers for the netpoll tests: a netpoll per backend (io_uring tests skip
+ * with exit code 77 when the kernel or a sandbox refuses io_uring), a
+ * poller thread, real fd pairs of each kind, and bounded waits. */
+#ifndef PT_TEST_NETPOLL_UTIL_H
+#define PT_TEST_NETPOLL_UTIL_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "ptimer/netpoll.h"
+
+#define MS 1000000LL
+#define SEC 1000000000LL
+#define SKIP_CODE 77
+
+/* Which netpoll a test runs on. */
+enum np_kind { NP_EPOLL, NP_EPOLL_TIMERFD, NP_URING };
+
+pt_netpoll *np_new(enum np_kind kind, pt_timers *ts);
+void np_free(pt_netpoll *np);
+
+/* Kills the test (SIGALRM) if it is still running after `seconds`: a lost
+ * wake-up fails fast instead of hanging until ctest's timeout. */
+void watchdog(unsigned seconds);
+
+/* Runs pt_netpoll_wait(np, -1) in a loop on its own thread, counting the
+ * events, until poller_stop. */
+struct poller {
+    pt_netpoll *np;
+    pthread_t th;
+    _Atomic int stop;
+    _Atomic long events;
+    _Atomic int tid;
+};
+void poller_start(struct poller *p, pt_netpoll *np);
+void poller_stop(struct poller *p);
+
+/* Spins (yielding) until thread `tid` sleeps in the kernel ('S' in
+ * /proc/self/task/tid/stat), at most 5 s; false if it never did. */
+bool thread_sleeps(int tid);
+int gettid_(void);
+
+/* Waits (bounded by timeout) until an event for pd containing all `want`
+ * bits is reported; returns its bits, or 0 on timeout. */
+unsigned wait_event(pt_netpoll *np, pt_pollfd *pd, unsigned want, pt_nanos timeout);
+/* The bits reported for pd by one non-blocking wait (0 if none). */
+unsigned poll_once(pt_netpoll *np, pt_pollfd *pd);
+
+/* Open descriptors in this process. */
+int count_fds(void);
+
+/* An fd kind: fds[0] is the side read from, fds[1] the side written to
+ * (the same fd for an eventfd). */
+struct fdkind {
+    const char *name;
+    void (*open)(int fds[2]);
+    void (*put)(int wfd);   /* makes fds[0] readable */
+    void (*drain)(int rfd); /* reads everything */
+    void (*fill)(int wfd);  /* writes until fds[1] is not writable */
+    void (*close)(int fds[2]);
+};
+extern const struct fdkind kind_pipe, kind_eventfd, kind_socketpair, kind_tcp;
+
+#endif
