@@ -137,6 +137,17 @@ static int ur_init(pt_netpoll *np)
     return 0;
 }
 
+/* Queues a poll for fd and submits it; -EBUSY if the SQ has no room.
+ * Called with sq_lock held. */
+static int submit_poll(struct np_uring *u, int fd, uint64_t tag, unsigned events)
+{
+    struct io_uring_sqe *sqe = get_sqe(u);
+    if (!sqe)
+        return -EBUSY;
+    prep_poll(sqe, fd, tag, events);
+    return submit(u);
+}
+
 static int ur_add(pt_netpoll *np, int fd, uint64_t tag, unsigned events)
 {
     struct np_uring *u = U(np);
@@ -147,12 +158,7 @@ static int ur_add(pt_netpoll *np, int fd, uint64_t tag, unsigned events)
     if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))
         return -EPERM;
     pt_lock(&u->sq_lock);
-    struct io_uring_sqe *sqe = get_sqe(u);
-    int err = -EBUSY;
-    if (sqe) {
-        prep_poll(sqe, fd, tag, events);
-        err = submit(u);
-    }
+    int err = submit_poll(u, fd, tag, events);
     pt_unlock(&u->sq_lock);
     return err;
 }
@@ -171,12 +177,7 @@ static int ur_mod(pt_netpoll *np, int fd, uint64_t old_tag, uint64_t tag, unsign
     struct np_uring *u = U(np);
     pt_lock(&u->sq_lock);
     prep_remove(u, old_tag);
-    struct io_uring_sqe *sqe = get_sqe(u);
-    int err = -EBUSY;
-    if (sqe) {
-        prep_poll(sqe, fd, tag, events);
-        err = submit(u);
-    }
+    int err = submit_poll(u, fd, tag, events);
     pt_unlock(&u->sq_lock);
     return err;
 }

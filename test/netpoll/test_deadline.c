@@ -52,13 +52,10 @@ static int join_waiter(struct side_waiter *w)
 static void fires(enum np_kind k)
 {
     watchdog(60);
-    pt_netpoll *np = np_new(k, NULL);
     struct poller p;
-    poller_start(&p, np);
     int fds[2];
-    kind_socketpair.open(fds);
     pt_pollfd pd;
-    CHECK_EQ(pt_pollfd_open(np, &pd, fds[0], R | W, NULL), 0);
+    pt_netpoll *np = fixture_open(k, &p, &kind_socketpair, fds, &pd, R | W);
 
     /* Read deadline: the waiter times out, no earlier than the deadline. */
     pt_nanos when = pt_nanotime() + 20 * MS;
@@ -89,30 +86,19 @@ static void fires(enum np_kind k)
     CHECK_EQ(st.deadlines_fired, 2);
     CHECK_EQ(st.deadlines_stale, 0);
 
-    poller_stop(&p);
-    CHECK_EQ(pt_pollfd_close(&pd), 0);
+    fixture_stop(&p, &pd);
     CHECK_EQ(pt_timers_len(pt_netpoll_timers(np)), 0);
-    kind_socketpair.close(fds);
-    np_free(np);
+    fixture_free(np, &kind_socketpair, fds);
 }
 
-void test_deadline_fires_and_times_out_the_waiter_on_epoll(void)
-{
-    fires(NP_EPOLL);
-}
-void test_deadline_fires_and_times_out_the_waiter_on_uring(void)
-{
-    fires(NP_URING);
-}
+PT_TEST_BOTH_BACKENDS(deadline_fires_and_times_out_the_waiter, fires)
 
 void test_deadline_in_the_past_times_out_at_once_and_arms_no_timer(void)
 {
     watchdog(60);
-    pt_netpoll *np = np_new(NP_EPOLL, NULL);
     int fds[2];
-    kind_pipe.open(fds);
     pt_pollfd pd;
-    CHECK_EQ(pt_pollfd_open(np, &pd, fds[0], R, NULL), 0);
+    pt_netpoll *np = fixture_open(NP_EPOLL, NULL, &kind_pipe, fds, &pd, R);
     /* A waiter already blocked is woken (no poller needed). */
     struct side_waiter w;
     start_waiter(&w, &pd, R);
@@ -124,22 +110,18 @@ void test_deadline_in_the_past_times_out_at_once_and_arms_no_timer(void)
     CHECK_EQ(pt_pollfd_set_deadline(&pd, R, pt_nanotime() + 3600 * SEC, NULL), 0);
     CHECK_EQ(pt_pollfd_prepare(&pd, R), 0);
     CHECK_EQ(pt_timers_len(pt_netpoll_timers(np)), 1);
-    CHECK_EQ(pt_pollfd_close(&pd), 0);
+    fixture_stop(NULL, &pd);
     CHECK_EQ(pt_timers_len(pt_netpoll_timers(np)), 0);
-    kind_pipe.close(fds);
-    np_free(np);
+    fixture_free(np, &kind_pipe, fds);
 }
 
 static void postpone(enum np_kind k)
 {
     watchdog(60);
-    pt_netpoll *np = np_new(k, NULL);
     struct poller p;
-    poller_start(&p, np);
     int fds[2];
-    kind_pipe.open(fds);
     pt_pollfd pd;
-    CHECK_EQ(pt_pollfd_open(np, &pd, fds[0], R, NULL), 0);
+    pt_netpoll *np = fixture_open(k, &p, &kind_pipe, fds, &pd, R);
     pt_nanos first = pt_nanotime() + 30 * MS;
     CHECK_EQ(pt_pollfd_set_deadline(&pd, R, first, NULL), 0);
     pt_nanos second = pt_nanotime() + 150 * MS;
@@ -149,30 +131,18 @@ static void postpone(enum np_kind k)
     pt_netpoll_stats st;
     pt_netpoll_read_stats(np, &st);
     CHECK_EQ(st.deadlines_fired, 1);
-    poller_stop(&p);
-    CHECK_EQ(pt_pollfd_close(&pd), 0);
-    kind_pipe.close(fds);
-    np_free(np);
+    fixture_close(np, &p, &kind_pipe, fds, &pd);
 }
 
-void test_reset_before_firing_postpones_the_deadline_on_epoll(void)
-{
-    postpone(NP_EPOLL);
-}
-void test_reset_before_firing_postpones_the_deadline_on_uring(void)
-{
-    postpone(NP_URING);
-}
+PT_TEST_BOTH_BACKENDS(reset_before_firing_postpones_the_deadline, postpone)
 
 /* White-box: run the read timer's callback as the heap would, with the
  * sequence number it was armed with, after the deadline was reset. */
 void test_reset_after_firing_is_ignored_by_the_stale_timer(void)
 {
-    pt_netpoll *np = np_new(NP_EPOLL, NULL);
     int fds[2];
-    kind_pipe.open(fds);
     pt_pollfd pd;
-    CHECK_EQ(pt_pollfd_open(np, &pd, fds[0], R, NULL), 0);
+    pt_netpoll *np = fixture_open(NP_EPOLL, NULL, &kind_pipe, fds, &pd, R);
     CHECK_EQ(pt_pollfd_set_deadline(&pd, R, pt_nanotime() + 3600 * SEC, NULL), 0);
     uintptr_t stale = pd.rt.seq;
     CHECK_EQ(pt_pollfd_set_deadline(&pd, R, pt_nanotime() + 7200 * SEC, NULL), 0);
@@ -197,9 +167,7 @@ void test_reset_after_firing_is_ignored_by_the_stale_timer(void)
     pd.wt.f(pd.wt.arg, stale);
     CHECK_EQ(pt_pollfd_prepare(&pd, W), 0);
 
-    CHECK_EQ(pt_pollfd_close(&pd), 0);
-    kind_pipe.close(fds);
-    np_free(np);
+    fixture_close(np, NULL, &kind_pipe, fds, &pd);
 }
 
 /* The real race, through a P's heap: one thread runs the heap just as the
@@ -255,9 +223,7 @@ void test_stale_timer_racing_a_reset_never_times_out_the_new_deadline(void)
     pt_netpoll_read_stats(np, &st);
     printf("%d rounds: %llu fired before the reset, %llu stale after it\n", r.rounds,
            (unsigned long long)st.deadlines_fired, (unsigned long long)st.deadlines_stale);
-    CHECK_EQ(pt_pollfd_close(&pd), 0);
-    kind_pipe.close(fds);
-    np_free(np);
+    fixture_close(np, NULL, &kind_pipe, fds, &pd);
     CHECK_EQ(pt_timers_destroy(&ts), 0);
 }
 
@@ -280,20 +246,17 @@ void test_deadline_on_a_named_heap_fires_from_its_owners_check(void)
     CHECK_EQ(pt_pollfd_prepare(&pd, R), 0);
     CHECK_EQ(pt_timers_check(&p, when, true, NULL), 1);
     CHECK_EQ(pt_pollfd_prepare(&pd, R), -ETIMEDOUT);
-    CHECK_EQ(pt_pollfd_close(&pd), 0);
+    fixture_stop(NULL, &pd);
     CHECK_EQ(pt_timers_destroy(&p), 0);
-    kind_pipe.close(fds);
-    np_free(np);
+    fixture_free(np, &kind_pipe, fds);
 }
 
 static void close_wakes(enum np_kind k)
 {
     watchdog(60);
-    pt_netpoll *np = np_new(k, NULL);
     struct poller p;
-    poller_start(&p, np);
     int fds[2];
-    kind_socketpair.open(fds);
+    pt_netpoll *np = fixture_open(k, &p, &kind_socketpair, fds, NULL, 0);
     kind_socketpair.fill(fds[0]);
     pt_pollfd *pd = malloc(sizeof *pd);
     CHECK(pd);
@@ -319,30 +282,19 @@ static void close_wakes(enum np_kind k)
 
     kind_socketpair.drain(fds[1]); /* events for the freed pd: ignored */
     kind_socketpair.put(fds[1]);
-    poller_stop(&p);
-    kind_socketpair.close(fds);
-    np_free(np);
+    fixture_close(np, &p, &kind_socketpair, fds, NULL);
 }
 
-void test_close_wakes_waiters_with_ebadf_and_stops_timers_on_epoll(void)
-{
-    close_wakes(NP_EPOLL);
-}
-void test_close_wakes_waiters_with_ebadf_and_stops_timers_on_uring(void)
-{
-    close_wakes(NP_URING);
-}
+PT_TEST_BOTH_BACKENDS(close_wakes_waiters_with_ebadf_and_stops_timers, close_wakes)
 
 /* A closer racing deadlines that fire on the poller thread (owned heap):
  * stop_sync must wait out a running callback before close returns. */
 void test_close_racing_firing_deadlines_leaves_nothing_behind(void)
 {
     watchdog(300);
-    pt_netpoll *np = np_new(NP_EPOLL, NULL);
     struct poller p;
-    poller_start(&p, np);
     int fds[2];
-    kind_pipe.open(fds);
+    pt_netpoll *np = fixture_open(NP_EPOLL, &p, &kind_pipe, fds, NULL, 0);
     for (int i = 0; i < 5000; i++) {
         pt_pollfd *pd = malloc(sizeof *pd);
         CHECK(pd);
@@ -354,8 +306,7 @@ void test_close_racing_firing_deadlines_leaves_nothing_behind(void)
         CHECK_EQ(pt_pollfd_close(pd), 0);
         free(pd);
     }
-    poller_stop(&p);
+    fixture_stop(&p, NULL);
     CHECK_EQ(pt_timers_len(pt_netpoll_timers(np)), 0);
-    kind_pipe.close(fds);
-    np_free(np);
+    fixture_free(np, &kind_pipe, fds);
 }

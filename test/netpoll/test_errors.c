@@ -30,23 +30,14 @@ static void bad_fds(enum np_kind k)
     np_free(np); /* nothing was left registered */
 }
 
-void test_unknown_and_closed_fds_return_ebadf_on_epoll(void)
-{
-    bad_fds(NP_EPOLL);
-}
-void test_unknown_and_closed_fds_return_ebadf_on_uring(void)
-{
-    bad_fds(NP_URING);
-}
+PT_TEST_BOTH_BACKENDS(unknown_and_closed_fds_return_ebadf, bad_fds)
 
 static void double_register(enum np_kind k)
 {
     watchdog(60);
-    pt_netpoll *np = np_new(k, NULL);
     int fds[2];
-    kind_pipe.open(fds);
     pt_pollfd a, b;
-    CHECK_EQ(pt_pollfd_open(np, &a, fds[0], R, NULL), 0);
+    pt_netpoll *np = fixture_open(k, NULL, &kind_pipe, fds, &a, R);
     CHECK_EQ(pt_pollfd_open(np, &b, fds[0], R | W, NULL), -EEXIST);
     /* a still works, and still alone */
     kind_pipe.put(fds[1]);
@@ -55,27 +46,17 @@ static void double_register(enum np_kind k)
     /* once closed, the fd may be registered again */
     CHECK_EQ(pt_pollfd_open(np, &b, fds[0], R, NULL), 0);
     CHECK(wait_event(np, &b, R, 5 * SEC) & R); /* still readable: reported */
-    CHECK_EQ(pt_pollfd_close(&b), 0);
-    kind_pipe.close(fds);
-    np_free(np);
+    fixture_close(np, NULL, &kind_pipe, fds, &b);
 }
 
-void test_double_register_returns_eexist_and_changes_nothing_on_epoll(void)
-{
-    double_register(NP_EPOLL);
-}
-void test_double_register_returns_eexist_and_changes_nothing_on_uring(void)
-{
-    double_register(NP_URING);
-}
+PT_TEST_BOTH_BACKENDS(double_register_returns_eexist_and_changes_nothing, double_register)
 
 void test_negative_deadlines_and_bad_modes_return_einval_and_change_nothing(void)
 {
-    pt_netpoll *np = np_new(NP_EPOLL, NULL);
-    pt_timers *ts = pt_netpoll_timers(np);
     int fds[2];
-    kind_pipe.open(fds);
     pt_pollfd pd;
+    pt_netpoll *np = fixture_open(NP_EPOLL, NULL, &kind_pipe, fds, NULL, 0);
+    pt_timers *ts = pt_netpoll_timers(np);
     CHECK_EQ(pt_pollfd_open(np, &pd, fds[0], 0x10, NULL), -EINVAL);
     CHECK_EQ(pt_pollfd_open(np, &pd, fds[0], R, NULL), 0);
 
@@ -118,18 +99,14 @@ void test_negative_deadlines_and_bad_modes_return_einval_and_change_nothing(void
     CHECK_EQ(pt_netpoll_create(NULL, NULL), -EINVAL);
     CHECK(bad == NULL);
 
-    CHECK_EQ(pt_pollfd_close(&pd), 0);
-    kind_pipe.close(fds);
-    np_free(np);
+    fixture_close(np, NULL, &kind_pipe, fds, &pd);
 }
 
 void test_calls_on_a_closed_pollfd_return_ebadf(void)
 {
-    pt_netpoll *np = np_new(NP_EPOLL, NULL);
     int fds[2];
-    kind_pipe.open(fds);
     pt_pollfd pd;
-    CHECK_EQ(pt_pollfd_open(np, &pd, fds[0], R, NULL), 0);
+    pt_netpoll *np = fixture_open(NP_EPOLL, NULL, &kind_pipe, fds, &pd, R);
     CHECK_EQ(pt_pollfd_close(&pd), 0);
     CHECK_EQ(pt_pollfd_close(&pd), -EBADF);
     CHECK_EQ(pt_pollfd_wait(&pd, R), -EBADF);
@@ -137,8 +114,7 @@ void test_calls_on_a_closed_pollfd_return_ebadf(void)
     CHECK_EQ(pt_pollfd_arm(&pd, R), -EBADF);
     CHECK_EQ(pt_pollfd_set_deadline(&pd, R, pt_nanotime() + SEC, NULL), -EBADF);
     CHECK_EQ(pt_timers_len(pt_netpoll_timers(np)), 0);
-    kind_pipe.close(fds);
-    np_free(np);
+    fixture_free(np, &kind_pipe, fds);
 }
 
 static void regular_file(enum np_kind k)
@@ -154,14 +130,7 @@ static void regular_file(enum np_kind k)
     np_free(np);
 }
 
-void test_regular_file_returns_eperm_on_epoll(void)
-{
-    regular_file(NP_EPOLL);
-}
-void test_regular_file_returns_eperm_on_uring(void)
-{
-    regular_file(NP_URING);
-}
+PT_TEST_BOTH_BACKENDS(regular_file_returns_eperm, regular_file)
 
 static void noop(void *arg, uintptr_t seq)
 {
@@ -171,11 +140,9 @@ static void noop(void *arg, uintptr_t seq)
 
 void test_destroy_refuses_while_descriptors_or_timers_remain(void)
 {
-    pt_netpoll *np = np_new(NP_EPOLL, NULL);
     int fds[2];
-    kind_pipe.open(fds);
     pt_pollfd pd;
-    CHECK_EQ(pt_pollfd_open(np, &pd, fds[0], R, NULL), 0);
+    pt_netpoll *np = fixture_open(NP_EPOLL, NULL, &kind_pipe, fds, &pd, R);
     CHECK_EQ(pt_netpoll_destroy(np), -EBUSY);
     CHECK_EQ(pt_pollfd_prepare(&pd, R), 0); /* still usable */
     CHECK_EQ(pt_pollfd_close(&pd), 0);
@@ -185,8 +152,7 @@ void test_destroy_refuses_while_descriptors_or_timers_remain(void)
     CHECK_EQ(pt_timer_start(pt_netpoll_timers(np), &t, pt_nanotime() + 3600 * SEC, 0), 0);
     CHECK_EQ(pt_netpoll_destroy(np), -EBUSY);
     CHECK_EQ(pt_timer_stop_sync(&t), 1);
-    kind_pipe.close(fds);
-    np_free(np);
+    fixture_free(np, &kind_pipe, fds);
 }
 
 static void cycles(enum np_kind k)
@@ -213,14 +179,7 @@ static void cycles(enum np_kind k)
     np_free(np);
 }
 
-void test_open_close_cycles_leak_no_fds_or_timers_on_epoll(void)
-{
-    cycles(NP_EPOLL);
-}
-void test_open_close_cycles_leak_no_fds_or_timers_on_uring(void)
-{
-    cycles(NP_URING);
-}
+PT_TEST_BOTH_BACKENDS(open_close_cycles_leak_no_fds_or_timers, cycles)
 
 /* ---- backend choice ---------------------------------------------------------- */
 

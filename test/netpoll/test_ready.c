@@ -3,8 +3,6 @@
  * 127.0.0.1 -- on each backend: registration reports the current state
  * once, each new readiness is reported once (edge-triggered), ready bits
  * are consumed by waiters, and interest can change. */
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <sys/socket.h>
 
 #include "util.h"
@@ -67,38 +65,10 @@ static void readiness(const struct fdkind *k, enum np_kind b)
     CHECK_EQ(count_fds(), before);
 }
 
-void test_pipe_reports_read_and_write_edges_on_epoll(void)
-{
-    readiness(&kind_pipe, NP_EPOLL);
-}
-void test_pipe_reports_read_and_write_edges_on_uring(void)
-{
-    readiness(&kind_pipe, NP_URING);
-}
-void test_eventfd_reports_read_and_write_edges_on_epoll(void)
-{
-    readiness(&kind_eventfd, NP_EPOLL);
-}
-void test_eventfd_reports_read_and_write_edges_on_uring(void)
-{
-    readiness(&kind_eventfd, NP_URING);
-}
-void test_socketpair_reports_read_and_write_edges_on_epoll(void)
-{
-    readiness(&kind_socketpair, NP_EPOLL);
-}
-void test_socketpair_reports_read_and_write_edges_on_uring(void)
-{
-    readiness(&kind_socketpair, NP_URING);
-}
-void test_tcp_reports_read_and_write_edges_on_epoll(void)
-{
-    readiness(&kind_tcp, NP_EPOLL);
-}
-void test_tcp_reports_read_and_write_edges_on_uring(void)
-{
-    readiness(&kind_tcp, NP_URING);
-}
+PT_TEST_BOTH_BACKENDS_WITH(pipe_reports_read_and_write_edges, readiness, &kind_pipe)
+PT_TEST_BOTH_BACKENDS_WITH(eventfd_reports_read_and_write_edges, readiness, &kind_eventfd)
+PT_TEST_BOTH_BACKENDS_WITH(socketpair_reports_read_and_write_edges, readiness, &kind_socketpair)
+PT_TEST_BOTH_BACKENDS_WITH(tcp_reports_read_and_write_edges, readiness, &kind_tcp)
 
 /* A listener is readable when a connection waits; a peer's shutdown makes
  * the other side readable (EPOLLRDHUP, and read() returns 0). */
@@ -106,16 +76,8 @@ static void tcp_accept_and_shutdown(enum np_kind b)
 {
     watchdog(60);
     pt_netpoll *np = np_new(b, NULL);
-    int l = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    CHECK(l >= 0);
     struct sockaddr_in a;
-    memset(&a, 0, sizeof a);
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    CHECK_EQ(bind(l, (struct sockaddr *)&a, sizeof a), 0);
-    CHECK_EQ(listen(l, 4), 0);
-    CHECK_EQ(getsockname(l, (struct sockaddr *)&a, &len), 0);
+    int l = listen_loopback(SOCK_NONBLOCK | SOCK_CLOEXEC, 0, &a);
     pt_pollfd pl, ps;
     CHECK_EQ(pt_pollfd_open(np, &pl, l, R, NULL), 0);
     CHECK_EQ(poll_once(np, &pl), 0);
@@ -142,14 +104,7 @@ static void tcp_accept_and_shutdown(enum np_kind b)
     np_free(np);
 }
 
-void test_tcp_listener_and_peer_shutdown_report_read_on_epoll(void)
-{
-    tcp_accept_and_shutdown(NP_EPOLL);
-}
-void test_tcp_listener_and_peer_shutdown_report_read_on_uring(void)
-{
-    tcp_accept_and_shutdown(NP_URING);
-}
+PT_TEST_BOTH_BACKENDS(tcp_listener_and_peer_shutdown_report_read, tcp_accept_and_shutdown)
 
 /* Go's read loop on two threads: a reader blocked in pt_pollfd_wait is
  * woken by the poller thread when data arrives, a writer by room. */
@@ -189,60 +144,48 @@ static void wait_until_blocked(_Atomic uint32_t *side)
     }
 }
 
+/* Starts an io_waiter on pd's `mode` side of fd, lets it block, runs
+ * wake(wake_fd) and checks that the waiter then got through. */
+static void wake_io_waiter(pt_pollfd *pd, int fd, unsigned mode, void (*wake)(int), int wake_fd)
+{
+    struct io_waiter w = {pd, fd, mode, 1, 0};
+    CHECK_EQ(pthread_create(&w.th, NULL, io_wait_main, &w), 0);
+    wait_until_blocked(mode == R ? &pd->rg : &pd->wg);
+    wake(wake_fd);
+    CHECK_EQ(pthread_join(w.th, NULL), 0);
+    CHECK_EQ(w.result, 0);
+}
+
 static void waiter_wakes(enum np_kind b)
 {
     watchdog(60);
-    pt_netpoll *np = np_new(b, NULL);
     struct poller p;
-    poller_start(&p, np);
     int fds[2];
-    kind_socketpair.open(fds);
     pt_pollfd pr, pw;
-    CHECK_EQ(pt_pollfd_open(np, &pr, fds[0], R, NULL), 0);
+    pt_netpoll *np = fixture_open(b, &p, &kind_socketpair, fds, &pr, R);
     CHECK_EQ(pt_pollfd_open(np, &pw, fds[1], W, NULL), 0);
 
-    struct io_waiter rw = {&pr, fds[0], R, 1, 0};
-    CHECK_EQ(pthread_create(&rw.th, NULL, io_wait_main, &rw), 0);
-    wait_until_blocked(&pr.rg);
-    kind_socketpair.put(fds[1]);
-    CHECK_EQ(pthread_join(rw.th, NULL), 0);
-    CHECK_EQ(rw.result, 0);
+    wake_io_waiter(&pr, fds[0], R, kind_socketpair.put, fds[1]);
     kind_socketpair.drain(fds[0]);
 
     kind_socketpair.fill(fds[1]);
-    struct io_waiter ww = {&pw, fds[1], W, 1, 0};
-    CHECK_EQ(pthread_create(&ww.th, NULL, io_wait_main, &ww), 0);
-    wait_until_blocked(&pw.wg);
-    kind_socketpair.drain(fds[0]);
-    CHECK_EQ(pthread_join(ww.th, NULL), 0);
-    CHECK_EQ(ww.result, 0);
+    wake_io_waiter(&pw, fds[1], W, kind_socketpair.drain, fds[0]);
 
-    poller_stop(&p);
-    CHECK_EQ(pt_pollfd_close(&pr), 0);
+    fixture_stop(&p, &pr);
     CHECK_EQ(pt_pollfd_close(&pw), 0);
-    kind_socketpair.close(fds);
-    np_free(np);
+    fixture_free(np, &kind_socketpair, fds);
 }
 
-void test_waiter_in_pollfd_wait_wakes_on_readiness_on_epoll(void)
-{
-    waiter_wakes(NP_EPOLL);
-}
-void test_waiter_in_pollfd_wait_wakes_on_readiness_on_uring(void)
-{
-    waiter_wakes(NP_URING);
-}
+PT_TEST_BOTH_BACKENDS(waiter_in_pollfd_wait_wakes_on_readiness, waiter_wakes)
 
 /* Interest 0 reports no readiness; arming reports the current state once
  * more; disarming stops the reports. */
 static void arm_interest(enum np_kind b)
 {
     watchdog(60);
-    pt_netpoll *np = np_new(b, NULL);
     int fds[2];
-    kind_socketpair.open(fds);
     pt_pollfd pd;
-    CHECK_EQ(pt_pollfd_open(np, &pd, fds[0], 0, NULL), 0);
+    pt_netpoll *np = fixture_open(b, NULL, &kind_socketpair, fds, &pd, 0);
     kind_socketpair.put(fds[1]);
     CHECK_EQ(poll_once(np, &pd), 0);
     CHECK_EQ(pt_pollfd_wait(&pd, R), -EINVAL); /* not in the interest */
@@ -259,29 +202,18 @@ static void arm_interest(enum np_kind b)
     CHECK_EQ(pt_pollfd_arm(&pd, R), 0); /* still readable: reported */
     CHECK(wait_event(np, &pd, R, 5 * SEC) & R);
 
-    CHECK_EQ(pt_pollfd_close(&pd), 0);
-    kind_socketpair.close(fds);
-    np_free(np);
+    fixture_close(np, NULL, &kind_socketpair, fds, &pd);
 }
 
-void test_arm_changes_interest_and_reports_current_readiness_on_epoll(void)
-{
-    arm_interest(NP_EPOLL);
-}
-void test_arm_changes_interest_and_reports_current_readiness_on_uring(void)
-{
-    arm_interest(NP_URING);
-}
+PT_TEST_BOTH_BACKENDS(arm_changes_interest_and_reports_current_readiness, arm_interest)
 
 /* The ready bit survives until a waiter or prepare takes it. */
 static void ready_bit(enum np_kind b)
 {
     watchdog(60);
-    pt_netpoll *np = np_new(b, NULL);
     int fds[2];
-    kind_pipe.open(fds);
     pt_pollfd pd;
-    CHECK_EQ(pt_pollfd_open(np, &pd, fds[0], R, NULL), 0);
+    pt_netpoll *np = fixture_open(b, NULL, &kind_pipe, fds, &pd, R);
     kind_pipe.put(fds[1]);
     CHECK(wait_event(np, &pd, R, 5 * SEC) & R);
     CHECK_EQ(atomic_load(&pd.rg), 1); /* READY */
@@ -291,19 +223,10 @@ static void ready_bit(enum np_kind b)
     CHECK(wait_event(np, &pd, R, 5 * SEC) & R);
     CHECK_EQ(pt_pollfd_wait(&pd, R), 0);
     CHECK_EQ(atomic_load(&pd.rg), 0);
-    CHECK_EQ(pt_pollfd_close(&pd), 0);
-    kind_pipe.close(fds);
-    np_free(np);
+    fixture_close(np, NULL, &kind_pipe, fds, &pd);
 }
 
-void test_ready_bit_is_consumed_by_one_wait_or_by_prepare_on_epoll(void)
-{
-    ready_bit(NP_EPOLL);
-}
-void test_ready_bit_is_consumed_by_one_wait_or_by_prepare_on_uring(void)
-{
-    ready_bit(NP_URING);
-}
+PT_TEST_BOTH_BACKENDS(ready_bit_is_consumed_by_one_wait_or_by_prepare, ready_bit)
 
 /* Descriptors closed and freed while events for them are in flight: the
  * poller must never touch a closed pd (ASan checks the memory). */
@@ -323,8 +246,9 @@ static void *churn_writer(void *arg)
     return NULL;
 }
 
-static void close_under_events(enum np_kind b, int rounds)
+static void close_under_events(enum np_kind b)
 {
+    const int rounds = 300;
     watchdog(300);
     pt_netpoll *np = np_new(b, NULL);
     struct poller p;
@@ -359,14 +283,7 @@ static void close_under_events(enum np_kind b, int rounds)
     np_free(np);
 }
 
-void test_close_and_free_while_events_arrive_is_safe_on_epoll(void)
-{
-    close_under_events(NP_EPOLL, 300);
-}
-void test_close_and_free_while_events_arrive_is_safe_on_uring(void)
-{
-    close_under_events(NP_URING, 300);
-}
+PT_TEST_BOTH_BACKENDS(close_and_free_while_events_arrive_is_safe, close_under_events)
 
 /* io_uring ties a poll to the thread that armed it, and cancels it when
  * that thread has exited: descriptors registered (and a netpoll created)
@@ -414,16 +331,7 @@ static void exited_opener(enum np_kind k)
         CHECK_EQ(pt_netpoll_break(np), 0); /* the creator's break poll, too */
         CHECK_EQ(pt_netpoll_wait(np, 10 * SEC, ev, 4), 0);
     }
-    CHECK_EQ(pt_pollfd_close(&pd), 0);
-    kind_pipe.close(fds);
-    np_free(np);
+    fixture_close(np, NULL, &kind_pipe, fds, &pd);
 }
 
-void test_descriptors_registered_by_exited_threads_keep_reporting_on_epoll(void)
-{
-    exited_opener(NP_EPOLL);
-}
-void test_descriptors_registered_by_exited_threads_keep_reporting_on_uring(void)
-{
-    exited_opener(NP_URING);
-}
+PT_TEST_BOTH_BACKENDS(descriptors_registered_by_exited_threads_keep_reporting, exited_opener)

@@ -52,14 +52,7 @@ static void zero_polls(enum np_kind b)
     np_free(np);
 }
 
-void test_zero_timeout_polls_without_blocking_on_epoll(void)
-{
-    zero_polls(NP_EPOLL);
-}
-void test_zero_timeout_polls_without_blocking_on_uring(void)
-{
-    zero_polls(NP_URING);
-}
+PT_TEST_BOTH_BACKENDS(zero_timeout_polls_without_blocking, zero_polls)
 
 /* ---- breaks ---------------------------------------------------------------- */
 
@@ -95,14 +88,7 @@ static void break_ends_wait(enum np_kind k)
     np_free(np);
 }
 
-void test_break_from_another_thread_ends_an_indefinite_wait_on_epoll(void)
-{
-    break_ends_wait(NP_EPOLL);
-}
-void test_break_from_another_thread_ends_an_indefinite_wait_on_uring(void)
-{
-    break_ends_wait(NP_URING);
-}
+PT_TEST_BOTH_BACKENDS(break_from_another_thread_ends_an_indefinite_wait, break_ends_wait)
 
 static void break_before(enum np_kind k)
 {
@@ -131,14 +117,7 @@ static void break_before(enum np_kind k)
     np_free(np);
 }
 
-void test_break_before_the_wait_makes_the_next_wait_return_at_once_on_epoll(void)
-{
-    break_before(NP_EPOLL);
-}
-void test_break_before_the_wait_makes_the_next_wait_return_at_once_on_uring(void)
-{
-    break_before(NP_URING);
-}
+PT_TEST_BOTH_BACKENDS(break_before_the_wait_makes_the_next_wait_return_at_once, break_before)
 
 struct storm {
     pt_netpoll *np;
@@ -187,14 +166,7 @@ static void coalesce(enum np_kind k)
     np_free(np);
 }
 
-void test_concurrent_breaks_coalesce_into_one_wake_on_epoll(void)
-{
-    coalesce(NP_EPOLL);
-}
-void test_concurrent_breaks_coalesce_into_one_wake_on_uring(void)
-{
-    coalesce(NP_URING);
-}
+PT_TEST_BOTH_BACKENDS(concurrent_breaks_coalesce_into_one_wake, coalesce)
 
 /* The no-lost-wake rule under a bounded stress loop: round i's breaks come
  * once the waiter has returned i - 1 times, so every round must produce
@@ -250,14 +222,7 @@ static void no_lost_wake(enum np_kind k)
     np_free(np);
 }
 
-void test_breaks_under_stress_lose_no_wake_on_epoll(void)
-{
-    no_lost_wake(NP_EPOLL);
-}
-void test_breaks_under_stress_lose_no_wake_on_uring(void)
-{
-    no_lost_wake(NP_URING);
-}
+PT_TEST_BOTH_BACKENDS(breaks_under_stress_lose_no_wake, no_lost_wake)
 
 /* ---- one waiter ------------------------------------------------------------ */
 
@@ -277,14 +242,7 @@ static void one_waiter(enum np_kind k)
     np_free(np);
 }
 
-void test_one_thread_waits_at_a_time_on_epoll(void)
-{
-    one_waiter(NP_EPOLL);
-}
-void test_one_thread_waits_at_a_time_on_uring(void)
-{
-    one_waiter(NP_URING);
-}
+PT_TEST_BOTH_BACKENDS(one_thread_waits_at_a_time, one_waiter)
 
 /* ---- timers and the poller ---------------------------------------------------- */
 
@@ -294,13 +252,10 @@ void test_one_thread_waits_at_a_time_on_uring(void)
 static void deadline_breaks_poller(enum np_kind k)
 {
     watchdog(60);
-    pt_netpoll *np = np_new(k, NULL);
     struct poller p;
-    poller_start(&p, np);
     int fds[2];
-    kind_socketpair.open(fds);
     pt_pollfd pd;
-    CHECK_EQ(pt_pollfd_open(np, &pd, fds[0], PT_POLL_READ, NULL), 0);
+    pt_netpoll *np = fixture_open(k, &p, &kind_socketpair, fds, &pd, PT_POLL_READ);
     CHECK(thread_sleeps(atomic_load(&p.tid)));
     pt_netpoll_stats st0, st;
     pt_netpoll_read_stats(np, &st0);
@@ -314,20 +269,10 @@ static void deadline_breaks_poller(enum np_kind k)
     CHECK_EQ(st.breaks, st0.breaks);       /* no user break */
     CHECK_EQ(st.deadlines_fired, 1);
 
-    poller_stop(&p);
-    CHECK_EQ(pt_pollfd_close(&pd), 0);
-    kind_socketpair.close(fds);
-    np_free(np);
+    fixture_close(np, &p, &kind_socketpair, fds, &pd);
 }
 
-void test_new_earlier_deadline_breaks_a_sleeping_poller_on_epoll(void)
-{
-    deadline_breaks_poller(NP_EPOLL);
-}
-void test_new_earlier_deadline_breaks_a_sleeping_poller_on_uring(void)
-{
-    deadline_breaks_poller(NP_URING);
-}
+PT_TEST_BOTH_BACKENDS(new_earlier_deadline_breaks_a_sleeping_poller, deadline_breaks_poller)
 
 /* A P's heap wired to the netpoll (pt_netpoll_wake as its wake): a timer
  * later than the poller's wake-up time leaves it asleep, an earlier one
@@ -388,11 +333,4 @@ static void wake_net_poller(enum np_kind k)
     CHECK_EQ(pt_timers_destroy(&ts), 0);
 }
 
-void test_wake_breaks_the_poller_only_for_an_earlier_time_on_epoll(void)
-{
-    wake_net_poller(NP_EPOLL);
-}
-void test_wake_breaks_the_poller_only_for_an_earlier_time_on_uring(void)
-{
-    wake_net_poller(NP_URING);
-}
+PT_TEST_BOTH_BACKENDS(wake_breaks_the_poller_only_for_an_earlier_time, wake_net_poller)

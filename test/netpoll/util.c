@@ -143,6 +143,57 @@ int count_fds(void)
     return n;
 }
 
+int listen_loopback(int flags, int rcvbuf, struct sockaddr_in *a)
+{
+    int l = socket(AF_INET, SOCK_STREAM | flags, 0);
+    CHECK(l >= 0);
+    if (rcvbuf)
+        CHECK_EQ(setsockopt(l, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf), 0);
+    memset(a, 0, sizeof *a);
+    a->sin_family = AF_INET;
+    a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof *a;
+    CHECK_EQ(bind(l, (struct sockaddr *)a, sizeof *a), 0);
+    CHECK_EQ(listen(l, 4), 0);
+    CHECK_EQ(getsockname(l, (struct sockaddr *)a, &len), 0);
+    return l;
+}
+
+/* ---- fixtures ------------------------------------------------------------ */
+
+pt_netpoll *fixture_open(enum np_kind k, struct poller *p, const struct fdkind *fk, int fds[2],
+                         pt_pollfd *pd, unsigned events)
+{
+    pt_netpoll *np = np_new(k, NULL);
+    if (p)
+        poller_start(p, np);
+    fk->open(fds);
+    if (pd)
+        CHECK_EQ(pt_pollfd_open(np, pd, fds[0], events, NULL), 0);
+    return np;
+}
+
+void fixture_stop(struct poller *p, pt_pollfd *pd)
+{
+    if (p)
+        poller_stop(p);
+    if (pd)
+        CHECK_EQ(pt_pollfd_close(pd), 0);
+}
+
+void fixture_free(pt_netpoll *np, const struct fdkind *fk, int fds[2])
+{
+    fk->close(fds);
+    np_free(np);
+}
+
+void fixture_close(pt_netpoll *np, struct poller *p, const struct fdkind *fk, int fds[2],
+                   pt_pollfd *pd)
+{
+    fixture_stop(p, pd);
+    fixture_free(np, fk, fds);
+}
+
 /* ---- fd kinds ------------------------------------------------------------ */
 
 static void set_nonblock(int fd)
@@ -228,18 +279,9 @@ const struct fdkind kind_socketpair = {"socketpair", sp_open,  put_byte,
  * Small buffers keep fill and drain short. */
 static void tcp_open(int fds[2])
 {
-    int l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    CHECK(l >= 0);
     int small = 4096;
-    CHECK_EQ(setsockopt(l, SOL_SOCKET, SO_RCVBUF, &small, sizeof small), 0);
     struct sockaddr_in a;
-    memset(&a, 0, sizeof a);
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    CHECK_EQ(bind(l, (struct sockaddr *)&a, sizeof a), 0);
-    CHECK_EQ(listen(l, 4), 0);
-    CHECK_EQ(getsockname(l, (struct sockaddr *)&a, &len), 0);
+    int l = listen_loopback(SOCK_CLOEXEC, small, &a);
     int c = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     CHECK(c >= 0);
     CHECK_EQ(setsockopt(c, SOL_SOCKET, SO_SNDBUF, &small, sizeof small), 0);

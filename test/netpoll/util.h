@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
@@ -57,6 +58,11 @@ unsigned poll_once(pt_netpoll *np, pt_pollfd *pd);
 /* Open descriptors in this process. */
 int count_fds(void);
 
+/* A TCP socket (SOCK_STREAM | flags) listening on 127.0.0.1 at a port of
+ * the kernel's choice, which *a is set to; its SO_RCVBUF is set to rcvbuf
+ * first unless that is 0. */
+int listen_loopback(int flags, int rcvbuf, struct sockaddr_in *a);
+
 /* An fd kind: fds[0] is the side read from, fds[1] the side written to
  * (the same fd for an eventfd). */
 struct fdkind {
@@ -68,5 +74,28 @@ struct fdkind {
     void (*close)(int fds[2]);
 };
 extern const struct fdkind kind_pipe, kind_eventfd, kind_socketpair, kind_tcp;
+
+/* The set-up most tests share, in this order: a netpoll of kind k, a
+ * poller thread on it (if p), a pair of fds of kind fk, and (if pd) pd
+ * registered on fds[0] for `events`. Returns the netpoll. */
+pt_netpoll *fixture_open(enum np_kind k, struct poller *p, const struct fdkind *fk, int fds[2],
+                         pt_pollfd *pd, unsigned events);
+/* Its tear-down in two steps, so that a test can check between them:
+ * fixture_stop stops the poller (if p) and closes pd (if pd);
+ * fixture_free closes the fds and frees the netpoll. */
+void fixture_stop(struct poller *p, pt_pollfd *pd);
+void fixture_free(pt_netpoll *np, const struct fdkind *fk, int fds[2]);
+/* Both steps. */
+void fixture_close(pt_netpoll *np, struct poller *p, const struct fdkind *fk, int fds[2],
+                   pt_pollfd *pd);
+
+/* Defines test_<name>_on_epoll and test_<name>_on_uring, which run
+ * fn(NP_EPOLL) and fn(NP_URING); the _WITH form runs fn(arg, NP_...). */
+#define PT_TEST_BOTH_BACKENDS(name, fn)                                                        \
+    void test_##name##_on_epoll(void) { fn(NP_EPOLL); }                                        \
+    void test_##name##_on_uring(void) { fn(NP_URING); }
+#define PT_TEST_BOTH_BACKENDS_WITH(name, fn, arg)                                              \
+    void test_##name##_on_epoll(void) { fn(arg, NP_EPOLL); }                                   \
+    void test_##name##_on_uring(void) { fn(arg, NP_URING); }
 
 #endif
