@@ -228,7 +228,7 @@ static void wait_callbacks(pt_timer *t, uint32_t mine)
         /* acquire: pairs with the release in the runner's decrement, so the
          * callback's effects are visible once we return */
         uint32_t v = atomic_load_explicit(&t->callbacks, memory_order_acquire);
-        if (v >> 1 <= mine)
+        if (pt_cb_running(v) <= mine)
             return;
         if (!(v & 1) && !atomic_compare_exchange_weak_explicit(&t->callbacks, &v, v | 1,
                                                                memory_order_acquire,
@@ -249,9 +249,18 @@ int pt_timer_stop_sync(pt_timer *t)
             mine++;
     for (;;) {
         unlink_deleted(t);
+        /* A status seen after the wait proves nothing about a callback
+         * that started after the wait (a one-shot whose callback re-armed
+         * it onto another heap, which ran it at once). A count of started
+         * callbacks unchanged across the wait and the status load does:
+         * the runner counts a start before it releases Running. Found by
+         * the spin model (test/model, stop_sync_returns_during_callback). */
+        uint32_t started =
+            pt_cb_started(atomic_load_explicit(&t->callbacks, memory_order_acquire));
         wait_callbacks(t, mine);
         uint32_t s = st_load(t);
-        if (s == PT_TIMER_NOSTATUS || s == PT_TIMER_REMOVED)
+        if ((s == PT_TIMER_NOSTATUS || s == PT_TIMER_REMOVED) &&
+            pt_cb_started(atomic_load_explicit(&t->callbacks, memory_order_acquire)) == started)
             break;
         /* A callback re-armed it (a ticker, or a reset from inside), or it
          * is in a transient state: stop it again and look once more. */
@@ -263,7 +272,7 @@ int pt_timer_stop_sync(pt_timer *t)
         for (struct pt_cb_frame *fr = pt_cb_top; fr; fr = fr->prev)
             if (fr->t == t)
                 fr->disposed = true;
-        atomic_fetch_sub_explicit(&t->callbacks, 2 * mine, memory_order_relaxed);
+        atomic_fetch_sub_explicit(&t->callbacks, PT_CB_RUNNING * mine, memory_order_relaxed);
     }
     return ret;
 }

@@ -58,6 +58,14 @@ static inline pt_nanos pt_norm_when(pt_nanos when)
     return when < 0 ? PT_MAXWHEN : when == 0 ? 1 : when;
 }
 
+/* The callbacks word of a pt_timer (see ptimer.h). */
+#define PT_CB_WAITER 1u
+#define PT_CB_RUNNING 2u                /* one running callback */
+#define PT_CB_STARTED (1u << 16)        /* one started callback */
+#define PT_CB_RUNNING_MASK 0xfffeu
+static inline uint32_t pt_cb_running(uint32_t v) { return (v & PT_CB_RUNNING_MASK) >> 1; }
+static inline uint32_t pt_cb_started(uint32_t v) { return v >> 16; }
+
 /* Callbacks running on this thread, innermost first: lets stop_sync called
  * from a timer's own callback skip waiting for itself, and tell the runner
  * not to touch a timer its callback may have freed. */

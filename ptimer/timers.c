@@ -170,7 +170,8 @@ static void run_one(pt_timers *ts, pt_timer *t, pt_nanos key, pt_nanos now)
     uintptr_t seq = t->seq;
     /* Counted before the status leaves Running (release), so a stop_sync
      * that sees the new status also sees this callback. */
-    atomic_fetch_add_explicit(&t->callbacks, 2, memory_order_relaxed);
+    atomic_fetch_add_explicit(&t->callbacks, PT_CB_RUNNING + PT_CB_STARTED,
+                              memory_order_relaxed);
     if (t->period > 0) {
         /* run: Waiting -> Running -> Waiting. Skip the ticks missed while
          * late, so a stalled P never fires a burst: the next time is the
@@ -200,7 +201,8 @@ static void run_one(pt_timers *ts, pt_timer *t, pt_nanos key, pt_nanos now)
         /* Last touch of t: drop our count and the sleeper bit together,
          * then wake sleepers by address only (t may be freed by then). */
         uint32_t v = atomic_load_explicit(&t->callbacks, memory_order_relaxed);
-        while (!atomic_compare_exchange_weak_explicit(&t->callbacks, &v, (v - 2) & ~1u,
+        while (!atomic_compare_exchange_weak_explicit(&t->callbacks, &v,
+                                                      (v - PT_CB_RUNNING) & ~PT_CB_WAITER,
                                                       memory_order_release,
                                                       memory_order_relaxed))
             ;

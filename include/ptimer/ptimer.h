@@ -108,8 +108,9 @@ typedef struct pt_timer {
     /* Written while owning the status (Modifying/Moving/Removing/Running)
      * and under the heap's lock; for stop_sync also read without either. */
     PT_ATOMIC(pt_timers *) ts;
-    /* 2 x callbacks of this timer running now, + 1 while a stop_sync sleeps
-     * on this word. */
+    /* Bit 0: a stop_sync sleeps on this word. Bits 1-15: callbacks of this
+     * timer running now. Bits 16-31: callbacks ever started, mod 2^16,
+     * which is how stop_sync tells that one started behind its back. */
     PT_ATOMIC(uint32_t) callbacks;
     uint32_t magic;             /* set by pt_timer_init: catches uninitialised timers */
 } pt_timer;

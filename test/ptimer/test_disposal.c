@@ -190,3 +190,50 @@ void test_stop_sync_disposes_100k_timers_in_every_state(void)
     free(ms);
     printf("disposal: %ld callbacks ran\n", atomic_load(&mass_fired));
 }
+
+/* ---- a one-shot that re-arms itself onto the other P from its callback:
+ * the second callback can start right after stop_sync saw none running
+ * (the race the spin model found, test/model). Bounded rounds. */
+
+static struct ploop hop_p[2];
+static atomic_int hop_active, hop_stop;
+
+static void hop_callback(void *arg, uintptr_t seq)
+{
+    pt_timer *t = arg;
+    atomic_fetch_add(&hop_active, 1);
+    if (!atomic_load(&hop_stop))
+        pt_timer_reset(&hop_p[!(seq & 1)].ts, t, 0); /* onto the other P, due now */
+    for (volatile int i = 0; i < 200; i++)
+        ;
+    atomic_fetch_sub(&hop_active, 1);
+}
+
+void test_stop_sync_outwaits_a_callback_that_rearms_onto_another_p(void)
+{
+    ploop_start(&hop_p[0], false);
+    ploop_start(&hop_p[1], false);
+    pt_timer t;
+    pt_timer_init(&t, hop_callback, &t);
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+    enum { ROUNDS = 300 };
+#else
+    enum { ROUNDS = 3000 };
+#endif
+    for (int r = 0; r < ROUNDS; r++) {
+        atomic_store(&hop_stop, 0);
+        CHECK(pt_timer_modify(&hop_p[r & 1].ts, &t, 0, 0, hop_callback, &t, (uintptr_t)r) >= 0);
+        for (int spin = 0; spin < r % 50; spin++)
+            sched_yield();
+        atomic_store(&hop_stop, 1);
+        CHECK(pt_timer_stop_sync(&t) >= 0);
+        /* the contract: no callback of t runs once stop_sync returned */
+        CHECK_EQ(atomic_load(&hop_active), 0);
+        enum pt_timer_status s = pt_timer_status(&t);
+        CHECK(s == PT_TIMER_NOSTATUS || s == PT_TIMER_REMOVED);
+    }
+    ploop_stop(&hop_p[0]);
+    ploop_stop(&hop_p[1]);
+    CHECK_EQ(pt_timers_destroy(&hop_p[0].ts), 0);
+    CHECK_EQ(pt_timers_destroy(&hop_p[1].ts), 0);
+}
