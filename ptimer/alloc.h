@@ -4,10 +4,31 @@
 #ifndef PTIMER_ALLOC_H
 #define PTIMER_ALLOC_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 void *pt_malloc(size_t n);
 void *pt_realloc(void *p, size_t n);
 void pt_free(void *p);
+
+/* Fault injection, for tests (test/verify/). Compiled in always: the
+ * library allocates only when a heap grows or shrinks and when the
+ * TimerThread's pool or per-thread tables grow -- never per timer
+ * operation in the steady state -- so one thread-local test and one
+ * relaxed counter update per allocation cost nothing measurable, and the
+ * tests exercise the very library that ships rather than a special build.
+ *
+ * pt_alloc_fail_after(n): the calling thread's n-th allocation from now
+ * (n = 0: the very next one) returns NULL, once; n < 0 disarms. Only the
+ * calling thread: a test drives one operation deterministically while the
+ * TimerThread's own thread (whose heap growth aborts on failure, having no
+ * caller to report to) allocates normally. pt_realloc failing leaves the
+ * old block as it was, as realloc does. */
+void pt_alloc_fail_after(long n);
+/* True while an injected failure is armed and has not happened yet. */
+bool pt_alloc_fail_armed(void);
+/* Blocks allocated through pt_malloc/pt_realloc and not yet freed, by any
+ * thread: lets a test show an operation that failed leaked nothing. */
+long pt_alloc_live(void);
 
 #endif

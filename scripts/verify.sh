@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# The verification layer (test/README.md) that needs more than the normal
+# build: the spin model (with its seeded-bug negative checks) and the
+# libFuzzer targets, each run for a bounded time. The fault-injection,
+# bad-input and fuzz-replay tests are ordinary ctest tests (suite verify)
+# and run with every scripts/test.sh.
+#   scripts/verify.sh                 model, then each fuzz target for 60 s
+#   scripts/verify.sh model|fuzz      one of the two
+#   PT_FUZZ_SECONDS=600 scripts/verify.sh fuzz    a longer fuzzing session
+# A fuzz target that fails leaves the input under build-vf-fuzz/artifacts/;
+# copy it to test/fuzz/regress/<target>/<what-it-caught> to keep it as a
+# regression test (test_verify replays that directory in every build).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/deps.sh spin clang libclang-rt-14-dev
+what="${1:-all}"
+seconds="${PT_FUZZ_SECONDS:-60}"
+start=$SECONDS
+
+if [ "$what" = all ] || [ "$what" = model ]; then
+    echo "== model: spin on test/model/ptimer.pml"
+    bash test/model/check.sh all build-vf-model
+fi
+
+if [ "$what" = all ] || [ "$what" = fuzz ]; then
+    echo "== fuzz: libFuzzer targets, ${seconds} s each"
+    dir=build-vf-fuzz
+    CC=clang cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPT_FUZZ=ON \
+        -DPT_BUILD_BENCH=OFF -DPT_MIMALLOC=OFF >/dev/null
+    cmake --build "$dir" -j2 --target fuzz_ptimer fuzz_timerthread >/dev/null
+    for target in ptimer timerthread; do
+        # Work on a copy: new corpus entries stay out of the repository.
+        work="$dir/corpus/$target"
+        rm -rf "$work" && mkdir -p "$work" "$dir/artifacts"
+        cp test/fuzz/corpus/"$target"/* "$work"/
+        log="$dir/fuzz_$target.log"
+        if "$dir/test/fuzz_$target" -max_total_time="$seconds" -timeout=30 -max_len=1024 \
+            -artifact_prefix="$dir/artifacts/$target-" -print_final_stats=1 "$work" >"$log" 2>&1; then
+            runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
+            echo "ok   fuzz_$target: $runs inputs in ${seconds} s, no failure"
+        elif [ "$target" = timerthread ] && grep -q "libFuzzer: timeout" "$log" &&
+             grep -q "in pt_timerthread_destroy" "$log"; then
+            # KNOWN LIBRARY BUG, tolerated until its fix lands: destroy can
+            # join a timer thread asleep for ever (test/README.md; the model
+            # run `known tt.destroy_lost_wakeup` shows it in 60 steps). When
+            # the fix lands that model run fails as "no longer found": delete
+            # this branch then, and the fuzzer holds destroy to it again.
+            echo "KNOWN fuzz_$target: hit the pt_timerthread_destroy lost wakeup (not a new failure; log: $log)"
+        else
+            echo "FAIL fuzz_$target (log: $log)"
+            grep -E "^fuzz_|ERROR|SUMMARY|Test unit written|timeout" "$log" | head -20
+            exit 1
+        fi
+    done
+fi
+echo "== verify took $((SECONDS - start)) s"

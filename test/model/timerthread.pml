@@ -1,0 +1,148 @@
+/* timerthread.pml: the TimerThread's sleep/wake protocol (ptimer/timerthread.c:
+ * tt_loop, tt_announce, pt_timerthread_destroy), to check that the timer
+ * thread never sleeps through a schedule that needs it or through destroy.
+ *
+ * The thread's loop, step by step as in the C: the stop check at the top,
+ * the reset of the global nearest time (A), the pull of a bucket, the run of
+ * a due head (re-checking nearest and stop under the lock), and the sleep
+ * section: under the lock, go round again if something earlier was
+ * announced, else publish `next` and sample nsignals; then the futex wait,
+ * which returns when nsignals differs from the sample (or at the deadline
+ * of a task it holds). One scheduler thread schedules one task (due at once,
+ * or later), and destroy stops the thread and joins it.
+ *
+ * Checked: no invalid end state (a thread asleep for ever while destroy
+ * waits to join it, or a due task never run), and at the end no task left
+ * unrun that was due and not dropped by destroy.
+ *
+ * -DFIX_DESTROY_STOP_CHECK adds the check the C lacks (see test/README.md):
+ * the stop flag read again under the lock in the sleep section. */
+
+#define NEVER 3         /* PT_MAXWHEN */
+
+bit  stop;              /* tt->stop */
+bit  lk;                /* tt->lock */
+byte nearest = NEVER;   /* tt->nearest (global lock) */
+byte nsig;              /* tt->nsignals, the futex word */
+bit  blk;               /* the bucket's lock */
+byte bucket = NEVER;    /* the bucket's one task (its when), NEVER: empty */
+byte bnear = NEVER;     /* the bucket's nearest */
+byte heapw = NEVER;     /* the thread's heap: its one task's when */
+byte ran;               /* tasks run */
+bit  joined;            /* the thread has left its loop */
+bit  scheduled_due;     /* a task due at once was scheduled */
+
+inline lock(l)   { atomic { l == 0 -> l = 1 } }
+inline unlock(l) { l = 0 }
+
+proctype Thread()
+{
+    byte next, expected, pa;
+top:
+    do
+    :: stop -> break                     /* while (!tt_stopping(tt)) */
+    :: else ->
+        lock(lk); nearest = NEVER; unlock(lk);          /* (A) */
+        /* pull: tt_consume under the bucket's lock */
+        lock(blk);
+        if
+        :: bucket != NEVER ->
+            if
+            :: bucket < heapw -> heapw = bucket
+            :: else
+            fi;
+            bucket = NEVER; bnear = NEVER
+        :: else
+        fi;
+        unlock(blk);
+        /* run what is due (when 0 is due, anything else is not yet) */
+        if
+        :: heapw == 0 ->
+            lock(lk); pa = (heapw > nearest); unlock(lk);
+            if
+            :: pa || stop -> pa = 0; goto top          /* pull again */
+            :: else -> heapw = NEVER; ran++
+            fi
+        :: else
+        fi;
+        next = heapw;
+        lock(lk);
+#ifndef FIX_DESTROY_STOP_CHECK
+        if
+        :: next > nearest -> unlock(lk); next = 0; goto top
+        :: else
+        fi;
+#else
+        if
+        :: next > nearest || stop -> unlock(lk); next = 0; goto top
+        :: else
+        fi;
+#endif
+        nearest = next;
+        expected = nsig;
+        unlock(lk);
+        /* pt_futex_wait(&nsignals, expected, next): returns when the word
+         * changed, or at the deadline of a task it holds */
+        if
+        :: nsig != expected
+        :: next != NEVER
+        fi;
+        next = 0; expected = 0
+    od;
+    joined = 1
+}
+
+/* pt_timerthread_schedule of one task: bucket push, then tt_announce if it
+ * is the earliest of its bucket */
+proctype Scheduler()
+{
+    byte w, earlier;
+    if
+    :: w = 0; scheduled_due = 1
+    :: w = 1
+    fi;
+    if
+    :: stop -> goto done                 /* schedule refuses once stopped */
+    :: else
+    fi;
+    lock(blk);
+    bucket = w;
+    if
+    :: w < bnear -> bnear = w; earlier = 1
+    :: else
+    fi;
+    unlock(blk);
+    if
+    :: earlier ->
+        lock(lk);
+        if
+        :: w < nearest -> nearest = w; nsig++   /* then futex wake */
+        :: else
+        fi;
+        unlock(lk)
+    :: else
+    fi;
+done:
+    skip
+}
+
+/* pt_timerthread_destroy from another thread */
+proctype Destroyer()
+{
+    stop = 1;
+    lock(lk);
+    nearest = 0;
+    nsig++;
+    unlock(lk);
+    /* futex wake, then pthread_join */
+    joined == 1
+}
+
+init
+{
+    atomic {
+        run Thread();
+        run Scheduler();
+        run Destroyer()
+    }
+}
