@@ -423,7 +423,10 @@ static void tt_loop(pt_timerthread *tt, struct tt_local *l)
          * earlier schedule bumps nsignals, and sample nsignals under the
          * same lock: a bump after this makes the futex wait return at once. */
         pt_lock(&tt->lock);
-        if (next > tt->nearest) {
+        /* stop, again under the lock: a destroy between the pull's reset of
+         * nearest and here has already bumped nsignals, so the sample below
+         * would sleep through it (the spin model's tt.destroy_lost_wakeup). */
+        if (next > tt->nearest || tt_stopping(tt)) {
             pt_unlock(&tt->lock);
             continue;
         }
