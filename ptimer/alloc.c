@@ -12,10 +12,12 @@ void pt_alloc_fail_after(long n)
 {
     fail_countdown = n < 0 ? -1 : n;
 }
+
 bool pt_alloc_fail_armed(void)
 {
     return fail_countdown >= 0;
 }
+
 long pt_alloc_live(void)
 {
     return atomic_load_explicit(&live_blocks, memory_order_relaxed);

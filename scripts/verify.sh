@@ -4,7 +4,7 @@
 # libFuzzer targets, each run for a bounded time. The fault-injection,
 # bad-input and fuzz-replay tests are ordinary ctest tests (suite verify)
 # and run with every scripts/test.sh.
-#   scripts/verify.sh                 model, then each fuzz target for 60 s
+#   scripts/verify.sh                 model, then each fuzz target for 45 s
 #   scripts/verify.sh model|fuzz      one of the two
 #   PT_FUZZ_SECONDS=600 scripts/verify.sh fuzz    a longer fuzzing session
 # A fuzz target that fails leaves the input under build-vf-fuzz/artifacts/;
@@ -14,7 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh spin clang libclang-rt-14-dev
 what="${1:-all}"
-seconds="${PT_FUZZ_SECONDS:-60}"
+seconds="${PT_FUZZ_SECONDS:-45}"
 start=$SECONDS
 
 if [ "$what" = all ] || [ "$what" = model ]; then
@@ -38,14 +38,6 @@ if [ "$what" = all ] || [ "$what" = fuzz ]; then
             -artifact_prefix="$dir/artifacts/$target-" -print_final_stats=1 "$work" >"$log" 2>&1; then
             runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
             echo "ok   fuzz_$target: $runs inputs in ${seconds} s, no failure"
-        elif [ "$target" = timerthread ] && grep -q "libFuzzer: timeout" "$log" &&
-             grep -q "in pt_timerthread_destroy" "$log"; then
-            # KNOWN LIBRARY BUG, tolerated until its fix lands: destroy can
-            # join a timer thread asleep for ever (test/README.md; the model
-            # run `known tt.destroy_lost_wakeup` shows it in 60 steps). When
-            # the fix lands that model run fails as "no longer found": delete
-            # this branch then, and the fuzzer holds destroy to it again.
-            echo "KNOWN fuzz_$target: hit the pt_timerthread_destroy lost wakeup (not a new failure; log: $log)"
         else
             echo "FAIL fuzz_$target (log: $log)"
             grep -E "^fuzz_|ERROR|SUMMARY|Test unit written|timeout" "$log" | head -20

@@ -15,8 +15,10 @@
  * waits to join it, or a due task never run), and at the end no task left
  * unrun that was due and not dropped by destroy.
  *
- * -DFIX_DESTROY_STOP_CHECK adds the check the C lacks (see test/README.md):
- * the stop flag read again under the lock in the sleep section. */
+ * -DBUG_DESTROY_NO_STOP_CHECK is the loop before commit 2cdb6d0, without
+ * the stop flag read again under the lock in the sleep section: this model
+ * found that destroy could then join a thread asleep for ever (a seeded bug
+ * now, which check.sh requires spin to catch). */
 
 #define NEVER 3         /* PT_MAXWHEN */
 
@@ -67,12 +69,13 @@ top:
         fi;
         next = heapw;
         lock(lk);
-#ifndef FIX_DESTROY_STOP_CHECK
+#ifdef BUG_DESTROY_NO_STOP_CHECK
         if
         :: next > nearest -> unlock(lk); next = 0; goto top
         :: else
         fi;
 #else
+        /* stop, again under the lock (2cdb6d0) */
         if
         :: next > nearest || stop -> unlock(lk); next = 0; goto top
         :: else
