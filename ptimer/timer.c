@@ -211,12 +211,8 @@ static void unlink_deleted(pt_timer *t)
         if (!ts)
             continue; /* its owner removed it after we looked */
         pt_lock(&ts->lock);
-        if (atomic_load_explicit(&t->ts, memory_order_relaxed) == ts &&
-            st_cas(t, PT_TIMER_DELETED, PT_TIMER_REMOVING)) {
-            pt_timers_remove_locked(ts, t, "stop_sync");
-            atomic_fetch_sub_explicit(&ts->deleted_timers, 1, memory_order_relaxed);
-            st_set(t, PT_TIMER_REMOVING, PT_TIMER_REMOVED, "stop_sync");
-        }
+        if (atomic_load_explicit(&t->ts, memory_order_relaxed) == ts)
+            pt_timers_remove_deleted_locked(ts, t, "stop_sync");
         pt_unlock(&ts->lock);
     }
 }

@@ -93,9 +93,9 @@ static inline pt_nanos pt_timers_next_time(const pt_timers *ts)
 int pt_timers_reserve_locked(pt_timers *ts);
 /* Push t (its when already set) onto ts, claiming it for ts. */
 void pt_timers_push_locked(pt_timers *ts, pt_timer *t);
-/* Take t out of ts's heap (it must be there: else corruption, named by op)
- * and clear its heap pointer; keeps the counters and timer0_when. */
-void pt_timers_remove_locked(pt_timers *ts, pt_timer *t, const char *op);
+/* Deleted -> Removing -> Removed, out of ts's heap (it must be there:
+ * else corruption, named by op). False if t is no longer Deleted. */
+bool pt_timers_remove_deleted_locked(pt_timers *ts, pt_timer *t, const char *op);
 /* Go's cleantimers: tidy the head so the next add sees a clean top. */
 void pt_timers_clean_locked(pt_timers *ts);
 

@@ -60,7 +60,9 @@ void pt_timers_push_locked(pt_timers *ts, pt_timer *t)
     update_len(ts);
 }
 
-void pt_timers_remove_locked(pt_timers *ts, pt_timer *t, const char *op)
+/* Take t out of ts's heap (it must be there: else corruption, named by op)
+ * and clear its heap pointer; keeps the counters and timer0_when. */
+static void remove_locked(pt_timers *ts, pt_timer *t, const char *op)
 {
     uint32_t i = t->heap_index;
     if (i >= ts->heap.len || ts->heap.v[i].item != t)
@@ -71,11 +73,11 @@ void pt_timers_remove_locked(pt_timers *ts, pt_timer *t, const char *op)
 }
 
 /* Deleted -> Removing -> Removed for the timer at index i. */
-static bool remove_deleted(pt_timers *ts, pt_timer *t, const char *op)
+bool pt_timers_remove_deleted_locked(pt_timers *ts, pt_timer *t, const char *op)
 {
     if (!st_cas(t, PT_TIMER_DELETED, PT_TIMER_REMOVING))
         return false;
-    pt_timers_remove_locked(ts, t, op);
+    remove_locked(ts, t, op);
     atomic_fetch_sub_explicit(&ts->deleted_timers, 1, memory_order_relaxed);
     st_set(t, PT_TIMER_REMOVING, PT_TIMER_REMOVED, op);
     return true;
@@ -103,7 +105,7 @@ void pt_timers_clean_locked(pt_timers *ts)
         pt_timer *t = ts->heap.v[0].item;
         uint32_t s = st_load(t);
         if (s == PT_TIMER_DELETED)
-            remove_deleted(ts, t, "clean");
+            pt_timers_remove_deleted_locked(ts, t, "clean");
         else if (s == PT_TIMER_MODIFIED_EARLIER || s == PT_TIMER_MODIFIED_LATER)
             rekey_modified(ts, t, s, "clean");
         else
@@ -187,7 +189,7 @@ static void run_one(pt_timers *ts, pt_timer *t, pt_nanos key, pt_nanos now)
         st_set(t, PT_TIMER_RUNNING, PT_TIMER_WAITING, "run");
     } else {
         /* run: Waiting -> Running -> NoStatus, out of the heap first */
-        pt_timers_remove_locked(ts, t, "run");
+        remove_locked(ts, t, "run");
         st_set(t, PT_TIMER_RUNNING, PT_TIMER_NOSTATUS, "run");
     }
     ts->running = 1;
@@ -232,7 +234,7 @@ static pt_nanos run_head(pt_timers *ts, pt_nanos now)
             }
             break;
         case PT_TIMER_DELETED:
-            remove_deleted(ts, t, "run");
+            pt_timers_remove_deleted_locked(ts, t, "run");
             break;
         case PT_TIMER_MODIFIED_EARLIER:
         case PT_TIMER_MODIFIED_LATER:

@@ -2,20 +2,14 @@
 #include "harness.h"
 
 #include <string.h>
-#include <time.h>
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
+#include "ptimer/clock.h"
 
 static void run(const struct pt_test *t)
 {
-    double t0 = now_ms();
+    pt_nanos t0 = pt_nanotime();
     t->fn();
-    printf("ok   %-52s %8.1f ms\n", t->name, now_ms() - t0);
+    printf("ok   %-52s %8.1f ms\n", t->name, (double)(pt_nanotime() - t0) / 1e6);
     fflush(stdout);
 }
 

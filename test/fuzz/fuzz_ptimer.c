@@ -29,6 +29,7 @@
 #include <string.h>
 
 #include "alloc.h"
+#include "fuzz_fail.h"
 #include "ptimer/ptimer.h"
 #include "ref_timers.h"
 
@@ -70,16 +71,7 @@ static struct {
     size_t op; /* for messages */
 } F;
 
-__attribute__((format(printf, 1, 2), noreturn)) static void fail(const char *fmt, ...)
-{
-    va_list ap;
-    fprintf(stderr, "fuzz_ptimer: op %zu: ", F.op);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    abort();
-}
+#define fail(...) fuzz_fail("fuzz_ptimer", F.op, __VA_ARGS__)
 
 #define EXPECT(cond, ...)                                                                          \
     do {                                                                                           \

@@ -29,6 +29,7 @@
 #include <time.h>
 
 #include "alloc.h"
+#include "fuzz_fail.h"
 #include "ptimer/timerthread.h"
 
 #ifndef PT_FUZZ_ENTRY
@@ -57,16 +58,7 @@ static struct {
     size_t op;
 } Z;
 
-__attribute__((format(printf, 1, 2), noreturn)) static void fail(const char *fmt, ...)
-{
-    va_list ap;
-    fprintf(stderr, "fuzz_timerthread: op %zu: ", Z.op);
-    va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    fputc('\n', stderr);
-    abort();
-}
+#define fail(...) fuzz_fail("fuzz_timerthread", Z.op, __VA_ARGS__)
 
 #define EXPECT(cond, ...)                                                                          \
     do {                                                                                           \
