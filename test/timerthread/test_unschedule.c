@@ -3,6 +3,7 @@
  * another thread racing with it); -1 after it ran, twice, for a stale id
  * whose slot holds a later task, and for ids never issued. Plus bad input. */
 #include <sched.h>
+#include <stdlib.h>
 
 #include "task_pool.h"
 #include "util.h"
@@ -128,28 +129,37 @@ static void never(void *arg)
 void test_unschedule_of_stale_id_after_slot_reuse_returns_minus_one(void)
 {
     pt_timerthread *tt = make();
-    pt_task_id old = pt_timerthread_schedule(tt, never, NULL, pt_nanotime() + HOUR);
-    CHECK_EQ(pt_timerthread_unschedule(tt, old), 0);
-    /* Keep scheduling and removing until the timer thread has freed the
-     * old task and its slot comes back to this thread with a new task.
-     * Removed tasks are freed only when the thread wakes, and later
-     * deadlines do not wake it (bRPC's design), so every so often a due
-     * task kicks it. */
-    pt_task_id reused = PT_INVALID_TASK_ID;
+    /* Keep scheduling and removing until some slot comes back to this
+     * thread with a new task; remember the last id issued per slot. Which
+     * slot comes back first is up to the pool (free chains are a stack, so
+     * the first task removed may wait long: CI once saw it not come back
+     * within the bound). Removed tasks are freed only when the thread
+     * wakes, and later deadlines do not wake it (bRPC's design), so every
+     * so often a due task kicks it. */
+    enum { SLOTS = 1 << 16 };
+    pt_task_id *last = calloc(SLOTS, sizeof *last);
+    CHECK(last != NULL);
+    pt_task_id old = PT_INVALID_TASK_ID, reused = PT_INVALID_TASK_ID;
     pt_nanos end = pt_nanotime() + BOUND;
     for (long i = 0; reused == PT_INVALID_TASK_ID; i++) {
         CHECK(pt_nanotime() < end);
         pt_task_id id = pt_timerthread_schedule(tt, never, NULL, pt_nanotime() + HOUR);
         CHECK(id != PT_INVALID_TASK_ID);
-        if ((uint32_t)id == (uint32_t)old)
+        uint32_t slot = (uint32_t)id;
+        CHECK(slot < SLOTS); /* the pool stays small under this pattern */
+        if (last[slot] != PT_INVALID_TASK_ID) {
+            old = last[slot];
             reused = id;
-        else
-            CHECK_EQ(pt_timerthread_unschedule(tt, id), 0);
+            break;
+        }
+        last[slot] = id;
+        CHECK_EQ(pt_timerthread_unschedule(tt, id), 0);
         if (i % 64 == 63) {
             pt_timerthread_schedule(tt, noop, NULL, 0);
             nap();
         }
     }
+    free(last);
     CHECK(reused != old);
     CHECK(reused >> 32 > old >> 32); /* the slot's version moved on */
     CHECK_EQ(pt_timerthread_unschedule(tt, old), -1);
