@@ -57,6 +57,12 @@ struct engine {
      * (per-P designs sleep until their next timer or a wake). */
     void (*idle)(void *th, pt_nanos until);
     void (*read_stats)(void *eng, struct engine_stats *out);
+    /* Optional, on the worker: size the harness's own handle bookkeeping
+     * (generations and free links, 8 B a timer: what a caller's handle
+     * table would cost) for n more timers. The memory workload calls it
+     * before its first reading, as it fills its handle array then, so the
+     * reading is what the design stores. */
+    void (*reserve_handles)(void *th, long n);
     /* Bytes of memory one pending timer costs in this engine's own
      * structures (timer, handle bookkeeping, heap entry), for the memory
      * report beside the measured resident size. */

@@ -56,6 +56,14 @@ static void *fl_thread_start(void *eng, int tid)
     return th;
 }
 
+static void fl_reserve_handles(void *vth, long n)
+{
+    struct fl_thread *th = vth;
+    pt_lock(&th->lock);
+    (void)slots_reserve(&th->slots, n); /* failing only skews the reading */
+    pt_unlock(&th->lock);
+}
+
 static void fl_thread_stop(void *vth)
 {
     struct fl_thread *th = vth;
@@ -213,5 +221,6 @@ const struct engine engine_floor = {
     .poll = fl_poll,
     .idle = fl_idle,
     .read_stats = fl_read_stats,
+    .reserve_handles = fl_reserve_handles,
     .timer_bytes = sizeof(struct fl_node) + sizeof(pt_heap4_entry),
 };

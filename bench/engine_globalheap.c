@@ -93,6 +93,14 @@ static void gh_destroy(void *ve)
     free(e);
 }
 
+static void gh_reserve_handles(void *ve, long n)
+{
+    struct gh_engine *e = ve;
+    pt_lock(&e->lock);
+    (void)slots_reserve(&e->slots, n); /* failing only skews the reading */
+    pt_unlock(&e->lock);
+}
+
 /* Workers share everything: their context is the engine itself. */
 static void *gh_thread_start(void *eng, int tid)
 {
@@ -186,5 +194,6 @@ const struct engine engine_globalheap = {
     .poll = gh_poll,
     .idle = gh_idle,
     .read_stats = gh_read_stats,
+    .reserve_handles = gh_reserve_handles,
     .timer_bytes = sizeof(struct gh_node) + sizeof(pt_heap4_entry),
 };

@@ -219,6 +219,12 @@ static void ph_thread_stop(void *vth)
     free(th);
 }
 
+static void ph_reserve_handles(void *vth, long n)
+{
+    struct ph_thread *th = vth;
+    (void)slots_reserve(&th->slots, n); /* failing only skews the reading */
+}
+
 static void ph_read_stats(void *eng, struct engine_stats *out)
 {
     struct ph_engine *e = eng;
@@ -239,6 +245,7 @@ static void ph_read_stats(void *eng, struct engine_stats *out)
         .poll = ph_poll,                                                                       \
         .idle = ph_idle,                                                                       \
         .read_stats = ph_read_stats,                                                           \
+        .reserve_handles = ph_reserve_handles,                                                 \
         .timer_bytes = sizeof(struct ph_timer) + sizeof(pt_heap4_entry),                       \
     }
 

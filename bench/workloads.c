@@ -258,6 +258,8 @@ static void run_memory(struct workload_thread *w)
      * the first reading so that its pages are not counted. */
     bench_handle *h = calloc((size_t)N, sizeof *h);
     memset(h, 1, (size_t)N * sizeof *h);
+    if (w->eng->reserve_handles)
+        w->eng->reserve_handles(w->th, N);
     long before = rss_bytes();
     pt_nanos t0 = pt_nanotime();
     for (long i = 0; i < N; i++)

@@ -1,6 +1,10 @@
+#define _GNU_SOURCE /* mremap */
 #include "alloc.h"
 
 #include <stdatomic.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 /* Countdown to the injected failure, -1 when none is armed: see alloc.h. */
 static _Thread_local long fail_countdown = -1;
@@ -67,4 +71,64 @@ void pt_free(void *p)
     if (p)
         atomic_fetch_sub_explicit(&live_blocks, 1, memory_order_relaxed);
     RAW_FREE(p);
+}
+
+/* ---- large arrays (alloc.h) ---------------------------------------- */
+
+static bool array_mapped(size_t bytes)
+{
+    return bytes >= PT_ARRAY_MAP_BYTES;
+}
+
+static size_t page_round(size_t bytes)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    return (bytes + page - 1) & ~(page - 1);
+}
+
+void *pt_array_realloc(void *p, size_t old_bytes, size_t new_bytes)
+{
+    if (!p)
+        old_bytes = 0;
+    if (!array_mapped(old_bytes) && !array_mapped(new_bytes))
+        return pt_realloc(p, new_bytes);
+    if (inject_failure())
+        return NULL;
+    void *q;
+    if (array_mapped(old_bytes) && array_mapped(new_bytes)) {
+        q = mremap(p, page_round(old_bytes), page_round(new_bytes), MREMAP_MAYMOVE);
+        return q == MAP_FAILED ? NULL : q;
+    }
+    if (array_mapped(new_bytes)) { /* growing past the threshold */
+        q = mmap(NULL, page_round(new_bytes), PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (q == MAP_FAILED)
+            return NULL;
+        if (p) {
+            memcpy(q, p, old_bytes);
+            RAW_FREE(p); /* the block count moves to the mapping */
+        } else {
+            atomic_fetch_add_explicit(&live_blocks, 1, memory_order_relaxed);
+        }
+        return q;
+    }
+    /* shrinking below it */
+    q = RAW_MALLOC(new_bytes);
+    if (!q)
+        return NULL;
+    memcpy(q, p, new_bytes);
+    munmap(p, page_round(old_bytes));
+    return q;
+}
+
+void pt_array_free(void *p, size_t bytes)
+{
+    if (!p)
+        return;
+    if (!array_mapped(bytes)) {
+        pt_free(p);
+        return;
+    }
+    atomic_fetch_sub_explicit(&live_blocks, 1, memory_order_relaxed);
+    munmap(p, page_round(bytes));
 }

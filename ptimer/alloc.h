@@ -11,6 +11,17 @@ void *pt_malloc(size_t n);
 void *pt_realloc(void *p, size_t n);
 void pt_free(void *p);
 
+/* Arrays that can grow large (a heap of a million timers is 16 MiB), sized
+ * by the caller, who passes the current size back. From PT_ARRAY_MAP_BYTES (64 KiB)
+ * up an array is a mapping of its own, grown and shrunk with mremap: no
+ * copy under the owner's lock while it grows, no freed copy left resident
+ * until the allocator purges it, and capacity never touched costs no
+ * memory. Below that, pt_realloc. Failure injection and pt_alloc_live
+ * count these as they count pt_realloc. */
+#define PT_ARRAY_MAP_BYTES ((size_t)64 << 10)
+void *pt_array_realloc(void *p, size_t old_bytes, size_t new_bytes);
+void pt_array_free(void *p, size_t bytes);
+
 /* Fault injection, for tests (test/verify/). Compiled in always: the
  * library allocates only when a heap grows or shrinks and when the
  * TimerThread's pool or per-thread tables grow -- never per timer

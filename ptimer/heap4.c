@@ -17,14 +17,15 @@ void pt_heap4_init(pt_heap4 *h, int32_t idx_off)
 
 void pt_heap4_free(pt_heap4 *h)
 {
-    pt_free(h->v);
+    pt_array_free(h->v, (size_t)h->cap * sizeof *h->v);
     h->v = NULL;
     h->len = h->cap = 0;
 }
 
 static int heap4_resize(pt_heap4 *h, uint32_t cap)
 {
-    pt_heap4_entry *v = pt_realloc(h->v, (size_t)cap * sizeof *v);
+    pt_heap4_entry *v =
+        pt_array_realloc(h->v, (size_t)h->cap * sizeof *v, (size_t)cap * sizeof *v);
     if (!v)
         return -ENOMEM;
     h->v = v;

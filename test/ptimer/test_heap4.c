@@ -1,5 +1,9 @@
+#include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include <stdlib.h>
 
+#include "alloc.h"
 #include "harness.h"
 #include "ptimer/heap4.h"
 
@@ -42,4 +46,60 @@ void test_heap4_orders_and_tracks_indices(void)
     }
     pt_heap4_shrink(&h);
     pt_heap4_free(&h);
+}
+
+/* Past PT_ARRAY_MAP_BYTES (1 MiB, 65536 entries) the array is a mapping
+ * grown and shrunk with mremap: entries survive every crossing of that
+ * line in both directions, a failed growth on either side leaves the heap
+ * as it was, and freeing gives back every block. */
+void test_heap4_grows_into_a_mapping_and_shrinks_back_keeping_order(void)
+{
+    enum { N = 300000 };
+    struct item *items = calloc(N, sizeof *items);
+    CHECK(items != NULL);
+    long live0 = pt_alloc_live();
+    pt_heap4 h;
+    pt_heap4_init(&h, (int32_t)offsetof(struct item, idx));
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+    int failures = 0;
+    for (int i = 0; i < N; i++) {
+        items[i].when = (pt_nanos)(pt_test_rng(&x) % 1000000000) + 1;
+        if (h.len == h.cap && (h.cap == 32768 || h.cap == 131072)) {
+            /* 512 KiB -> 1 MiB crosses into a mapping; 2 -> 4 MiB remaps */
+            pt_alloc_fail_after(0);
+            CHECK_EQ(pt_heap4_reserve(&h, 1), -ENOMEM);
+            CHECK_EQ(h.len, (uint32_t)i);
+            CHECK(pt_heap4_valid(&h));
+            failures++;
+        }
+        CHECK_EQ(pt_heap4_reserve(&h, 1), 0);
+        pt_heap4_push(&h, items[i].when, &items[i]);
+    }
+    CHECK_EQ(failures, 2);
+    CHECK(h.cap * sizeof *h.v >= PT_ARRAY_MAP_BYTES);
+    CHECK(pt_heap4_valid(&h));
+    for (int i = 0; i < N; i++)
+        CHECK(h.v[items[i].idx].item == &items[i]);
+    /* Pop in order, shrinking as a P does: mapped -> mapped, then back
+     * under the line into the allocator. */
+    pt_nanos last = 0;
+    bool shrank_mapped = false, shrank_below = false;
+    while (h.len) {
+        CHECK(h.v[0].when >= last);
+        last = h.v[0].when;
+        pt_heap4_remove(&h, 0);
+        uint32_t cap = h.cap;
+        pt_heap4_shrink(&h);
+        if (h.cap != cap) {
+            CHECK(pt_heap4_valid(&h));
+            if (h.cap * sizeof *h.v >= PT_ARRAY_MAP_BYTES)
+                shrank_mapped = true;
+            else if (cap * sizeof *h.v >= PT_ARRAY_MAP_BYTES)
+                shrank_below = true;
+        }
+    }
+    CHECK(shrank_mapped && shrank_below);
+    pt_heap4_free(&h);
+    CHECK_EQ(pt_alloc_live(), live0);
+    free(items);
 }
