@@ -23,6 +23,26 @@ static double field(const char *line, const char *key)
     return p ? strtod(p + strlen(pat), NULL) : 0;
 }
 
+/* The values of the array field `key` ("key":[a,b,...]); how many were read. */
+static int field_array(const char *line, const char *key, double *out, int max)
+{
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\":[", key);
+    const char *p = strstr(line, pat);
+    if (!p)
+        return 0;
+    p += strlen(pat);
+    int n = 0;
+    while (n < max && *p && *p != ']') {
+        char *end;
+        out[n++] = strtod(p, &end);
+        if (end == p)
+            return 0;
+        p = *end == ',' ? end + 1 : end;
+    }
+    return n;
+}
+
 struct peer {
     const char *name;
     const char *workloads; /* comma-separated, with commas around */
@@ -32,25 +52,25 @@ struct peer {
 
 static const char *go_command(void)
 {
-    static char cmd[1024];
-    /* Built once per ptbench build directory with Debian's Go 1.19. */
-    if (system("test -x " PT_BINARY_DIR "/ptbench-go") != 0) {
+    /* Built once per ptbench process with Debian's Go 1.19; go build's
+     * cache makes that quick when the sources have not changed, and a
+     * changed source is never run stale. */
+    static int built; /* 0: not tried, 1: built, -1: no toolchain or failed */
+    if (built == 0) {
         const char *go = NULL;
         if (system("test -x /usr/lib/go-1.19/bin/go") == 0)
             go = "/usr/lib/go-1.19/bin/go";
         else if (system("command -v go >/dev/null 2>&1") == 0)
             go = "go";
-        if (!go)
-            return NULL;
+        char cmd[1024];
         snprintf(cmd, sizeof cmd,
                  "cd " PT_SOURCE_DIR "/bench/peers/go && GOCACHE=" PT_BINARY_DIR
                  "/go-cache GOFLAGS=-mod=mod %s build -o " PT_BINARY_DIR
                  "/ptbench-go . >/dev/null 2>&1",
-                 go);
-        if (system(cmd) != 0)
-            return NULL;
+                 go ? go : "false");
+        built = go && system(cmd) == 0 ? 1 : -1;
     }
-    return PT_BINARY_DIR "/ptbench-go";
+    return built > 0 ? PT_BINARY_DIR "/ptbench-go" : NULL;
 }
 
 static const char *uv_command(void)
@@ -89,17 +109,24 @@ void peers_run(struct report *r, const char *workload, const char *variant, int 
                     variant, threads, p->name);
         /* memory: each repetition in a fresh process, as ptbench does */
         bool fresh = strcmp(workload, "memory") == 0;
+        /* the quantiles to report lateness at: the same as ours */
+        char qarg[512];
+        size_t off = 0;
+        for (int q = 0; q < REPORT_NQ; q++)
+            off += (size_t)snprintf(qarg + off, sizeof qarg - off, "%s%g", q ? "," : "",
+                                    report_quantiles[q]);
         struct rep rs[64];
-        int n = 0, rc = 0;
+        double last_q[REPORT_NQ];
+        int n = 0, rc = 0, nq = 0;
         for (int round = 0; round < (fresh ? reps : 1) && rc == 0; round++) {
             char cmd[2048];
             /* A peer that hangs must not hang the comparison. */
             snprintf(cmd, sizeof cmd,
                      "timeout 600 %s -workload %s -threads %d -reps %d -duration-ms %lld "
-                     "-ops %ld -preload %d -window %d -tickers %d -busy=%s",
+                     "-ops %ld -preload %d -window %d -tickers %d -busy=%s -quantiles %s",
                      bin, workload, threads, fresh ? 1 : reps,
                      (long long)(cfg->duration / 1000000), cfg->ops, cfg->preload, cfg->window,
-                     cfg->tickers, cfg->busy ? "true" : "false");
+                     cfg->tickers, cfg->busy ? "true" : "false", qarg);
             FILE *f = popen(cmd, "r");
             if (!f)
                 break;
@@ -124,6 +151,13 @@ void peers_run(struct report *r, const char *workload, const char *variant, int 
                     .cancelled = (uint64_t)field(line, "cancelled"),
                     .expected_ticks = (uint64_t)field(line, "expected_ticks"),
                 };
+                /* the last repetition's distribution, as for our designs */
+                double q[REPORT_NQ];
+                if (field_array(line, "lat_q_ns", q, REPORT_NQ) == REPORT_NQ) {
+                    for (int k = 0; k < REPORT_NQ; k++)
+                        last_q[k] = q[k] / 1e3;
+                    nq = REPORT_NQ;
+                }
             }
             rc = pclose(f);
         }
@@ -132,5 +166,7 @@ void peers_run(struct report *r, const char *workload, const char *variant, int 
             continue;
         }
         report_add(r, p->name, workload, variant, threads, 0, rs, n);
+        if (nq)
+            report_distribution_values(r, workload, p->name, threads, last_q);
     }
 }

@@ -173,19 +173,44 @@ void report_add(struct report *r, const char *design, const char *workload, cons
     fflush(r->csv);
 }
 
+const double report_quantiles[REPORT_NQ] = {0.01, 0.05, 0.1,  0.2,   0.3,   0.4,
+                                            0.5,  0.6,  0.7,  0.8,   0.9,   0.95,
+                                            0.97, 0.99, 0.995, 0.999, 0.9995, 0.9999};
+
 void report_distribution(struct report *r, const char *workload, const char *design,
                          int threads, const struct hist *h)
+{
+    double us[REPORT_NQ];
+    for (int i = 0; i < REPORT_NQ; i++)
+        us[i] = hist_quantile(h, report_quantiles[i]) / 1e3;
+    report_distribution_values(r, workload, design, threads, us);
+}
+
+void report_distribution_values(struct report *r, const char *workload, const char *design,
+                                int threads, const double *us)
 {
     char path[1024];
     snprintf(path, sizeof path, "%s/lateness-%s-%s-t%d.dat", r->dir, workload, design, threads);
     FILE *f = fopen(path, "w");
     if (!f)
         return;
+    if (r->ndists == r->capdists) {
+        int cap = r->capdists ? 2 * r->capdists : 32;
+        struct dist *d = realloc(r->dists, (size_t)cap * sizeof *d);
+        if (!d) {
+            fclose(f);
+            return;
+        }
+        r->dists = d;
+        r->capdists = cap;
+    }
+    struct dist *d = &r->dists[r->ndists++];
+    snprintf(d->design, sizeof d->design, "%s", design);
+    snprintf(d->workload, sizeof d->workload, "%s", workload);
+    d->threads = threads;
     fprintf(f, "# quantile lateness_us (%s, %s, %d threads)\n", design, workload, threads);
-    static const double qs[] = {0.01, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8,
-                                0.9,  0.95, 0.97, 0.99, 0.995, 0.999, 0.9995, 0.9999};
-    for (size_t i = 0; i < sizeof qs / sizeof *qs; i++)
-        fprintf(f, "%g %.3f\n", qs[i], hist_quantile(h, qs[i]) / 1e3);
+    for (int i = 0; i < REPORT_NQ; i++)
+        fprintf(f, "%g %.3f\n", report_quantiles[i], us[i]);
     fclose(f);
 }
 
@@ -347,35 +372,38 @@ static void plots(const struct report *r)
                     nd - 1, dat);
         }
     }
-    /* lateness: every distribution file written this run */
-    char cmd[1200];
-    snprintf(cmd, sizeof cmd, "ls %s/lateness-*.dat 2>/dev/null", r->dir);
-    FILE *ls = popen(cmd, "r");
-    char files[64][512];
-    int nf = 0;
-    while (ls && nf < 64 && fgets(files[nf], sizeof files[nf], ls))
-        files[nf][strcspn(files[nf], "\n")] = 0, nf++;
-    if (ls)
-        pclose(ls);
-    if (nf)
+    /* lateness: one plot per (workload, threads), every design and peer
+     * that wrote a distribution for it */
+    for (int i = 0; i < r->ndists; i++) {
+        const struct dist *first = &r->dists[i];
+        bool seen = false;
+        for (int j = 0; j < i && !seen; j++)
+            seen = !strcmp(r->dists[j].workload, first->workload) &&
+                   r->dists[j].threads == first->threads;
+        if (seen)
+            continue;
         for (int t = 0; t < 2; t++) {
             fprintf(g, "set terminal %s size 900,550\n", t ? "svg" : "png");
-            fprintf(g, "set output '%s/lateness.%s'\n", r->dir, t ? "svg" : "png");
+            fprintf(g, "set output '%s/lateness-%s-t%d.%s'\n", r->dir, first->workload,
+                    first->threads, t ? "svg" : "png");
             fprintf(g, "unset logscale; set logscale x 10; set grid; set key outside\n");
-            fprintf(g, "set title 'ptbench: firing lateness quantiles'\n");
+            fprintf(g, "set title 'ptbench: firing lateness, %s, %d thread%s'\n", first->workload,
+                    first->threads, first->threads == 1 ? "" : "s");
             fprintf(g, "set xlabel 'lateness (us)'; set ylabel 'quantile'\n");
             fprintf(g, "plot ");
-            for (int k = 0; k < nf; k++) {
-                const char *base = strrchr(files[k], '/');
-                /* "lateness-WL-DESIGN-tN.dat" -> "WL-DESIGN-tN" */
-                const char *name = base ? base + 10 : files[k];
-                int len = (int)strcspn(name, ".");
-                fprintf(g, "%s'%s' using 2:1 with linespoints title '%.*s'", k ? ", " : "",
-                        files[k], len, name);
+            int k = 0;
+            for (int j = i; j < r->ndists; j++) {
+                const struct dist *d = &r->dists[j];
+                if (strcmp(d->workload, first->workload) || d->threads != first->threads)
+                    continue;
+                fprintf(g, "%s'%s/lateness-%s-%s-t%d.dat' using 2:1 with linespoints title '%s'",
+                        k++ ? ", " : "", r->dir, d->workload, d->design, d->threads, d->design);
             }
             fprintf(g, "\n");
         }
+    }
     fclose(g);
+    char cmd[1200];
     snprintf(cmd, sizeof cmd, "gnuplot %s/plots.gp 2>%s/plots.log", r->dir, r->dir);
     if (system(cmd) == 0)
         printf("plots: %s/*.png and *.svg (script %s/plots.gp)\n", r->dir, r->dir);
@@ -401,4 +429,5 @@ void report_finish(struct report *r, bool want_plots)
     fclose(r->jsonl);
     fclose(r->csv);
     free(r->rows);
+    free(r->dists);
 }

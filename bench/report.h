@@ -33,21 +33,36 @@ struct row {
     struct rep last; /* counts, from the last repetition */
 };
 
+/* A lateness distribution written this run: plotted by (workload, threads). */
+struct dist {
+    char design[24], workload[24];
+    int threads;
+};
+
 struct report {
     const char *dir, *baseline;
     char header[2048];
     FILE *jsonl, *csv;
     struct row *rows;
     int nrows, caprows;
+    struct dist *dists;
+    int ndists, capdists;
 };
 
 int report_open(struct report *r, const char *dir, const char *command, const char *baseline,
                 long slack_ns);
 void report_add(struct report *r, const char *design, const char *workload, const char *variant,
                 int threads, size_t timer_bytes, const struct rep *reps, int n);
-/* Lateness distribution (quantiles) of one run, for the plots. */
+/* Lateness distributions are sampled at these quantiles, ours and the
+ * peers' alike (peers are handed the list: -quantiles). */
+enum { REPORT_NQ = 18 };
+extern const double report_quantiles[REPORT_NQ];
+/* Lateness distribution of one run, for the plots: from our histogram, or
+ * from a peer's REPORT_NQ values in microseconds. */
 void report_distribution(struct report *r, const char *workload, const char *design,
                          int threads, const struct hist *h);
+void report_distribution_values(struct report *r, const char *workload, const char *design,
+                                int threads, const double *us);
 void report_finish(struct report *r, bool plots);
 
 /* Runs the peers that have this workload, when their toolchain is here. */

@@ -11,6 +11,8 @@ import (
 	"os"
 	"runtime"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -27,6 +29,7 @@ var (
 	window     = flag.Int("window", 10000, "rpc-pending window")
 	tickers    = flag.Int("tickers", 1000, "ticker: tickers in all")
 	busy       = flag.Bool("busy", false, "keep every P busy (latency-busy)")
+	quantiles  = flag.String("quantiles", "", "comma-separated: also print lateness at these (lat_q_ns)")
 )
 
 func cpuSeconds() float64 {
@@ -270,12 +273,27 @@ func main() {
 		if n := len(late.v); n > 0 {
 			max = float64(late.v[n-1])
 		}
+		qs := ""
+		if *quantiles != "" && len(late.v) > 0 {
+			for i, f := range strings.Split(*quantiles, ",") {
+				p, err := strconv.ParseFloat(f, 64)
+				if err != nil || p < 0 || p > 1 {
+					fmt.Fprintf(os.Stderr, "ptbench-go: bad quantile %q\n", f)
+					os.Exit(2)
+				}
+				if i > 0 {
+					qs += ","
+				}
+				qs += fmt.Sprintf("%.0f", late.q(p))
+			}
+			qs = ",\"lat_q_ns\":[" + qs + "]"
+		}
 		fmt.Printf("{\"design\":\"go1.19\",\"workload\":\"%s\",\"threads\":%d,\"ops\":%d,"+
 			"\"elapsed_ns\":%d,\"cpu_s\":%.4f,\"wakeups\":0,\"lat_p50_ns\":%.0f,"+
 			"\"lat_p99_ns\":%.0f,\"lat_p999_ns\":%.0f,\"lat_max_ns\":%.0f,"+
 			"\"bytes_per_timer\":%.2f,\"create_ns\":%.2f,\"cancel_ns\":%.2f,"+
-			"\"fired\":%d,\"expected_ticks\":%d}\n",
+			"\"fired\":%d,\"expected_ticks\":%d%s}\n",
 			*workload, *threads, res.ops, elapsed.Nanoseconds(), cpu, late.q(0.5), late.q(0.99),
-			late.q(0.999), max, res.bytes, res.createNs, res.cancelNs, fired, res.expected)
+			late.q(0.999), max, res.bytes, res.createNs, res.cancelNs, fired, res.expected, qs)
 	}
 }

@@ -75,8 +75,13 @@ int main(int argc, char **argv)
     const char *wl = "rpc";
     int reps = 3, preload = 32768, window = 10000;
     long duration_ms = 300, ops_limit = 0;
-    for (int i = 1; i + 1 < argc; i += 2) {
-        if (!strcmp(argv[i], "-workload"))
+    const char *quantiles = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (strchr(argv[i], '=') || i + 1 == argc)
+            continue; /* -flag=value: nothing here takes that form */
+        if (!strcmp(argv[i], "-quantiles"))
+            quantiles = argv[i + 1];
+        else if (!strcmp(argv[i], "-workload"))
             wl = argv[i + 1];
         else if (!strcmp(argv[i], "-reps"))
             reps = atoi(argv[i + 1]);
@@ -88,6 +93,9 @@ int main(int argc, char **argv)
             preload = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "-window"))
             window = atoi(argv[i + 1]);
+        else
+            continue;
+        i++;
     }
     for (int r = 0; r < reps; r++) {
         uv_loop_t loop;
@@ -198,9 +206,26 @@ int main(int argc, char **argv)
         printf("{\"design\":\"libuv\",\"workload\":\"%s\",\"threads\":1,\"ops\":%llu,"
                "\"elapsed_ns\":%lld,\"cpu_s\":%.4f,\"wakeups\":0,\"lat_p50_ns\":%.0f,"
                "\"lat_p99_ns\":%.0f,\"lat_p999_ns\":%.0f,\"lat_max_ns\":%.0f,"
-               "\"bytes_per_timer\":%.2f,\"create_ns\":%.2f,\"cancel_ns\":%.2f}\n",
+               "\"bytes_per_timer\":%.2f,\"create_ns\":%.2f,\"cancel_ns\":%.2f",
                wl, (unsigned long long)ops, (long long)elapsed, cpu, p50, p99, p999, mx, bytes,
                create_ns, cancel_ns);
+        if (quantiles && nlat) { /* the same quantiles ptbench samples its designs at */
+            const char *q = quantiles;
+            printf(",\"lat_q_ns\":[");
+            for (int k = 0; *q; k++) {
+                char *qend;
+                double p = strtod(q, &qend);
+                if (qend == q || p < 0 || p > 1) {
+                    fprintf(stderr, "uvbench: bad quantile list '%s'\n", quantiles);
+                    return 2;
+                }
+                size_t at = (size_t)(p * (double)(nlat - 1));
+                printf("%s%lld", k ? "," : "", (long long)lat[at]);
+                q = *qend == ',' ? qend + 1 : qend;
+            }
+            printf("]");
+        }
+        printf("}\n");
         fflush(stdout);
         for (int i = 0; i < preload; i++)
             uv_close((uv_handle_t *)&pre[i], NULL);
