@@ -27,6 +27,7 @@ void pt_timers_init(pt_timers *ts, pt_wake_func wake, void *ctx)
     atomic_init(&ts->modified_earliest, 0);
     atomic_init(&ts->num_timers, 0);
     atomic_init(&ts->deleted_timers, 0);
+    atomic_init(&ts->deleted_cleaned, 0);
     ts->running = 0;
     ts->wake = wake;
     ts->wake_ctx = ctx;
@@ -60,6 +61,24 @@ void pt_timers_push_locked(pt_timers *ts, pt_timer *t)
     update_len(ts);
 }
 
+/* Stopped timers in ts's heap (see pt_timers in ptimer.h). cleaned is
+ * loaded first, with acquire: every clean it counts came after its stop's
+ * increment, which the second load then sees, so the difference never
+ * goes below zero. */
+static inline uint32_t deleted_count(const pt_timers *ts)
+{
+    uint32_t cleaned = atomic_load_explicit(&ts->deleted_cleaned, memory_order_acquire);
+    return atomic_load_explicit(&ts->deleted_timers, memory_order_relaxed) - cleaned;
+}
+
+/* Count n more cleaned (lock held: the only writers hold it, so a load and
+ * a release store do, with no locked instruction). */
+static inline void count_cleaned(pt_timers *ts, uint32_t n)
+{
+    uint32_t c = atomic_load_explicit(&ts->deleted_cleaned, memory_order_relaxed);
+    atomic_store_explicit(&ts->deleted_cleaned, c + n, memory_order_release);
+}
+
 /* Take t out of ts's heap (it must be there: else corruption, named by op)
  * and clear its heap pointer; keeps the counters and timer0_when. */
 static void remove_locked(pt_timers *ts, pt_timer *t, const char *op)
@@ -78,7 +97,7 @@ bool pt_timers_remove_deleted_locked(pt_timers *ts, pt_timer *t, const char *op)
     if (!st_cas(t, PT_TIMER_DELETED, PT_TIMER_REMOVING))
         return false;
     remove_locked(ts, t, op);
-    atomic_fetch_sub_explicit(&ts->deleted_timers, 1, memory_order_relaxed);
+    count_cleaned(ts, 1);
     st_set(t, PT_TIMER_REMOVING, PT_TIMER_REMOVED, op);
     return true;
 }
@@ -157,7 +176,7 @@ static void compact(pt_timers *ts, const char *op)
     next:;
     }
     h->len = kept;
-    atomic_fetch_sub_explicit(&ts->deleted_timers, removed, memory_order_relaxed);
+    count_cleaned(ts, removed);
     pt_heap4_heapify(h);
     pt_heap4_shrink(h);
     update_len(ts);
@@ -266,8 +285,8 @@ int pt_timers_check(pt_timers *ts, pt_nanos now, bool owner, pt_nanos *poll_unti
     if (now < next) {
         /* Nothing due; go on only if the owner should clear deleted timers
          * (the same test as below, without the lock). */
-        if (!owner || atomic_load_explicit(&ts->deleted_timers, memory_order_relaxed) <=
-                          atomic_load_explicit(&ts->num_timers, memory_order_relaxed) / 4) {
+        if (!owner ||
+            deleted_count(ts) <= atomic_load_explicit(&ts->num_timers, memory_order_relaxed) / 4) {
             if (poll_until)
                 *poll_until = next;
             return 0;
@@ -285,8 +304,7 @@ int pt_timers_check(pt_timers *ts, pt_nanos now, bool owner, pt_nanos *poll_unti
             compact(ts, "adjust"); /* Go's adjusttimers, gated (Go issue 41699) */
         while (ts->heap.len && run_head(ts, now) == 0)
             ran++;
-        if (owner && atomic_load_explicit(&ts->deleted_timers, memory_order_relaxed) >
-                         ts->heap.len / 4)
+        if (owner && deleted_count(ts) > ts->heap.len / 4)
             compact(ts, "clear_deleted");
     }
     next = pt_timers_next_time(ts);
@@ -299,6 +317,11 @@ int pt_timers_check(pt_timers *ts, pt_nanos now, bool owner, pt_nanos *poll_unti
 pt_nanos pt_timers_next(const pt_timers *ts)
 {
     return pt_timers_valid(ts) ? pt_timers_next_time(ts) : 0;
+}
+
+uint32_t pt_timers_deleted(const pt_timers *ts)
+{
+    return pt_timers_valid(ts) ? deleted_count(ts) : 0;
 }
 
 size_t pt_timers_len(const pt_timers *ts)
@@ -362,7 +385,9 @@ int pt_timers_move(pt_timers *dst, pt_timers *src)
         }
     }
     from->len = 0;
-    atomic_store_explicit(&src->deleted_timers, 0, memory_order_relaxed);
+    /* Every Deleted timer was dropped: cleaned catches up with the stops
+     * counted so far (a stop counted later is of a timer now on dst). */
+    count_cleaned(src, deleted_count(src));
     pt_heap4_shrink(from);
     update_len(src);
     pt_heap4_heapify(to);
@@ -466,7 +491,7 @@ int pt_timers_verify(pt_timers *ts, bool quiescent)
            "timer0_when %lld, head key %lld",
            (long long)atomic_load_explicit(&ts->timer0_when, memory_order_relaxed),
            (long long)pt_heap4_top_when(h));
-    uint32_t counted = atomic_load_explicit(&ts->deleted_timers, memory_order_relaxed);
+    uint32_t counted = deleted_count(ts);
     if (quiescent)
         VERIFY(counted == deleted && modifying == 0, "deleted_timers %u, heap holds %u deleted",
                counted, deleted);

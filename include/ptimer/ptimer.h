@@ -128,7 +128,13 @@ struct pt_timers {
      * adjust the heap before that time (Go's timerModifiedEarliest). */
     PT_ATOMIC(pt_nanos) modified_earliest;
     PT_ATOMIC(uint32_t) num_timers;     /* heap.len, for readers without the lock */
-    PT_ATOMIC(uint32_t) deleted_timers; /* Deleted timers still in the heap */
+    /* Deleted timers still in the heap: deleted_timers - deleted_cleaned.
+     * Stops (and revivals, backwards) count in deleted_timers from any
+     * thread; cleaning counts in deleted_cleaned, only under the lock, by
+     * a plain store: one locked instruction fewer per cleaned timer than
+     * one shared counter. */
+    PT_ATOMIC(uint32_t) deleted_timers;
+    PT_ATOMIC(uint32_t) deleted_cleaned;
     uint32_t running;           /* a callback of this heap runs now (lock dropped) */
     pt_wake_func wake;
     void *wake_ctx;
@@ -196,6 +202,9 @@ int pt_timers_move(pt_timers *dst, pt_timers *src);
 
 /* Heap entries, stopped ones still waiting to be cleaned included. */
 size_t pt_timers_len(const pt_timers *ts);
+/* Of those, the stopped (Deleted) ones: exact when nobody is stopping or
+ * reviving a timer of ts; a statistic otherwise. 0 for a bad ts. */
+uint32_t pt_timers_deleted(const pt_timers *ts);
 
 /* Checks, under the lock, the heap order, every entry's back-pointers, key
  * and status, timer0_when, modified_earliest and the counters; prints what

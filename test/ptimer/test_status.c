@@ -144,7 +144,7 @@ void test_stop_of_pending_timer_marks_it_deleted_and_returns_one(void)
         CHECK_STATUS(&t[i], PT_TIMER_DELETED);
         /* lazy: still in its heap, counted as deleted */
         CHECK(heap_of(&t[i]) == &ts);
-        CHECK_EQ(atomic_load(&ts.deleted_timers), i + 1);
+        CHECK_EQ(pt_timers_deleted(&ts), i + 1);
     }
     CHECK_EQ(pt_timers_len(&ts), 3);
     CHECK_EQ(pt_timers_verify(&ts, true), 0);
@@ -185,7 +185,7 @@ void test_stop_of_inactive_timer_returns_zero_and_keeps_status(void)
         CHECK_EQ(pt_timer_stop(rows[i].t), 0);
     }
     CHECK_EQ(pt_timers_len(&ts), 1);
-    CHECK_EQ(atomic_load(&ts.deleted_timers), 1);
+    CHECK_EQ(pt_timers_deleted(&ts), 1);
     CHECK_EQ(pt_timers_verify(&ts, true), 0);
     CHECK_EQ(n, 1);
     CHECK_EQ(pt_timer_stop_sync(&deleted), 0);
@@ -202,7 +202,7 @@ void test_stop_of_removing_timer_returns_zero_without_waiting(void)
     atomic_store(&t.status, PT_TIMER_REMOVING);
     CHECK_EQ(pt_timer_stop(&t), 0);
     CHECK_STATUS(&t, PT_TIMER_REMOVING);
-    CHECK_EQ(atomic_load(&ts.deleted_timers), 0);
+    CHECK_EQ(pt_timers_deleted(&ts), 0);
     atomic_store(&t.status, PT_TIMER_WAITING);
     teardown(&ts, &t, 1);
 }
@@ -371,13 +371,13 @@ void test_reset_of_deleted_timer_revives_it_and_returns_zero(void)
     started_timers(&ts, t, 2, &n, 5000, 0);
     CHECK_EQ(pt_timer_stop(&t[0]), 1);
     CHECK_EQ(pt_timer_stop(&t[1]), 1);
-    CHECK_EQ(atomic_load(&ts.deleted_timers), 2);
+    CHECK_EQ(pt_timers_deleted(&ts), 2);
     CHECK_EQ(pt_timer_reset(&ts, &t[0], 3000), 0);
     CHECK_STATUS(&t[0], PT_TIMER_MODIFIED_EARLIER);
     CHECK_EQ(pt_timer_modify(&ts, &t[1], 7000, 0, count_cb, &m, 0), 0);
     CHECK_STATUS(&t[1], PT_TIMER_MODIFIED_LATER);
     CHECK_EQ(pt_timers_len(&ts), 2);
-    CHECK_EQ(atomic_load(&ts.deleted_timers), 0);
+    CHECK_EQ(pt_timers_deleted(&ts), 0);
     CHECK_EQ(pt_timers_verify(&ts, true), 0);
     CHECK_EQ(pt_timers_check(&ts, 3000, true, NULL), 1);
     CHECK_EQ(pt_timers_check(&ts, 7000, true, NULL), 1);
@@ -440,7 +440,7 @@ void test_stop_sync_of_deleted_timer_removes_it_from_its_heap(void)
     CHECK_STATUS(&t[1], PT_TIMER_REMOVED);
     CHECK(heap_of(&t[1]) == NULL);
     CHECK_EQ(pt_timers_len(&ts), 2);
-    CHECK_EQ(atomic_load(&ts.deleted_timers), 0);
+    CHECK_EQ(pt_timers_deleted(&ts), 0);
     CHECK_EQ(pt_timers_verify(&ts, true), 0);
     /* and a pending one in one go: stop, then unlink */
     CHECK_EQ(pt_timer_stop_sync(&t[2]), 1);
@@ -469,7 +469,7 @@ void test_start_cleans_deleted_timer_at_head(void)
     CHECK_STATUS(&t[0], PT_TIMER_REMOVED);
     CHECK_STATUS(&t[1], PT_TIMER_REMOVED);
     CHECK_EQ(pt_timers_len(&ts), 2);
-    CHECK_EQ(atomic_load(&ts.deleted_timers), 0);
+    CHECK_EQ(pt_timers_deleted(&ts), 0);
     CHECK_EQ(pt_timers_next(&ts), 3000);
     CHECK_EQ(pt_timers_verify(&ts, true), 0);
     teardown(&ts, t, 4);
@@ -529,7 +529,7 @@ void test_check_at_modified_earliest_adjusts_every_modified_and_deleted_timer(vo
     CHECK_EQ(heap_key(&t[2]), 45000);
     CHECK_EQ(heap_key(&t[3]), 60000);
     CHECK_EQ(pt_timers_len(&ts), 3);
-    CHECK_EQ(atomic_load(&ts.deleted_timers), 0);
+    CHECK_EQ(pt_timers_deleted(&ts), 0);
     CHECK_EQ(atomic_load(&ts.modified_earliest), 0);
     CHECK_EQ(poll, 10000);
     CHECK_EQ(pt_timers_verify(&ts, true), 0);
@@ -561,7 +561,7 @@ void test_check_before_modified_earliest_leaves_modified_timers_alone(void)
     CHECK_EQ(heap_key(&t[2]), 30000);
     CHECK_EQ(heap_key(&t[3]), 40000);
     CHECK_EQ(pt_timers_len(&ts), 5);
-    CHECK_EQ(atomic_load(&ts.deleted_timers), 2);
+    CHECK_EQ(pt_timers_deleted(&ts), 2);
     CHECK_EQ(atomic_load(&ts.modified_earliest), 5000);
     CHECK_EQ(pt_timers_verify(&ts, true), 0);
     /* at modified_earliest it is */
@@ -598,7 +598,7 @@ void test_owner_check_clears_deleted_timers_past_a_quarter(void)
         CHECK_STATUS(&t[i], PT_TIMER_REMOVED);
         CHECK(heap_of(&t[i]) == NULL);
     }
-    CHECK_EQ(atomic_load(&ts.deleted_timers), 0);
+    CHECK_EQ(pt_timers_deleted(&ts), 0);
     CHECK_EQ(pt_timers_verify(&ts, true), 0);
     CHECK_EQ(pt_timers_check(&ts, 9000, true, NULL), 5);
     CHECK_EQ(n, 6);
@@ -618,7 +618,7 @@ void test_non_owner_check_leaves_deleted_timers_in_heap(void)
     CHECK_EQ(pt_timers_len(&ts), 7);
     for (int i = 4; i < 8; i++)
         CHECK_STATUS(&t[i], PT_TIMER_DELETED);
-    CHECK_EQ(atomic_load(&ts.deleted_timers), 4);
+    CHECK_EQ(pt_timers_deleted(&ts), 4);
     CHECK_EQ(pt_timers_verify(&ts, true), 0);
     /* the owner then does it */
     CHECK_EQ(pt_timers_check(&ts, 1000, true, NULL), 0);
@@ -762,7 +762,7 @@ void test_run_removes_deleted_timer_at_head(void)
     CHECK_STATUS(&t[0], PT_TIMER_REMOVED);
     CHECK(heap_of(&t[0]) == NULL);
     CHECK_EQ(pt_timers_len(&ts), 1);
-    CHECK_EQ(atomic_load(&ts.deleted_timers), 0);
+    CHECK_EQ(pt_timers_deleted(&ts), 0);
     CHECK_EQ(pt_timers_next(&ts), 2000);
     CHECK_EQ(n, 0);
     teardown(&ts, t, 2);
@@ -792,7 +792,7 @@ void test_move_takes_live_timers_as_waiting_and_drops_deleted(void)
     CHECK_EQ(pt_timers_move(&dst, &src), 0);
     CHECK_EQ(pt_timers_len(&src), 0);
     CHECK_EQ(pt_timers_next(&src), 0);
-    CHECK_EQ(atomic_load(&src.deleted_timers), 0);
+    CHECK_EQ(pt_timers_deleted(&src), 0);
     CHECK_EQ(pt_timers_len(&dst), 5);
     const int live[] = {0, 1, 2, 5};
     for (int i = 0; i < 4; i++) {

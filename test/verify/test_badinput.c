@@ -316,6 +316,14 @@ static void row_pt_timers_len(void)
         CHECK_EQ(pt_timers_len(bad_heap(&b, i)), 0);
 }
 
+static void row_pt_timers_deleted(void)
+{
+    struct bad_heaps b;
+    make_bad_heaps(&b);
+    for (int i = 0; i < N_BAD_HEAPS; i++)
+        CHECK_EQ(pt_timers_deleted(bad_heap(&b, i)), 0);
+}
+
 static void row_pt_timers_verify(void)
 {
     struct bad_heaps b;
@@ -452,6 +460,7 @@ static const struct {
     {"pt_timers_next", row_pt_timers_next},
     {"pt_timers_move", row_pt_timers_move},
     {"pt_timers_len", row_pt_timers_len},
+    {"pt_timers_deleted", row_pt_timers_deleted},
     {"pt_timers_verify", row_pt_timers_verify},
     {"pt_timerthread_create", row_pt_timerthread_create},
     {"pt_timerthread_schedule", row_pt_timerthread_schedule},
