@@ -14,6 +14,12 @@
 #define PT_TIMER_MAGIC 0x7074696du  /* "ptim" */
 #define PT_TIMERS_MAGIC 0x70746873u /* "pths" */
 
+/* Heap entries one owner check examines when more than a quarter (and at
+ * most half) of its heap is stopped (timers.c, sweep): at a quarter
+ * stopped that unlinks about 256 timers, each in O(1) on average (most
+ * entries are leaves), so a check never stalls its P for long. */
+#define PT_SWEEP_BUDGET 1024u
+
 /* Status word access. Acquire on load and on every CAS into a state,
  * release on every CAS out of it: owning a transient state (Modifying,
  * Moving, Removing, Running) is what protects when, period, f, arg, seq

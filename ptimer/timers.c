@@ -28,6 +28,7 @@ void pt_timers_init(pt_timers *ts, pt_wake_func wake, void *ctx)
     atomic_init(&ts->num_timers, 0);
     atomic_init(&ts->deleted_timers, 0);
     atomic_init(&ts->deleted_cleaned, 0);
+    ts->sweep_at = 0;
     ts->running = 0;
     ts->wake = wake;
     ts->wake_ctx = ctx;
@@ -182,6 +183,27 @@ static void compact(pt_timers *ts, const char *op)
     update_len(ts);
 }
 
+/* clearDeletedTimers, bounded: from where the last sweep stopped, unlink
+ * the Deleted timers among the next PT_SWEEP_BUDGET entries (each is
+ * replaced by the last entry, which is examined in turn). Go clears the
+ * whole heap at once, and with a million timers that is milliseconds in
+ * which nothing on this P fires; compact() is kept for when the sweeps
+ * fall behind (half the heap stopped). Row "clear_deleted". */
+static void sweep(pt_timers *ts)
+{
+    pt_heap4 *h = &ts->heap;
+    uint32_t i = ts->sweep_at;
+    for (uint32_t n = 0; n < PT_SWEEP_BUDGET && n < h->len; n++) {
+        if (i >= h->len)
+            i = 0;
+        pt_timer *t = h->v[i].item;
+        if (st_load(t) != PT_TIMER_DELETED || !pt_timers_remove_deleted_locked(ts, t, "clear_deleted"))
+            i++;
+    }
+    ts->sweep_at = i;
+    pt_heap4_shrink(h);
+}
+
 /* Run t, which is Running at the head with key `key`; returns with the lock
  * held again. The lock is dropped around the callback (Go issue 35532). */
 static void run_one(pt_timers *ts, pt_timer *t, pt_nanos key, pt_nanos now)
@@ -304,8 +326,10 @@ int pt_timers_check(pt_timers *ts, pt_nanos now, bool owner, pt_nanos *poll_unti
             compact(ts, "adjust"); /* Go's adjusttimers, gated (Go issue 41699) */
         while (ts->heap.len && run_head(ts, now) == 0)
             ran++;
-        if (owner && deleted_count(ts) > ts->heap.len / 4)
+        if (owner && deleted_count(ts) > ts->heap.len / 2)
             compact(ts, "clear_deleted");
+        else if (owner && deleted_count(ts) > ts->heap.len / 4)
+            sweep(ts);
     }
     next = pt_timers_next_time(ts);
     pt_unlock(&ts->lock);

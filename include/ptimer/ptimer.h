@@ -136,6 +136,7 @@ struct pt_timers {
     PT_ATOMIC(uint32_t) deleted_timers;
     PT_ATOMIC(uint32_t) deleted_cleaned;
     uint32_t running;           /* a callback of this heap runs now (lock dropped) */
+    uint32_t sweep_at;          /* where the owner's next bounded sweep starts (lock) */
     pt_wake_func wake;
     void *wake_ctx;
 };

@@ -1,6 +1,7 @@
 PT_TEST(unit, heap4_orders_and_tracks_indices)
 PT_TEST(unit, heap4_grows_into_a_mapping_and_shrinks_back_keeping_order)
 PT_TEST(unit, owner_check_compacts_after_ninety_percent_stopped)
+PT_TEST(unit, owner_check_sweeps_a_bounded_slice_past_a_quarter)
 PT_TEST(unit, move_carries_live_timers_and_drops_deleted)
 PT_TEST(unit, stop_sync_waits_for_callback_running_on_another_thread)
 PT_TEST(unit, stop_sync_from_own_callback_then_free)

@@ -4,6 +4,7 @@
 
 #include "harness.h"
 #include "ptimer/ptimer.h"
+#include "timer_internal.h"
 
 static int order_fired;
 static pt_nanos order_last;
@@ -47,6 +48,62 @@ void test_owner_check_compacts_after_ninety_percent_stopped(void)
     order_fired = 0;
     CHECK_EQ(pt_timers_check(&ts, 2000000, true, NULL), N / 10);
     CHECK_EQ(order_fired, N / 10);
+    CHECK_EQ(pt_timers_len(&ts), 0);
+    CHECK_EQ(pt_timers_destroy(&ts), 0);
+    free(t);
+}
+
+/* Past a quarter stopped but not half, the owner's check unlinks a bounded
+ * slice (a sweep from where the last one stopped) instead of compacting
+ * the whole heap: no check stalls its P for a whole-heap pass, and a
+ * series of checks still brings the stopped share back under a quarter. */
+void test_owner_check_sweeps_a_bounded_slice_past_a_quarter(void)
+{
+    enum { N = 40000 };
+    pt_timers ts;
+    pt_timers_init(&ts, NULL, NULL);
+    pt_timer *t = calloc(N, sizeof *t);
+    CHECK(t);
+    for (int i = 0; i < N; i++) {
+        pt_timer_init(&t[i], in_order, NULL);
+        CHECK_EQ(pt_timer_start(&ts, &t[i], 1000000 + (i * 7919) % N, 0), 0);
+    }
+    int stopped = 0;
+    for (int i = 0; i < N; i++)
+        if (i % 10 < 4) /* 40%: more than a quarter, not half */
+            stopped += pt_timer_stop(&t[i]);
+    CHECK_EQ(stopped, N * 4 / 10);
+    /* One check with nothing due: at most one budget's worth is examined,
+     * so at most that many unlinked; the heap is still consistent. */
+    CHECK_EQ(pt_timers_check(&ts, 10, true, NULL), 0);
+    uint32_t after_one = pt_timers_deleted(&ts);
+    CHECK(after_one < (uint32_t)stopped);
+    CHECK(after_one >= (uint32_t)stopped - PT_SWEEP_BUDGET);
+    CHECK_EQ(pt_timers_len(&ts), (size_t)(N - stopped + after_one));
+    CHECK_EQ(pt_timers_verify(&ts, true), 0);
+    /* More checks: each unlinks more, until no more than a quarter is left
+     * (then checks stay lock-free and unlink nothing). */
+    int checks = 1;
+    while (pt_timers_deleted(&ts) > pt_timers_len(&ts) / 4) {
+        uint32_t before = pt_timers_deleted(&ts);
+        CHECK_EQ(pt_timers_check(&ts, 10, true, NULL), 0);
+        CHECK(pt_timers_deleted(&ts) < before);
+        CHECK_EQ(pt_timers_verify(&ts, true), 0);
+        CHECK(++checks < N);
+    }
+    CHECK(checks > 1);
+    size_t len = pt_timers_len(&ts);
+    CHECK_EQ(pt_timers_check(&ts, 10, true, NULL), 0);
+    CHECK_EQ(pt_timers_len(&ts), len);
+    /* Every live timer still fires, in order; the rest never do. */
+    order_last = 0;
+    order_fired = 0;
+    CHECK_EQ(pt_timers_check(&ts, 2000000, true, NULL), N - stopped);
+    CHECK_EQ(order_fired, N - stopped);
+    for (int i = 0; i < N; i++)
+        if (i % 10 < 4)
+            CHECK(pt_timer_status(&t[i]) == PT_TIMER_DELETED ||
+                  pt_timer_status(&t[i]) == PT_TIMER_REMOVED);
     CHECK_EQ(pt_timers_len(&ts), 0);
     CHECK_EQ(pt_timers_destroy(&ts), 0);
     free(t);
