@@ -189,25 +189,31 @@ void report_distribution(struct report *r, const char *workload, const char *des
 void report_distribution_values(struct report *r, const char *workload, const char *design,
                                 int threads, const double *us)
 {
+    /* One plot entry per (workload, design, threads): written again, the
+     * file is replaced and the entry stays. */
+    bool known = false;
+    for (int i = 0; i < r->ndists && !known; i++)
+        known = !strcmp(r->dists[i].design, design) && !strcmp(r->dists[i].workload, workload) &&
+                r->dists[i].threads == threads;
+    if (!known) {
+        if (r->ndists == r->capdists) {
+            int cap = r->capdists ? 2 * r->capdists : 32;
+            struct dist *d = realloc(r->dists, (size_t)cap * sizeof *d);
+            if (!d)
+                return;
+            r->dists = d;
+            r->capdists = cap;
+        }
+        struct dist *d = &r->dists[r->ndists++];
+        snprintf(d->design, sizeof d->design, "%s", design);
+        snprintf(d->workload, sizeof d->workload, "%s", workload);
+        d->threads = threads;
+    }
     char path[1024];
     snprintf(path, sizeof path, "%s/lateness-%s-%s-t%d.dat", r->dir, workload, design, threads);
     FILE *f = fopen(path, "w");
     if (!f)
         return;
-    if (r->ndists == r->capdists) {
-        int cap = r->capdists ? 2 * r->capdists : 32;
-        struct dist *d = realloc(r->dists, (size_t)cap * sizeof *d);
-        if (!d) {
-            fclose(f);
-            return;
-        }
-        r->dists = d;
-        r->capdists = cap;
-    }
-    struct dist *d = &r->dists[r->ndists++];
-    snprintf(d->design, sizeof d->design, "%s", design);
-    snprintf(d->workload, sizeof d->workload, "%s", workload);
-    d->threads = threads;
     fprintf(f, "# quantile lateness_us (%s, %s, %d threads)\n", design, workload, threads);
     for (int i = 0; i < REPORT_NQ; i++)
         fprintf(f, "%g %.3f\n", report_quantiles[i], us[i]);

@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 void *pt_malloc(size_t n);
 void *pt_realloc(void *p, size_t n);
@@ -18,7 +19,22 @@ void pt_free(void *p);
  * until the allocator purges it, and capacity never touched costs no
  * memory. Below that, pt_realloc. Failure injection and pt_alloc_live
  * count these as they count pt_realloc. */
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#define PT_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
+#define PT_SANITIZED 1
+#endif
+#endif
+#ifdef PT_SANITIZED
+/* Sanitizers do not intercept mremap (a moved mapping keeps stale
+ * ThreadSanitizer shadow: false races) and LeakSanitizer does not scan
+ * mappings it did not make (timers reachable only from a heap would be
+ * reported lost): sanitized builds keep every array in the allocator. */
+#define PT_ARRAY_MAP_BYTES SIZE_MAX
+#else
 #define PT_ARRAY_MAP_BYTES ((size_t)64 << 10)
+#endif
 void *pt_array_realloc(void *p, size_t old_bytes, size_t new_bytes);
 void pt_array_free(void *p, size_t bytes);
 

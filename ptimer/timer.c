@@ -45,9 +45,9 @@ static int timer_stop(pt_timer *t)
         case PT_TIMER_MODIFIED_EARLIER:
         case PT_TIMER_MODIFIED_LATER:
             /* stop: Waiting, ModifiedXX -> Modifying -> Deleted. The count
-             * goes up before the Deleted status is visible, so the owner
-             * (which decrements when it removes a Deleted timer) never
-             * drives it below zero. */
+             * goes up before the Deleted status is visible, so any clean of
+             * this timer (counted in deleted_cleaned) comes after it: what
+             * keeps deleted_count (timers.c) from going below zero. */
             if (st_cas(t, s, PT_TIMER_MODIFYING)) {
                 pt_timers *ts = atomic_load_explicit(&t->ts, memory_order_relaxed);
                 atomic_fetch_add_explicit(&ts->deleted_timers, 1, memory_order_relaxed);
