@@ -331,6 +331,31 @@ static int run_netpoll(struct report *rep, const struct options *o)
     return 0;
 }
 
+/* One repetition of one design: into *out; its lateness distribution
+ * too when `distribution`. Non-zero (and said) on failure. */
+static int run_rep(struct report *rep, const struct workload *wl, const struct engine *eng, int nt,
+                   const struct run_config *cfg, bool distribution, struct rep *out)
+{
+    if (wl->single_thread) { /* memory: a fresh process each time */
+        if (run_isolated(wl, eng, nt, cfg, out) != 0) {
+            fprintf(stderr, "\nptbench: %s failed\n", eng->name);
+            return 1;
+        }
+        return 0;
+    }
+    struct run_result *res = calloc(1, sizeof *res);
+    if (!res || workload_run(wl, eng, nt, cfg, res) != 0) {
+        fprintf(stderr, "\nptbench: %s failed to start\n", eng->name);
+        free(res);
+        return 1;
+    }
+    to_rep(res, wl, out);
+    if (distribution)
+        report_distribution(rep, wl->name, eng->name, nt, &res->lateness);
+    free(res);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     /* parse() splits lists in place: keep the command as typed. */
@@ -352,6 +377,9 @@ int main(int argc, char **argv)
     }
     struct report rep;
     if (report_open(&rep, o.out, cmd, o.baseline, o.slack_ns) != 0)
+        return 1;
+    struct rep(*reps)[64] = calloc(MAXLIST, sizeof *reps); /* [design][repetition] */
+    if (!reps)
         return 1;
 
     for (int wi = 0; wi < o.nworkloads; wi++) {
@@ -386,34 +414,28 @@ int main(int argc, char **argv)
                  * kernel's scheduler, not the timers. */
                 if ((is_ticker || is_latency) && nt > sysconf(_SC_NPROCESSORS_ONLN))
                     continue;
-                for (int di = 0; di < o.ndesigns; di++) {
-                    const struct engine *eng = engine_find(o.designs[di]);
-                    if (eng->latency_only && !is_latency)
-                        continue;
-                    struct rep reps[64];
-                    int nr = o.reps < 64 ? o.reps : 64;
-                    for (int r = 0; r < nr; r++) {
+                /* Repetitions go round the designs (rep 1 of each, then
+                 * rep 2, ...), so that a noisy second on this shared
+                 * machine lands on several designs, not on all of one
+                 * design's repetitions: the ratios are what we publish. */
+                int nr = o.reps < 64 ? o.reps : 64;
+                for (int r = 0; r < nr; r++)
+                    for (int di = 0; di < o.ndesigns; di++) {
+                        const struct engine *eng = engine_find(o.designs[di]);
+                        if (eng->latency_only && !is_latency)
+                            continue;
                         if (!o.quiet)
                             fprintf(stderr, "\rptbench: %-12s %-7s threads %-3d %-12s rep %d/%d   ",
                                     wl->name, variant, nt, eng->name, r + 1, nr);
-                        if (wl->single_thread) { /* memory */
-                            if (run_isolated(wl, eng, nt, &cfg, &reps[r]) != 0) {
-                                fprintf(stderr, "\nptbench: %s failed\n", eng->name);
-                                return 1;
-                            }
-                            continue;
-                        }
-                        struct run_result *res = calloc(1, sizeof *res);
-                        if (!res || workload_run(wl, eng, nt, &cfg, res) != 0) {
-                            fprintf(stderr, "\nptbench: %s failed to start\n", eng->name);
+                        if (run_rep(&rep, wl, eng, nt, &cfg, is_latency && r == nr - 1,
+                                    &reps[di][r]) != 0)
                             return 1;
-                        }
-                        to_rep(res, wl, &reps[r]);
-                        if (is_latency && r == nr - 1)
-                            report_distribution(&rep, wl->name, eng->name, nt, &res->lateness);
-                        free(res);
                     }
-                    report_add(&rep, eng->name, wl->name, variant, nt, eng->timer_bytes, reps, nr);
+                for (int di = 0; di < o.ndesigns; di++) {
+                    const struct engine *eng = engine_find(o.designs[di]);
+                    if (!eng->latency_only || is_latency)
+                        report_add(&rep, eng->name, wl->name, variant, nt, eng->timer_bytes,
+                                   reps[di], nr);
                 }
                 if (o.peers)
                     peers_run(&rep, wl->name, variant, nt, &cfg, o.reps, o.quiet);
@@ -423,5 +445,6 @@ int main(int argc, char **argv)
     if (!o.quiet)
         fprintf(stderr, "\r%79s\r", "");
     report_finish(&rep, o.plots);
+    free(reps);
     return 0;
 }
