@@ -6,7 +6,8 @@
  * status; the owner pays for heap surgery when it next looks, and most of
  * it is amortised away -- a stopped timer that reaches the head is popped
  * (clean, run), a re-armed one is re-keyed once however often it was
- * modified, and a heap more than a quarter dead is compacted in one pass.
+ * modified, and a heap more than a quarter dead is swept a bounded slice
+ * per owner check (compacted in one pass only past half dead).
  */
 #include <errno.h>
 #include <limits.h>
