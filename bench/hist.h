@@ -47,6 +47,18 @@ static inline void hist_record(struct hist *h, int64_t v)
         ;
 }
 
+/* Add every value recorded in `from` to `into` (both quiet). */
+static inline void hist_merge(struct hist *into, const struct hist *from)
+{
+    struct hist *f = (struct hist *)from;
+    for (int b = 0; b < HIST_BUCKETS; b++)
+        atomic_fetch_add_explicit(&into->n[b], atomic_load(&f->n[b]), memory_order_relaxed);
+    atomic_fetch_add_explicit(&into->count, atomic_load(&f->count), memory_order_relaxed);
+    atomic_fetch_add_explicit(&into->sum, atomic_load(&f->sum), memory_order_relaxed);
+    if (atomic_load(&f->max) > atomic_load(&into->max))
+        atomic_store(&into->max, atomic_load(&f->max));
+}
+
 /* The p-quantile (0..1), as the middle of its bucket; 0 if empty. */
 static inline double hist_quantile(const struct hist *h, double p)
 {

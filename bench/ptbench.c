@@ -331,10 +331,10 @@ static int run_netpoll(struct report *rep, const struct options *o)
     return 0;
 }
 
-/* One repetition of one design: into *out; its lateness distribution
- * too when `distribution`. Non-zero (and said) on failure. */
-static int run_rep(struct report *rep, const struct workload *wl, const struct engine *eng, int nt,
-                   const struct run_config *cfg, bool distribution, struct rep *out)
+/* One repetition of one design: into *out, its lateness samples added to
+ * *pool. Non-zero (and said) on failure. */
+static int run_rep(const struct workload *wl, const struct engine *eng, int nt,
+                   const struct run_config *cfg, struct hist *pool, struct rep *out)
 {
     if (wl->single_thread) { /* memory: a fresh process each time */
         if (run_isolated(wl, eng, nt, cfg, out) != 0) {
@@ -350,8 +350,7 @@ static int run_rep(struct report *rep, const struct workload *wl, const struct e
         return 1;
     }
     to_rep(res, wl, out);
-    if (distribution)
-        report_distribution(rep, wl->name, eng->name, nt, &res->lateness);
+    hist_merge(pool, &res->lateness);
     free(res);
     return 0;
 }
@@ -379,7 +378,8 @@ int main(int argc, char **argv)
     if (report_open(&rep, o.out, cmd, o.baseline, o.slack_ns) != 0)
         return 1;
     struct rep(*reps)[64] = calloc(MAXLIST, sizeof *reps); /* [design][repetition] */
-    if (!reps)
+    struct hist *pooled = calloc(MAXLIST, sizeof *pooled); /* [design], per row */
+    if (!reps || !pooled)
         return 1;
 
     for (int wi = 0; wi < o.nworkloads; wi++) {
@@ -419,6 +419,7 @@ int main(int argc, char **argv)
                  * machine lands on several designs, not on all of one
                  * design's repetitions: the ratios are what we publish. */
                 int nr = o.reps < 64 ? o.reps : 64;
+                memset(pooled, 0, MAXLIST * sizeof *pooled);
                 for (int r = 0; r < nr; r++)
                     for (int di = 0; di < o.ndesigns; di++) {
                         const struct engine *eng = engine_find(o.designs[di]);
@@ -427,15 +428,17 @@ int main(int argc, char **argv)
                         if (!o.quiet)
                             fprintf(stderr, "\rptbench: %-12s %-7s threads %-3d %-12s rep %d/%d   ",
                                     wl->name, variant, nt, eng->name, r + 1, nr);
-                        if (run_rep(&rep, wl, eng, nt, &cfg, is_latency && r == nr - 1,
-                                    &reps[di][r]) != 0)
+                        if (run_rep(wl, eng, nt, &cfg, &pooled[di], &reps[di][r]) != 0)
                             return 1;
                     }
                 for (int di = 0; di < o.ndesigns; di++) {
                     const struct engine *eng = engine_find(o.designs[di]);
-                    if (!eng->latency_only || is_latency)
-                        report_add(&rep, eng->name, wl->name, variant, nt, eng->timer_bytes,
-                                   reps[di], nr);
+                    if (eng->latency_only && !is_latency)
+                        continue;
+                    report_add_pooled(&rep, eng->name, wl->name, variant, nt, eng->timer_bytes,
+                                      reps[di], nr, &pooled[di]);
+                    if (is_latency)
+                        report_distribution(&rep, wl->name, eng->name, nt, &pooled[di]);
                 }
                 if (o.peers)
                     peers_run(&rep, wl->name, variant, nt, &cfg, o.reps, o.quiet);
@@ -446,5 +449,6 @@ int main(int argc, char **argv)
         fprintf(stderr, "\r%79s\r", "");
     report_finish(&rep, o.plots);
     free(reps);
+    free(pooled);
     return 0;
 }

@@ -80,7 +80,8 @@ int report_open(struct report *r, const char *dir, const char *cmd, const char *
              "command:  %s\n"
              "commit:   %s%s\n"
              "machine:  %s, %ld cores, Linux %s\n"
-             "build:    %s; timer slack %ld ns on every thread; medians of the repetitions\n",
+             "build:    %s; timer slack %ld ns on every thread; medians of the repetitions\n"
+             "          (our designs' lateness percentiles: all repetitions' samples pooled)\n",
              cmd, commit, dirty[0] ? " (with uncommitted changes)" : "", cpu,
              sysconf(_SC_NPROCESSORS_ONLN), u.release, PT_BUILD_TYPE, slack_ns);
     printf("%s\n", r->header);
@@ -101,6 +102,13 @@ int report_open(struct report *r, const char *dir, const char *cmd, const char *
 
 void report_add(struct report *r, const char *design, const char *workload, const char *variant,
                 int threads, size_t timer_bytes, const struct rep *reps, int n)
+{
+    report_add_pooled(r, design, workload, variant, threads, timer_bytes, reps, n, NULL);
+}
+
+void report_add_pooled(struct report *r, const char *design, const char *workload,
+                       const char *variant, int threads, size_t timer_bytes,
+                       const struct rep *reps, int n, const struct hist *pooled)
 {
     if (n <= 0)
         return;
@@ -139,6 +147,12 @@ void report_add(struct report *r, const char *design, const char *workload, cons
     w->p99 = stat3_of(v[3], n);
     w->p999 = stat3_of(v[4], n);
     w->max = stat3_of(v[5], n);
+    if (pooled && atomic_load(&((struct hist *)pooled)->count)) {
+        w->p50.median = hist_quantile(pooled, 0.50) / 1e3;
+        w->p99.median = hist_quantile(pooled, 0.99) / 1e3;
+        w->p999.median = hist_quantile(pooled, 0.999) / 1e3;
+        w->max.median = (double)atomic_load(&((struct hist *)pooled)->max) / 1e3;
+    }
     w->wakeups = stat3_of(v[6], n);
     w->cpu_s = stat3_of(v[7], n);
     w->bytes = stat3_of(v[8], n);
