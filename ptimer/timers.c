@@ -327,9 +327,10 @@ int pt_timers_check(pt_timers *ts, pt_nanos now, bool owner, pt_nanos *poll_unti
             compact(ts, "adjust"); /* Go's adjusttimers, gated (Go issue 41699) */
         while (ts->heap.len && run_head(ts, now) == 0)
             ran++;
-        if (owner && deleted_count(ts) > ts->heap.len / 2)
+        uint32_t dead = owner ? deleted_count(ts) : 0;
+        if (dead > ts->heap.len / 2)
             compact(ts, "clear_deleted");
-        else if (owner && deleted_count(ts) > ts->heap.len / 4)
+        else if (dead > ts->heap.len / 4)
             sweep(ts);
     }
     next = pt_timers_next_time(ts);

@@ -18,7 +18,7 @@
 #include "ploop.h"
 #include "util.h"
 
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#if PT_TEST_SANITIZED
 #define STRESS_OPS 300000
 #else
 #define STRESS_OPS 1500000

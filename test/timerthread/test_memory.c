@@ -10,7 +10,7 @@
 
 /* Many million pairs in a normal build; scaled down so a sanitizer build
  * stays near a second. PT_TT_RPC_PAIRS in the environment overrides. */
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#if PT_TEST_SANITIZED
 #define RPC_PAIRS 400000L
 #else
 #define RPC_PAIRS 8000000L
@@ -69,14 +69,6 @@ static void *churn_thread(void *arg)
         CHECK_EQ(pt_timerthread_unschedule(c->tt, id), 0);
     }
     return NULL;
-}
-
-/* Run a due task on tt's timer thread and wait until it has run. */
-static void kick(pt_timerthread *tt)
-{
-    atomic_int kicked = 0;
-    CHECK(pt_timerthread_schedule(tt, bump, &kicked, 0) != PT_INVALID_TASK_ID);
-    CHECK(wait_for(&kicked, 1));
 }
 
 /* Run n threads, then kick the timer thread with a due task and wait for

@@ -13,7 +13,7 @@
 
 #include "util.h"
 
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#if PT_TEST_SANITIZED
 #define OPS_PER_THREAD 100000
 #else
 #define OPS_PER_THREAD 1000000

@@ -61,6 +61,16 @@ static inline bool wait_for(atomic_int *v, int n)
     return true;
 }
 
+/* Run a due task on tt's timer thread and wait until it has run: the
+ * thread has then started (and taken its thread index) and freed every
+ * task removed before the kick (it drains the buckets before running). */
+static inline void kick(pt_timerthread *tt)
+{
+    atomic_int kicked = 0;
+    CHECK(pt_timerthread_schedule(tt, bump, &kicked, 0) != PT_INVALID_TASK_ID);
+    CHECK(wait_for(&kicked, 1));
+}
+
 /* Waits until tt's triggered count reaches n: a task counts as triggered
  * only once its version says done, so unschedule then answers -1. */
 static inline void wait_triggered(pt_timerthread *tt, uint64_t n)
