@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "ptimer/clock.h"
+#include "rng.h"
 
 struct node { /* a timer-sized node: 64 bytes, `when` inside */
     pt_nanos when;
@@ -86,13 +87,7 @@ typedef struct node *node_ptr;
 DEFINE_HEAP(narrow, node_ptr, PTR_KEY, PTR_NODE)
 
 static uint64_t rng = 88172645463325252ull;
-static uint64_t rnd(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
+static uint64_t rnd(void) { return xorshift64(&rng); }
 
 static int cmp(const void *a, const void *b)
 {

@@ -7,6 +7,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "rng.h"
 #include "workload.h"
 
 #define MS ((pt_nanos)1000000)
@@ -42,13 +43,7 @@ static void cb_ticker(void *arg)
     atomic_fetch_add_explicit(&g_fired, 1, memory_order_relaxed);
 }
 
-static uint64_t rnd(struct workload_thread *w)
-{
-    w->rng ^= w->rng << 13;
-    w->rng ^= w->rng >> 7;
-    w->rng ^= w->rng << 17;
-    return w->rng;
-}
+static uint64_t rnd(struct workload_thread *w) { return xorshift64(&w->rng); }
 
 /* Uniform in [lo, hi). */
 static pt_nanos uniform(struct workload_thread *w, pt_nanos lo, pt_nanos hi)

@@ -13,6 +13,8 @@
 #include <unistd.h>
 #include <uv.h>
 
+#include "../../rng.h"
+
 static int64_t now_ns(void)
 {
     struct timespec ts;
@@ -29,13 +31,7 @@ static double cpu_s(void)
 }
 
 static uint64_t rng = 88172645463325252ull;
-static uint64_t rnd(void)
-{
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return rng;
-}
+static uint64_t rnd(void) { return xorshift64(&rng); }
 
 static void noop(uv_timer_t *t) { (void)t; }
 
