@@ -72,25 +72,36 @@ static void fl_thread_stop(void *vth)
     free(th);
 }
 
-/* Pop dead nodes off the head (lock held). */
-static void fl_clean(struct fl_thread *th)
+static bool fl_dead(struct fl_thread *th, uint32_t i)
 {
-    while (th->heap.len) {
+    uint32_t slot = (uint32_t)(uintptr_t)th->heap.v[i].item;
+    return ((struct fl_node *)slots_at(&th->slots, slot))->dead;
+}
+
+/* Pop dead nodes off the head (lock held). With `add` (a slot), the last
+ * dead head is overwritten by {when, add} instead, as pheap does it
+ * (pt_timers_add_locked), and add is pushed if there was none. */
+static void fl_clean(struct fl_thread *th, int64_t add, pt_nanos when)
+{
+    while (th->heap.len && fl_dead(th, 0)) {
         uint32_t slot = (uint32_t)(uintptr_t)th->heap.v[0].item;
-        struct fl_node *n = slots_at(&th->slots, slot);
-        if (!n->dead)
-            return;
-        pt_heap4_remove(&th->heap, 0);
+        uint32_t next = pt_heap4_second(&th->heap);
         th->dead--;
         slots_put(&th->slots, slot);
+        if (add >= 0 && !(next && fl_dead(th, next))) {
+            pt_heap4_replace_top(&th->heap, when, (void *)(uintptr_t)add);
+            return;
+        }
+        pt_heap4_remove(&th->heap, 0);
     }
+    if (add >= 0)
+        pt_heap4_push(&th->heap, when, (void *)(uintptr_t)add);
 }
 
 static bench_handle fl_schedule(void *vth, pt_nanos when, pt_nanos period, void *arg)
 {
     struct fl_thread *th = vth;
     pt_lock(&th->lock);
-    fl_clean(th);
     int64_t slot = slots_get(&th->slots);
     if (slot < 0 || pt_heap4_reserve(&th->heap, 1) < 0) {
         if (slot >= 0)
@@ -103,7 +114,7 @@ static bench_handle fl_schedule(void *vth, pt_nanos when, pt_nanos period, void 
     n->dead = 0;
     n->period = period;
     n->arg = arg;
-    pt_heap4_push(&th->heap, when, (void *)(uintptr_t)slot);
+    fl_clean(th, slot, when);
     bench_handle h = slots_handle(&th->slots, (uint32_t)slot);
     pt_unlock(&th->lock);
     return h;
@@ -160,7 +171,7 @@ static pt_nanos fl_run(struct fl_thread *th)
     pt_nanos now = 0;
     pt_lock(&th->lock);
     for (;;) {
-        fl_clean(th);
+        fl_clean(th, -1, 0);
         if (!th->heap.len)
             break;
         if (!now)

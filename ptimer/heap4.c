@@ -144,6 +144,20 @@ uint32_t pt_heap4_push(pt_heap4 *h, pt_nanos when, void *item)
     return sift_up(h, i);
 }
 
+uint32_t pt_heap4_replace_top(pt_heap4 *h, pt_nanos when, void *item)
+{
+    if (h->len == 0)
+        return pt_heap4_push(h, when, item);
+    h->v[0].when = when;
+    h->v[0].item = item;
+    return sift_down(h, 0);
+}
+
+uint32_t pt_heap4_second(const pt_heap4 *h)
+{
+    return h->len > 1 ? min_child(h->v, 1, h->len) : 0;
+}
+
 void pt_heap4_fix(pt_heap4 *h, uint32_t i)
 {
     if (i > 0 && h->v[i].when < h->v[(i - 1) / 4].when)

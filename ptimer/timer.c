@@ -150,10 +150,8 @@ static int timer_arm(pt_timers *ts, pt_timer *t, pt_nanos when, pt_nanos period,
             st_set(t, PT_TIMER_MODIFYING, s, op); /* undo: nothing changed */
             return -ENOMEM;
         }
-        pt_timers_clean_locked(ts);
-        pt_nanos prev = pt_timers_next_time(ts);
         set_fields(t, mode, when, period, f, arg, seq);
-        pt_timers_push_locked(ts, t);
+        pt_nanos prev = pt_timers_add_locked(ts, t);
         pt_unlock(&ts->lock);
         st_set(t, PT_TIMER_MODIFYING, PT_TIMER_WAITING, op);
         if (ts->wake && (prev == 0 || when < prev))

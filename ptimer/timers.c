@@ -56,12 +56,6 @@ static void update_len(pt_timers *ts)
 
 int pt_timers_reserve_locked(pt_timers *ts) { return pt_heap4_reserve(&ts->heap, 1); }
 
-void pt_timers_push_locked(pt_timers *ts, pt_timer *t)
-{
-    atomic_store_explicit(&t->ts, ts, memory_order_relaxed);
-    pt_heap4_push(&ts->heap, t->when, t);
-    update_len(ts);
-}
 
 /* Stopped timers in ts's heap (see pt_timers in ptimer.h). cleaned is
  * loaded first, with acquire: every clean it counts came after its stop's
@@ -82,26 +76,38 @@ static inline void count_cleaned(pt_timers *ts, uint32_t n)
 }
 
 /* Take t out of ts's heap (it must be there: else corruption, named by op)
- * and clear its heap pointer; keeps the counters and timer0_when. */
-static void remove_locked(pt_timers *ts, pt_timer *t, const char *op)
+ * and clear its heap pointer; keeps the counters and timer0_when. With
+ * `by` (t must then be the head), by's entry {by->when, by} takes t's
+ * place and by is claimed for ts: see pt_timers_add_locked. */
+static void remove_locked(pt_timers *ts, pt_timer *t, pt_timer *by, const char *op)
 {
     uint32_t i = t->heap_index;
-    if (i >= ts->heap.len || ts->heap.v[i].item != t)
+    if (i >= ts->heap.len || ts->heap.v[i].item != t || (by && i != 0))
         pt_bad_timer(t, op);
-    pt_heap4_remove(&ts->heap, i);
+    if (by) {
+        atomic_store_explicit(&by->ts, ts, memory_order_relaxed);
+        pt_heap4_replace_top(&ts->heap, by->when, by);
+    } else {
+        pt_heap4_remove(&ts->heap, i);
+    }
     atomic_store_explicit(&t->ts, NULL, memory_order_relaxed);
     update_len(ts);
 }
 
-/* Deleted -> Removing -> Removed for the timer at index i. */
-bool pt_timers_remove_deleted_locked(pt_timers *ts, pt_timer *t, const char *op)
+/* Deleted -> Removing -> Removed, t's entry removed or replaced by `by`. */
+static bool retire_deleted(pt_timers *ts, pt_timer *t, pt_timer *by, const char *op)
 {
     if (!st_cas(t, PT_TIMER_DELETED, PT_TIMER_REMOVING))
         return false;
-    remove_locked(ts, t, op);
+    remove_locked(ts, t, by, op);
     count_cleaned(ts, 1);
     st_set(t, PT_TIMER_REMOVING, PT_TIMER_REMOVED, op);
     return true;
+}
+
+bool pt_timers_remove_deleted_locked(pt_timers *ts, pt_timer *t, const char *op)
+{
+    return retire_deleted(ts, t, NULL, op);
 }
 
 /* ModifiedXX -> Moving -> Waiting: give the entry its new key. */
@@ -117,21 +123,49 @@ static bool rekey_modified(pt_timers *ts, pt_timer *t, uint32_t s, const char *o
     return true;
 }
 
-/* Go's cleantimers: pop stopped timers and re-key modified ones while they
- * sit at the head, so an add (and the poller's timer0_when) sees a head
- * that will really fire. Rows "clean". */
-void pt_timers_clean_locked(pt_timers *ts)
+/* A timer the head-cleaning loop would not stop at. */
+static inline bool needs_clean(uint32_t s)
+{
+    return s == PT_TIMER_DELETED || s == PT_TIMER_MODIFIED_EARLIER ||
+           s == PT_TIMER_MODIFIED_LATER;
+}
+
+/* Go's cleantimers followed by doaddtimer. Stopped timers at the head are
+ * popped and modified ones re-keyed, so the add (and the poller's
+ * timer0_when) sees a head that will really fire; rows "clean". The last
+ * stopped head -- the one whose successor needs no cleaning -- is not
+ * popped but overwritten by t (pt_heap4_replace_top): one sift instead of
+ * a pop and a push, and none at all when t is the earliest, which is the
+ * common case of a timeout armed right after the last one was stopped.
+ * What the heap holds afterwards is the same as with a pop and a push.
+ * Returns what pt_timers_next_time would have read between the clean and
+ * the add, for the caller's wake decision. */
+pt_nanos pt_timers_add_locked(pt_timers *ts, pt_timer *t)
 {
     while (ts->heap.len) {
-        pt_timer *t = ts->heap.v[0].item;
-        uint32_t s = st_load(t);
-        if (s == PT_TIMER_DELETED)
-            pt_timers_remove_deleted_locked(ts, t, "clean");
-        else if (s == PT_TIMER_MODIFIED_EARLIER || s == PT_TIMER_MODIFIED_LATER)
-            rekey_modified(ts, t, s, "clean");
-        else
-            return;
+        pt_timer *h = ts->heap.v[0].item;
+        uint32_t s = st_load(h);
+        if (s == PT_TIMER_MODIFIED_EARLIER || s == PT_TIMER_MODIFIED_LATER) {
+            rekey_modified(ts, h, s, "clean");
+            continue;
+        }
+        if (s != PT_TIMER_DELETED)
+            break;
+        uint32_t next = pt_heap4_second(&ts->heap);
+        if (next && needs_clean(st_load(ts->heap.v[next].item))) {
+            retire_deleted(ts, h, NULL, "clean");
+            continue;
+        }
+        pt_nanos prev = pt_next_time_with(ts, next ? ts->heap.v[next].when : 0);
+        if (retire_deleted(ts, h, t, "clean"))
+            return prev;
+        /* revived meanwhile: look at it again */
     }
+    pt_nanos prev = pt_timers_next_time(ts);
+    atomic_store_explicit(&t->ts, ts, memory_order_relaxed);
+    pt_heap4_push(&ts->heap, t->when, t);
+    update_len(ts);
+    return prev;
 }
 
 /* One pass over the whole heap: drop Deleted timers, re-key ModifiedXX
@@ -198,7 +232,7 @@ static void sweep(pt_timers *ts)
         if (i >= h->len)
             i = 0;
         pt_timer *t = h->v[i].item;
-        if (st_load(t) != PT_TIMER_DELETED || !pt_timers_remove_deleted_locked(ts, t, "clear_deleted"))
+        if (st_load(t) != PT_TIMER_DELETED || !retire_deleted(ts, t, NULL, "clear_deleted"))
             i++;
     }
     ts->sweep_at = i;
@@ -231,7 +265,7 @@ static void run_one(pt_timers *ts, pt_timer *t, pt_nanos key, pt_nanos now)
         st_set(t, PT_TIMER_RUNNING, PT_TIMER_WAITING, "run");
     } else {
         /* run: Waiting -> Running -> NoStatus, out of the heap first */
-        remove_locked(ts, t, "run");
+        remove_locked(ts, t, NULL, "run");
         st_set(t, PT_TIMER_RUNNING, PT_TIMER_NOSTATUS, "run");
     }
     ts->running = 1;
@@ -276,7 +310,7 @@ static pt_nanos run_head(pt_timers *ts, pt_nanos now)
             }
             break;
         case PT_TIMER_DELETED:
-            pt_timers_remove_deleted_locked(ts, t, "run");
+            retire_deleted(ts, t, NULL, "run");
             break;
         case PT_TIMER_MODIFIED_EARLIER:
         case PT_TIMER_MODIFIED_LATER:

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Installs ptimer into a scratch prefix and builds the usage example as an
-# outside program would: once with pkg-config, once with find_package.
+# outside program would: once with pkg-config, once with find_package; and
+# includes every installed header from C++ (the extern "C" guards).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bash scripts/deps.sh
+bash scripts/deps.sh g++
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cmake -S . -B "$work/build" -DCMAKE_BUILD_TYPE=Release -DPT_BUILD_TESTS=OFF \
@@ -18,6 +19,15 @@ PKG_CONFIG_PATH="$libdir" cc -std=c11 -Wall -Werror examples/usage.c \
     -Wl,-rpath,"$(dirname "$libdir")" -o "$work/usage-pc"
 "$work/usage-pc" >/dev/null
 echo "pkg-config: ok"
+
+# C++: every installed header in one translation unit
+for h in "$work"/prefix/include/ptimer/*.h; do
+    echo "#include <ptimer/$(basename "$h")>"
+done > "$work/headers.cpp"
+echo 'int main() { return 0; }' >> "$work/headers.cpp"
+c++ -std=c++17 -Wall -Wextra -Werror -fsyntax-only \
+    $(PKG_CONFIG_PATH="$libdir" pkg-config --cflags ptimer) "$work/headers.cpp"
+echo "C++ headers: ok ($(ls "$work"/prefix/include/ptimer/*.h | wc -l) headers)"
 
 # find_package
 mkdir -p "$work/consumer"

@@ -25,10 +25,6 @@
 
 #ifdef __cplusplus
 extern "C" {
-#ifdef __cplusplus
-}
-#endif
-
 #endif
 
 typedef struct pt_heap4_entry {
@@ -53,6 +49,18 @@ int pt_heap4_reserve(pt_heap4 *h, uint32_t more);
 
 /* Insert; room must have been reserved. Returns the entry's final index. */
 uint32_t pt_heap4_push(pt_heap4 *h, pt_nanos when, void *item);
+
+/* Put {when, item} in the top entry's place (len > 0), as a pop of the
+ * top and a push would, but with one sift instead of two: the cheap way
+ * to retire a dead top when a new entry is due to go in anyway (and an
+ * entry earlier than everything stays at the top without moving). No
+ * room is needed. Returns the entry's final index. With len == 0 it is a
+ * push, and room must have been reserved. */
+uint32_t pt_heap4_replace_top(pt_heap4 *h, pt_nanos when, void *item);
+
+/* The index of the entry that becomes the top if the top is removed, or
+ * 0 if none would remain (len <= 1). */
+uint32_t pt_heap4_second(const pt_heap4 *h);
 
 /* Remove the entry at index i (i < len). */
 void pt_heap4_remove(pt_heap4 *h, uint32_t i);

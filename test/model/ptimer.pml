@@ -220,7 +220,7 @@ inline head(p, i, t, key)
     }
 }
 
-/* pt_timers_push_locked */
+/* the push in pt_timers_add_locked */
 inline push_locked(p, t)
 {
     d_step {
@@ -320,7 +320,7 @@ inline rekey_modified(p, t, s, ok)
     ok = 0
 }
 
-/* pt_timers_clean_locked (Go's cleantimers): rows "clean" */
+/* the clean in pt_timers_add_locked (Go's cleantimers): rows "clean" */
 inline clean_locked(p)
 {
     do

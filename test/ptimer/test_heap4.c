@@ -48,6 +48,72 @@ void test_heap4_orders_and_tracks_indices(void)
     pt_heap4_free(&h);
 }
 
+/* replace_top is a pop of the top and a push in one sift, and second()
+ * names the entry a pop would bring to the top: checked against a pop
+ * and a push on a twin heap, over random keys with many ties, sizes from
+ * one entry up, and with the new entry earliest, latest and in between. */
+void test_heap4_replace_top_is_a_pop_and_a_push(void)
+{
+    enum { N = 2000 };
+    static struct item a[N + 1], b[N + 1];
+    pt_heap4 ha, hb;
+    pt_heap4_init(&ha, (int32_t)offsetof(struct item, idx));
+    pt_heap4_init(&hb, (int32_t)offsetof(struct item, idx));
+    CHECK_EQ(pt_heap4_second(&ha), 0); /* empty */
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+    for (int i = 0; i < N; i++) {
+        a[i].when = b[i].when = (pt_nanos)(pt_test_rng(&x) % 500) + 10;
+        CHECK_EQ(pt_heap4_reserve(&ha, 1), 0);
+        CHECK_EQ(pt_heap4_reserve(&hb, 1), 0);
+        pt_heap4_push(&ha, a[i].when, &a[i]);
+        pt_heap4_push(&hb, b[i].when, &b[i]);
+        if (i == 0)
+            CHECK_EQ(pt_heap4_second(&ha), 0); /* one entry: none would remain */
+    }
+    /* Take the tops out one by one, each replaced by the one taken before:
+     * the two heaps must agree on every top and every length. */
+    struct item *ra = &a[N], *rb = &b[N];
+    ra->when = rb->when = 1; /* the first replacement: earlier than all */
+    for (int round = 0; round < 3 * N; round++) {
+        uint32_t sec = pt_heap4_second(&ha);
+        CHECK(sec >= 1 && sec <= 4); /* N entries throughout: a child of the top */
+        pt_nanos second_when = ha.v[sec].when;
+        struct item *top_a = ha.v[0].item, *top_b = hb.v[0].item;
+        CHECK_EQ(ha.v[0].when, hb.v[0].when);
+        uint32_t at = pt_heap4_replace_top(&ha, ra->when, ra);
+        CHECK(ha.v[at].item == ra);
+        if (ra->when < second_when)
+            CHECK_EQ(at, 0); /* earlier than all the rest: it did not move */
+        pt_heap4_remove(&hb, 0);
+        CHECK_EQ(hb.v[0].when, second_when); /* what second() named */
+        pt_heap4_push(&hb, rb->when, rb);
+        CHECK(pt_heap4_valid(&ha));
+        CHECK(pt_heap4_valid(&hb));
+        CHECK_EQ(ha.len, hb.len);
+        CHECK_EQ(ha.v[0].when, hb.v[0].when);
+        /* the next replacement: the item just taken out, at a new time */
+        ra = top_a;
+        rb = top_b;
+        pt_nanos w = round % 3 == 0   ? 1                                       /* earliest */
+                     : round % 3 == 1 ? 100000                                  /* latest */
+                                      : (pt_nanos)(pt_test_rng(&x) % 500) + 10; /* between */
+        ra->when = rb->when = w;
+    }
+    /* Down to one entry: replace_top still works, and then on empty it is a push. */
+    while (ha.len > 1) {
+        pt_heap4_remove(&ha, 0);
+        pt_heap4_remove(&hb, 0);
+    }
+    CHECK_EQ(pt_heap4_second(&ha), 0);
+    CHECK_EQ(pt_heap4_replace_top(&ha, 7, &a[0]), 0);
+    CHECK(ha.v[0].item == &a[0] && a[0].idx == 0 && ha.len == 1);
+    pt_heap4_remove(&ha, 0);
+    CHECK_EQ(pt_heap4_replace_top(&ha, 8, &a[1]), 0);
+    CHECK(ha.len == 1 && ha.v[0].when == 8);
+    pt_heap4_free(&ha);
+    pt_heap4_free(&hb);
+}
+
 /* From PT_ARRAY_MAP_BYTES (64 KiB, 4096 entries) the array is a mapping
  * grown and shrunk with mremap: entries survive every crossing of that
  * line in both directions, a failed growth into a mapping and within one

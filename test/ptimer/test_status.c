@@ -494,6 +494,63 @@ void test_start_rekeys_modified_timer_at_head(void)
     teardown(&ts, t, 3);
 }
 
+/* The last Deleted head is overwritten by the started timer (one sift, not
+ * a pop and a push), and a Deleted second is popped first: the heap ends
+ * as a pop-then-push would leave it, and the wake follows Go's rule
+ * against the head after the clean. */
+void test_start_takes_the_place_of_the_last_deleted_head(void)
+{
+    pt_timers ts;
+    pt_timer t[6];
+    int n = 0;
+    struct wakes w = {0};
+    pt_timers_init(&ts, wake_cb, &w);
+    for (int i = 0; i < 6; i++)
+        pt_timer_init(&t[i], count_cb, &n);
+    for (int i = 0; i < 4; i++)
+        CHECK_EQ(pt_timer_start(&ts, &t[i], 1000 * (i + 1), 0), 0);
+    CHECK_EQ(w.calls, 1); /* only the first was earlier than the head */
+    /* t0 stopped, t1 live: t4 at 1500 takes t0's place at the top, and
+     * wakes (1500 is earlier than t1's 2000, the head after the clean). */
+    CHECK_EQ(pt_timer_stop(&t[0]), 1);
+    CHECK_EQ(pt_timer_start(&ts, &t[4], 1500, 0), 0);
+    CHECK_STATUS(&t[0], PT_TIMER_REMOVED);
+    CHECK(heap_of(&t[0]) == NULL);
+    CHECK_EQ(t[4].heap_index, 0);
+    CHECK_EQ(pt_timers_len(&ts), 4);
+    CHECK_EQ(pt_timers_deleted(&ts), 0);
+    CHECK_EQ(w.calls, 2);
+    CHECK_EQ(w.when, 1500);
+    CHECK_EQ(pt_timers_verify(&ts, true), 0);
+    /* t4 stopped, t1 live: t0 again, at 2500, sinks below t1 and wakes
+     * no one (t1's 2000 is still first). */
+    CHECK_EQ(pt_timer_stop(&t[4]), 1);
+    CHECK_EQ(pt_timer_start(&ts, &t[0], 2500, 0), 0);
+    CHECK_STATUS(&t[4], PT_TIMER_REMOVED);
+    CHECK_EQ(heap_key(&t[0]), 2500);
+    CHECK_EQ(pt_timers_len(&ts), 4);
+    CHECK_EQ(pt_timers_next(&ts), 2000);
+    CHECK_EQ(w.calls, 2);
+    CHECK_EQ(pt_timers_verify(&ts, true), 0);
+    /* t1 and t0 stopped (2000, 2500), t2 moved later: the start pops t1,
+     * overwrites t0 and re-keys t2 where each reaches the head. */
+    CHECK_EQ(pt_timer_stop(&t[1]), 1);
+    CHECK_EQ(pt_timer_stop(&t[0]), 1);
+    CHECK_EQ(pt_timer_reset(&ts, &t[2], 9000), 1);
+    CHECK_EQ(pt_timer_start(&ts, &t[5], 3500, 0), 0);
+    CHECK_STATUSES(t, PT_TIMER_REMOVED, PT_TIMER_REMOVED, PT_TIMER_WAITING, PT_TIMER_WAITING,
+                   PT_TIMER_REMOVED, PT_TIMER_WAITING);
+    CHECK_EQ(heap_key(&t[2]), 9000);
+    CHECK_EQ(pt_timers_len(&ts), 3);
+    CHECK_EQ(pt_timers_deleted(&ts), 0);
+    CHECK_EQ(pt_timers_next(&ts), 3500);
+    CHECK_EQ(w.calls, 3); /* 3500 is earlier than t3's 4000 */
+    CHECK_EQ(pt_timers_verify(&ts, true), 0);
+    CHECK_EQ(pt_timers_check(&ts, 10000, true, NULL), 3);
+    CHECK_EQ(n, 3);
+    teardown(&ts, t, 6);
+}
+
 /* ---- adjust ----------------------------------------------------------- */
 
 /* Five timers at 10000..50000; t[2] moved earlier to 5000 and then away
