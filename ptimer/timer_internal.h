@@ -99,8 +99,12 @@ static inline pt_nanos pt_timers_next_time(const pt_timers *ts)
         ts, atomic_load_explicit(&((pt_timers *)ts)->timer0_when, memory_order_acquire));
 }
 
-/* Room for one more push: 0 or -ENOMEM. */
-int pt_timers_reserve_locked(pt_timers *ts);
+/* Room for one more push: 0 or -ENOMEM. Inline: an arm asks every time,
+ * and the answer is almost always yes. */
+static inline int pt_timers_reserve_locked(pt_timers *ts)
+{
+    return ts->heap.len < ts->heap.cap ? 0 : pt_heap4_reserve(&ts->heap, 1);
+}
 /* Clean the head, then push t (its when already set) onto ts, claiming it
  * for ts; returns the next time as it was before t went in. */
 pt_nanos pt_timers_add_locked(pt_timers *ts, pt_timer *t);

@@ -54,8 +54,6 @@ static void update_len(pt_timers *ts)
     update_timer0(ts);
 }
 
-int pt_timers_reserve_locked(pt_timers *ts) { return pt_heap4_reserve(&ts->heap, 1); }
-
 
 /* Stopped timers in ts's heap (see pt_timers in ptimer.h). cleaned is
  * loaded first, with acquire: every clean it counts came after its stop's
