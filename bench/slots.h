@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #define SLOTS_CHUNK 1024u
 
@@ -26,6 +27,11 @@ struct slots {
 static inline void slots_init(struct slots *s, uint32_t size)
 {
     *s = (struct slots){.size = size};
+}
+
+static inline size_t slots_chunk_bytes(const struct slots *s)
+{
+    return (size_t)SLOTS_CHUNK * s->size;
 }
 
 static inline void *slots_at(const struct slots *s, uint32_t slot)
@@ -77,9 +83,13 @@ static int slots_grow(struct slots *s)
     if (s->nchunks == s->cap_chunks &&
         slots_resize(s, s->cap_chunks ? 2 * s->cap_chunks : 16) != 0)
         return -1;
-    /* aligned to the cache line, as a C caller's embedded timers would be */
-    char *chunk = aligned_alloc(64, (size_t)SLOTS_CHUNK * s->size);
-    if (!chunk)
+    /* A mapping of its own: page-aligned (so cache-line aligned, as a C
+     * caller's embedded timers would be), and no allocator's headers or
+     * size-class rounding around it, which the memory workload would
+     * otherwise count as the design's (mimalloc: 0.12 B per timer). */
+    void *chunk = mmap(NULL, slots_chunk_bytes(s), PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (chunk == MAP_FAILED)
         return -1;
     uint32_t base = s->nchunks * SLOTS_CHUNK;
     s->chunks[s->nchunks++] = chunk;
@@ -143,7 +153,7 @@ static inline void *slots_check(const struct slots *s, uint64_t h)
 static inline void slots_free(struct slots *s)
 {
     for (uint32_t i = 0; i < s->nchunks; i++)
-        free(s->chunks[i]);
+        munmap(s->chunks[i], slots_chunk_bytes(s));
     free(s->chunks);
     free(s->next);
     free(s->gen);
