@@ -51,10 +51,10 @@ static void usage(FILE *f)
         fprintf(f, "                          %-13s %s\n", workloads[i].name, workloads[i].what);
     fprintf(f,
             "  -t, --threads LIST    worker threads (default: 1,2,<2 x cores>)\n"
-            "  -r, --reps N          repetitions; medians are reported (default 3)\n"
+            "  -r, --reps N          repetitions; medians are reported (default 5)\n"
             "  -D, --duration-ms N   per repetition of throughput workloads (default 300)\n"
-            "      --ticker-ms N     per repetition of ticker (default 500)\n"
-            "      --latency-ms N    per repetition of latency (default 1000)\n"
+            "      --ticker-ms N     per repetition of ticker (default 300)\n"
+            "      --latency-ms N    per repetition of latency (default 600)\n"
             "  -n, --ops N           ops per thread instead of a duration\n"
             "      --preload N       far-future timers per thread first (default 32768)\n"
             "      --window N        rpc-pending window (default 10000)\n"
@@ -110,7 +110,7 @@ static int bad_option(const char *opt, const char *val)
 static int parse(int argc, char **argv, struct options *o)
 {
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    *o = (struct options){.reps = 3, .duration_ms = 300, .ticker_ms = 500, .latency_ms = 1000,
+    *o = (struct options){.reps = 5, .duration_ms = 300, .ticker_ms = 300, .latency_ms = 600,
                           .slack_ns = 1000, .preload = 32768, .window = 10000,
                           .memory_timers = 1000000,
                           .baseline = "timerthread", .out = "results", .peers = true,
