@@ -101,8 +101,9 @@ static void set_fields(pt_timer *t, enum arm_mode mode, pt_nanos when, pt_nanos 
  * either push onto ts (the timer is in no heap) or leave the re-keying to
  * the heap that holds it. Inlined into each of its three callers, where
  * mode is a constant: what a mode keeps and its name fold away. */
-static inline __attribute__((always_inline)) int timer_arm(pt_timers *ts, pt_timer *t, pt_nanos when, pt_nanos period, pt_func f,
-                     void *arg, uintptr_t seq, enum arm_mode mode)
+static inline __attribute__((always_inline)) int
+timer_arm(pt_timers *ts, pt_timer *t, pt_nanos when, pt_nanos period, pt_func f, void *arg,
+          uintptr_t seq, enum arm_mode mode)
 {
     const char *op = mode == ARM_START ? "start" : mode == ARM_RESET ? "reset" : "modify";
     uint32_t s;

@@ -54,7 +54,6 @@ static void update_len(pt_timers *ts)
     update_timer0(ts);
 }
 
-
 /* Stopped timers in ts's heap (see pt_timers in ptimer.h). cleaned is
  * loaded first, with acquire: every clean it counts came after its stop's
  * increment, which the second load then sees, so the difference never
