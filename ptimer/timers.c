@@ -82,6 +82,11 @@ static void remove_locked(pt_timers *ts, pt_timer *t, pt_timer *by, const char *
     if (i >= ts->heap.len || ts->heap.v[i].item != t || (by && i != 0))
         pt_bad_timer(t, op);
     if (by) {
+        /* The pop this stands for would have emptied a one-entry heap, and
+         * an empty heap has no modified timers (update_len). Safe to clear
+         * now that t is Removing: no timer here can be modified. */
+        if (ts->heap.len == 1)
+            atomic_store_explicit(&ts->modified_earliest, 0, memory_order_relaxed);
         atomic_store_explicit(&by->ts, ts, memory_order_relaxed);
         pt_heap4_replace_top(&ts->heap, by->when, by);
     } else {
@@ -134,7 +139,8 @@ static inline bool needs_clean(uint32_t s)
  * popped but overwritten by t (pt_heap4_replace_top): one sift instead of
  * a pop and a push, and none at all when t is the earliest, which is the
  * common case of a timeout armed right after the last one was stopped.
- * What the heap holds afterwards is the same as with a pop and a push.
+ * What the heap holds afterwards is what a pop and a push would leave
+ * (the same entries and counters; among equal keys the order may differ).
  * Returns what pt_timers_next_time would have read between the clean and
  * the add, for the caller's wake decision. */
 pt_nanos pt_timers_add_locked(pt_timers *ts, pt_timer *t)
@@ -153,7 +159,8 @@ pt_nanos pt_timers_add_locked(pt_timers *ts, pt_timer *t)
             retire_deleted(ts, h, NULL, "clean");
             continue;
         }
-        pt_nanos prev = pt_next_time_with(ts, next ? ts->heap.v[next].when : 0);
+        /* With no successor the pop would leave the heap empty: next time 0. */
+        pt_nanos prev = next ? pt_next_time_with(ts, ts->heap.v[next].when) : 0;
         if (retire_deleted(ts, h, t, "clean"))
             return prev;
         /* revived meanwhile: look at it again */

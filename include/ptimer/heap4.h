@@ -50,8 +50,9 @@ int pt_heap4_reserve(pt_heap4 *h, uint32_t more);
 /* Insert; room must have been reserved. Returns the entry's final index. */
 uint32_t pt_heap4_push(pt_heap4 *h, pt_nanos when, void *item);
 
-/* Put {when, item} in the top entry's place (len > 0), as a pop of the
- * top and a push would, but with one sift instead of two: the cheap way
+/* Put {when, item} in the top entry's place (len > 0): the same entries
+ * as a pop of the top and a push (among equal keys the order may differ),
+ * with one sift instead of two: the cheap way
  * to retire a dead top when a new entry is due to go in anyway (and an
  * entry earlier than everything stays at the top without moving). No
  * room is needed. Returns the entry's final index. With len == 0 it is a

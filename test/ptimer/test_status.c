@@ -533,7 +533,8 @@ void test_start_takes_the_place_of_the_last_deleted_head(void)
     CHECK_EQ(w.calls, 2);
     CHECK_EQ(pt_timers_verify(&ts, true), 0);
     /* t1 and t0 stopped (2000, 2500), t2 moved later: the start pops t1,
-     * overwrites t0 and re-keys t2 where each reaches the head. */
+     * pops t0 too (its successor t2 needs cleaning), re-keys t2 at the
+     * head, then pushes t5 (the head, t3, is live). */
     CHECK_EQ(pt_timer_stop(&t[1]), 1);
     CHECK_EQ(pt_timer_stop(&t[0]), 1);
     CHECK_EQ(pt_timer_reset(&ts, &t[2], 9000), 1);
@@ -549,6 +550,56 @@ void test_start_takes_the_place_of_the_last_deleted_head(void)
     CHECK_EQ(pt_timers_check(&ts, 10000, true, NULL), 3);
     CHECK_EQ(n, 3);
     teardown(&ts, t, 6);
+}
+
+/* A modified head is re-keyed first, then the stopped head behind it is
+ * overwritten; and a stopped head that is the only entry is overwritten
+ * as if the heap had emptied: its modified_earliest goes (Go issue 51654)
+ * and the wake is decided against an empty heap. */
+void test_start_rekeys_then_takes_the_place_of_a_lone_deleted_head(void)
+{
+    pt_timers ts;
+    pt_timer t[4];
+    int n = 0;
+    struct wakes w = {0};
+    pt_timers_init(&ts, wake_cb, &w);
+    for (int i = 0; i < 4; i++)
+        pt_timer_init(&t[i], count_cb, &n);
+    /* t0 at 1000 moved later to 5000, t1 at 2000 stopped, t2 at 3000 */
+    for (int i = 0; i < 3; i++)
+        CHECK_EQ(pt_timer_start(&ts, &t[i], 1000 * (i + 1), 0), 0);
+    CHECK_EQ(pt_timer_reset(&ts, &t[0], 5000), 1);
+    CHECK_EQ(pt_timer_stop(&t[1]), 1);
+    w.calls = 0;
+    CHECK_EQ(pt_timer_start(&ts, &t[3], 2500, 0), 0);
+    CHECK_STATUSES(t, PT_TIMER_WAITING, PT_TIMER_REMOVED, PT_TIMER_WAITING, PT_TIMER_WAITING);
+    CHECK_EQ(heap_key(&t[0]), 5000);
+    CHECK_EQ(t[3].heap_index, 0); /* in t1's place, earlier than t2 */
+    CHECK_EQ(pt_timers_len(&ts), 3);
+    CHECK_EQ(pt_timers_deleted(&ts), 0);
+    CHECK_EQ(w.calls, 1); /* 2500 is earlier than t2's 3000 */
+    CHECK_EQ(pt_timers_verify(&ts, true), 0);
+    teardown(&ts, t, 4);
+
+    /* One timer, moved earlier (modified_earliest 500) and stopped: the
+     * start that overwrites it leaves no trace of the 500. */
+    pt_timers_init(&ts, wake_cb, &w);
+    pt_timer_init(&t[0], count_cb, &n);
+    pt_timer_init(&t[1], count_cb, &n);
+    CHECK_EQ(pt_timer_start(&ts, &t[0], 1000, 0), 0);
+    CHECK_EQ(pt_timer_reset(&ts, &t[0], 500), 1);
+    CHECK_EQ(atomic_load(&ts.modified_earliest), 500);
+    CHECK_EQ(pt_timer_stop(&t[0]), 1);
+    w.calls = 0;
+    CHECK_EQ(pt_timer_start(&ts, &t[1], 800, 0), 0);
+    CHECK_STATUS(&t[0], PT_TIMER_REMOVED);
+    CHECK_EQ(pt_timers_len(&ts), 1);
+    CHECK_EQ(atomic_load(&ts.modified_earliest), 0);
+    CHECK_EQ(pt_timers_next(&ts), 800);
+    CHECK_EQ(w.calls, 1); /* the heap was as good as empty */
+    CHECK_EQ(w.when, 800);
+    CHECK_EQ(pt_timers_verify(&ts, true), 0);
+    teardown(&ts, t, 2);
 }
 
 /* ---- adjust ----------------------------------------------------------- */
