@@ -232,19 +232,20 @@ static void run_latency(struct workload_thread *w)
     w->eng->idle(w->th, last + 20 * MS);
 }
 
-/* Resident anonymous memory: statm's resident less its file-backed share.
- * Code pages of libc faulted in while arming (about 100 KiB, a tenth of
- * a byte per timer) are not what the design stores. */
+/* Resident anonymous memory: statm's resident less its shared field
+ * (file-backed and shmem pages). Code pages of libc faulted in while
+ * arming (about 100 KiB, a tenth of a byte per timer) are not what the
+ * design stores. */
 static long rss_bytes(void)
 {
-    long pages = 0, resident = 0, file = 0;
+    long pages = 0, resident = 0, shared = 0;
     FILE *f = fopen("/proc/self/statm", "r");
     if (f) {
-        if (fscanf(f, "%ld %ld %ld", &pages, &resident, &file) != 3)
-            resident = file = 0;
+        if (fscanf(f, "%ld %ld %ld", &pages, &resident, &shared) != 3)
+            resident = shared = 0;
         fclose(f);
     }
-    return (resident - file) * sysconf(_SC_PAGESIZE);
+    return (resident - shared) * sysconf(_SC_PAGESIZE);
 }
 
 /* memory: 1,000,000 pending timers: resident bytes per timer, and the time
