@@ -13,6 +13,19 @@ cmake --build "$work/build" -j"$(nproc)" >/dev/null
 cmake --install "$work/build" >/dev/null
 libdir=$(find "$work/prefix" -name ptimer.pc -printf '%h\n' | head -1)
 
+# The shared library exports exactly the functions the headers mark PT_API
+# (netpoll is a static library and not in it), nothing internal.
+so=$(find "$work/prefix" -name 'libptimer.so.*' -type f | head -1)
+nm -D --defined-only "$so" | awk '{print $3}' | sort > "$work/exported"
+cat "$work"/prefix/include/ptimer/{clock,heap4,ptimer,timerthread}.h |
+    grep -o '^PT_API[^(]*\bpt_[a-z0-9_]*(' | sed 's/.*\(pt_[a-z0-9_]*\)(/\1/' |
+    sort > "$work/declared"
+if ! diff "$work/declared" "$work/exported"; then
+    echo "libptimer.so exports differ from the PT_API declarations (< declared, > exported)" >&2
+    exit 1
+fi
+echo "exports: ok ($(wc -l < "$work/exported") functions)"
+
 # pkg-config
 PKG_CONFIG_PATH="$libdir" cc -std=c11 -Wall -Werror examples/usage.c \
     $(PKG_CONFIG_PATH="$libdir" pkg-config --cflags --libs ptimer) \

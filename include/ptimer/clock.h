@@ -14,11 +14,18 @@
 extern "C" {
 #endif
 
+/* Marks the public functions: the shared library is built with hidden
+ * visibility, so these are all it exports (its internals stay private
+ * and can change without an ABI break). */
+#ifndef PT_API
+#define PT_API __attribute__((visibility("default")))
+#endif
+
 typedef int64_t pt_nanos; /* nanoseconds, CLOCK_MONOTONIC */
 #define PT_MAXWHEN INT64_MAX
 
 /* The current CLOCK_MONOTONIC time in nanoseconds. Never goes backwards. */
-pt_nanos pt_nanotime(void);
+PT_API pt_nanos pt_nanotime(void);
 
 #ifdef __cplusplus
 }

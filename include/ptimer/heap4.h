@@ -41,14 +41,14 @@ typedef struct pt_heap4 {
 
 #define PT_HEAP4_NO_INDEX (-1)
 
-void pt_heap4_init(pt_heap4 *h, int32_t idx_off);
-void pt_heap4_free(pt_heap4 *h);
+PT_API void pt_heap4_init(pt_heap4 *h, int32_t idx_off);
+PT_API void pt_heap4_free(pt_heap4 *h);
 
 /* Make room for `more` pushes; 0 or -ENOMEM (the heap is unchanged). */
-int pt_heap4_reserve(pt_heap4 *h, uint32_t more);
+PT_API int pt_heap4_reserve(pt_heap4 *h, uint32_t more);
 
 /* Insert; room must have been reserved. Returns the entry's final index. */
-uint32_t pt_heap4_push(pt_heap4 *h, pt_nanos when, void *item);
+PT_API uint32_t pt_heap4_push(pt_heap4 *h, pt_nanos when, void *item);
 
 /* Put {when, item} in the top entry's place (len > 0): the same entries
  * as a pop of the top and a push (among equal keys the order may differ),
@@ -57,27 +57,27 @@ uint32_t pt_heap4_push(pt_heap4 *h, pt_nanos when, void *item);
  * entry earlier than everything stays at the top without moving). No
  * room is needed. Returns the entry's final index. With len == 0 it is a
  * push, and room must have been reserved. */
-uint32_t pt_heap4_replace_top(pt_heap4 *h, pt_nanos when, void *item);
+PT_API uint32_t pt_heap4_replace_top(pt_heap4 *h, pt_nanos when, void *item);
 
 /* The index of the entry that becomes the top if the top is removed, or
  * 0 if none would remain (len <= 1). */
-uint32_t pt_heap4_second(const pt_heap4 *h);
+PT_API uint32_t pt_heap4_second(const pt_heap4 *h);
 
 /* Remove the entry at index i (i < len). */
-void pt_heap4_remove(pt_heap4 *h, uint32_t i);
+PT_API void pt_heap4_remove(pt_heap4 *h, uint32_t i);
 
 /* Restore order after v[i].when was changed in place. */
-void pt_heap4_fix(pt_heap4 *h, uint32_t i);
+PT_API void pt_heap4_fix(pt_heap4 *h, uint32_t i);
 
 /* Rebuild order in O(n) after the caller rewrote v[0..len) in bulk (for
  * example after compacting out dead entries); refreshes every index. */
-void pt_heap4_heapify(pt_heap4 *h);
+PT_API void pt_heap4_heapify(pt_heap4 *h);
 
 /* Give back memory when the heap has become much smaller than its array. */
-void pt_heap4_shrink(pt_heap4 *h);
+PT_API void pt_heap4_shrink(pt_heap4 *h);
 
 /* True when the order and the stored indices are all consistent. */
-bool pt_heap4_valid(const pt_heap4 *h);
+PT_API bool pt_heap4_valid(const pt_heap4 *h);
 
 static inline pt_nanos pt_heap4_top_when(const pt_heap4 *h)
 {

@@ -161,22 +161,22 @@ typedef struct pt_netpoll_stats {
 
 /* A new netpoll; opt may be NULL (defaults). 0, or -EINVAL (unknown backend
  * or flags), -ENOMEM, -EMFILE, ... (no backend could start). */
-int pt_netpoll_create(pt_netpoll **out, const pt_netpoll_options *opt);
+PT_API int pt_netpoll_create(pt_netpoll **out, const pt_netpoll_options *opt);
 
 /* Frees np: its kernel objects and its owned heap. 0; -EBUSY while
  * descriptors are open, a thread waits, or the owned heap still holds
  * timers the caller put there; -EINVAL. */
-int pt_netpoll_destroy(pt_netpoll *np);
+PT_API int pt_netpoll_destroy(pt_netpoll *np);
 
 /* The backend in use (after any fallback): PT_NETPOLL_EPOLL or _URING. */
-enum pt_netpoll_backend pt_netpoll_backend(const pt_netpoll *np);
+PT_API enum pt_netpoll_backend pt_netpoll_backend(const pt_netpoll *np);
 
 /* "epoll+epoll_pwait2", "epoll+timerfd", "epoll+ms" or
  * "io_uring+IORING_OP_TIMEOUT": the backend and how it times waits. */
-const char *pt_netpoll_name(const pt_netpoll *np);
+PT_API const char *pt_netpoll_name(const pt_netpoll *np);
 
 /* The default heap for deadlines (the owned one, or options.timers). */
-pt_timers *pt_netpoll_timers(pt_netpoll *np);
+PT_API pt_timers *pt_netpoll_timers(pt_netpoll *np);
 
 /* Waits for readiness and stores up to max events in ev. timeout_ns: 0
  * polls without blocking, negative blocks until an event or a break,
@@ -186,57 +186,57 @@ pt_timers *pt_netpoll_timers(pt_netpoll *np);
  * a time (Go lets one M block in netpoll): another concurrent call returns
  * 0 at once if its timeout is 0, else -EBUSY. A non-blocking wait leaves a
  * pending break for the next blocking one (Go's netpollBreak rule). */
-int pt_netpoll_wait(pt_netpoll *np, pt_nanos timeout_ns, pt_poll_event *ev, int max);
+PT_API int pt_netpoll_wait(pt_netpoll *np, pt_nanos timeout_ns, pt_poll_event *ev, int max);
 
 /* Wakes the thread blocked in pt_netpoll_wait, from any thread, or makes
  * the next blocking wait return at once: no wake is lost. Breaks before the
  * waiter consumes one coalesce into one kernel signal (Go's
  * netpollWakeSig). 0 or -EINVAL. */
-int pt_netpoll_break(pt_netpoll *np);
+PT_API int pt_netpoll_break(pt_netpoll *np);
 
 /* A pt_wake_func (ctx: the netpoll) for a heap whose owner sleeps in
  * pt_netpoll_wait: breaks the wait if `when` is earlier than the time the
  * waiter will wake by (Go's wakeNetPoller). */
-void pt_netpoll_wake(void *np, pt_nanos when);
+PT_API void pt_netpoll_wake(void *np, pt_nanos when);
 
 /* Counters since create. */
-void pt_netpoll_read_stats(const pt_netpoll *np, pt_netpoll_stats *out);
+PT_API void pt_netpoll_read_stats(const pt_netpoll *np, pt_netpoll_stats *out);
 
 /* ---- descriptors --------------------------------------------------------- */
 
 /* Registers fd with interest `events` (PT_POLL_READ and/or PT_POLL_WRITE;
  * 0 is allowed: errors and hang-ups are still reported). 0; -EINVAL, -EBADF
  * (fd not open), -EEXIST (fd already registered here), -EPERM, -ENOMEM. */
-int pt_pollfd_open(pt_netpoll *np, pt_pollfd *pd, int fd, unsigned events, void *udata);
+PT_API int pt_pollfd_open(pt_netpoll *np, pt_pollfd *pd, int fd, unsigned events, void *udata);
 
 /* Changes the interest; if the fd is ready now for the new interest, that
  * is reported once more. 0; -EINVAL, -EBADF (closed), -ENOMEM. */
-int pt_pollfd_arm(pt_pollfd *pd, unsigned events);
+PT_API int pt_pollfd_arm(pt_pollfd *pd, unsigned events);
 
 /* Before an I/O attempt on the sides in mode (Go's pollReset): -ETIMEDOUT
  * if a side's deadline passed, -EBADF if closed; else clears their ready
  * bits and returns 0. */
-int pt_pollfd_prepare(pt_pollfd *pd, unsigned mode);
+PT_API int pt_pollfd_prepare(pt_pollfd *pd, unsigned mode);
 
 /* Blocks until the side `mode` (PT_POLL_READ or PT_POLL_WRITE, which must be
  * in the interest) is ready, consuming its ready bit (at once if it is
  * already set). 0; -ETIMEDOUT (its deadline passed, now or while waiting),
  * -EBADF (closed, now or while waiting), -EBUSY (another thread waits on
  * that side), -EINVAL. */
-int pt_pollfd_wait(pt_pollfd *pd, unsigned mode);
+PT_API int pt_pollfd_wait(pt_pollfd *pd, unsigned mode);
 
 /* Sets the deadline of the sides in mode to the CLOCK_MONOTONIC time `when`:
  * 0 clears it; a time already past times the sides out at once (waking
  * their waiters); a later one arms the side's timer on ts (NULL: the
  * netpoll's default heap). Setting a deadline clears a timed-out state.
  * 0; -EINVAL (negative when, bad mode), -EBADF (closed), -ENOMEM. */
-int pt_pollfd_set_deadline(pt_pollfd *pd, unsigned mode, pt_nanos when, pt_timers *ts);
+PT_API int pt_pollfd_set_deadline(pt_pollfd *pd, unsigned mode, pt_nanos when, pt_timers *ts);
 
 /* Unregisters pd: wakes its waiters (they return -EBADF), stops its timers
  * (pt_timer_stop_sync: no callback runs after), tells the kernel, and waits
  * for calls in flight on pd to return. On return pd may be freed. 0;
  * -EBADF if already closed or closing; -EINVAL. Does not close the fd. */
-int pt_pollfd_close(pt_pollfd *pd);
+PT_API int pt_pollfd_close(pt_pollfd *pd);
 
 #ifdef __cplusplus
 }

@@ -144,44 +144,44 @@ struct pt_timers {
 /* A P's empty timer heap. wake(ctx, when), if not NULL, is called without
  * the lock when a start or modify makes `when` the earliest time of ts
  * (Go's wakeNetPoller): the place to break a sleeping poller. */
-void pt_timers_init(pt_timers *ts, pt_wake_func wake, void *ctx);
+PT_API void pt_timers_init(pt_timers *ts, pt_wake_func wake, void *ctx);
 
 /* Frees the heap's storage. Stopped timers still in the heap are unlinked
  * first. 0; -EBUSY while it holds a live timer or runs a callback;
  * -EINVAL for NULL or a heap not initialised. */
-int pt_timers_destroy(pt_timers *ts);
+PT_API int pt_timers_destroy(pt_timers *ts);
 
 /* A new inactive timer calling f(arg, seq). */
-void pt_timer_init(pt_timer *t, pt_func f, void *arg);
+PT_API void pt_timer_init(pt_timer *t, pt_func f, void *arg);
 
 /* addtimer onto ts (the caller's P). period > 0 makes a ticker; when == 0
  * is due at once; when < 0 means never. A stopped timer still in a heap is
  * revived on that heap. 0; -EINVAL (NULL, period < 0, uninitialised);
  * -EBUSY (already pending); -ENOMEM. */
-int pt_timer_start(pt_timers *ts, pt_timer *t, pt_nanos when, pt_nanos period);
+PT_API int pt_timer_start(pt_timers *ts, pt_timer *t, pt_nanos when, pt_nanos period);
 
 /* deltimer. Lazy: the timer may stay in its heap as Deleted. 1 if this call
  * stopped a pending timer, 0 if it had already run or been stopped;
  * -EINVAL for NULL or an uninitialised timer. */
-int pt_timer_stop(pt_timer *t);
+PT_API int pt_timer_stop(pt_timer *t);
 
 /* resettimer: re-arm at `when` with the same period, f, arg and seq. A timer
  * no longer in a heap goes onto ts. 1 if it was pending, 0 if not;
  * -EINVAL, -ENOMEM. */
-int pt_timer_reset(pt_timers *ts, pt_timer *t, pt_nanos when);
+PT_API int pt_timer_reset(pt_timers *ts, pt_timer *t, pt_nanos when);
 
 /* modtimer: re-arm with new when, period, f, arg and seq. As reset. */
-int pt_timer_modify(pt_timers *ts, pt_timer *t, pt_nanos when, pt_nanos period,
-                    pt_func f, void *arg, uintptr_t seq);
+PT_API int pt_timer_modify(pt_timers *ts, pt_timer *t, pt_nanos when, pt_nanos period,
+                           pt_func f, void *arg, uintptr_t seq);
 
 /* Stop; then unlink t from any heap and wait until no callback of t runs
  * (not counting the caller's own, when called from t's callback). A timer
  * re-armed meanwhile (by its callback, say) is stopped again. On return t
  * may be freed. 1 if it stopped a pending timer, else 0; -EINVAL. */
-int pt_timer_stop_sync(pt_timer *t);
+PT_API int pt_timer_stop_sync(pt_timer *t);
 
 /* The current status (PT_TIMER_NOSTATUS for NULL). */
-enum pt_timer_status pt_timer_status(const pt_timer *t);
+PT_API enum pt_timer_status pt_timer_status(const pt_timer *t);
 
 /* checkTimers: run every timer of ts due at `now` (0: read the clock),
  * each callback with the lock released. `owner` is true when the caller is
@@ -190,24 +190,24 @@ enum pt_timer_status pt_timer_status(const pt_timer *t);
  * as Go does at a quarter). Stores the
  * next `when` (0: none) in *poll_until if not NULL. Returns the number of
  * timers run, or -EINVAL. When nothing is due this is two atomic loads. */
-int pt_timers_check(pt_timers *ts, pt_nanos now, bool owner, pt_nanos *poll_until);
+PT_API int pt_timers_check(pt_timers *ts, pt_nanos now, bool owner, pt_nanos *poll_until);
 
 /* nobarrierWakeTime: the earliest of timer0_when and modified_earliest,
  * read without the lock; 0 if none. */
-pt_nanos pt_timers_next(const pt_timers *ts);
+PT_API pt_nanos pt_timers_next(const pt_timers *ts);
 
 /* moveTimers: every live timer of src goes onto dst; stopped ones are
  * dropped (Removed). Safe while other threads stop or modify them. dst's
  * wake runs if it gained an earlier timer. Returns 0, or -EINVAL, or
  * -ENOMEM with every timer left on src (callers may ignore it, as with
  * Go's void moveTimers, when they know dst has room). */
-int pt_timers_move(pt_timers *dst, pt_timers *src);
+PT_API int pt_timers_move(pt_timers *dst, pt_timers *src);
 
 /* Heap entries, stopped ones still waiting to be cleaned included. */
-size_t pt_timers_len(const pt_timers *ts);
+PT_API size_t pt_timers_len(const pt_timers *ts);
 /* Of those, the stopped (Deleted) ones: exact when nobody is stopping or
  * reviving a timer of ts; a statistic otherwise. 0 for a bad ts. */
-uint32_t pt_timers_deleted(const pt_timers *ts);
+PT_API uint32_t pt_timers_deleted(const pt_timers *ts);
 
 /* Checks, under the lock, the heap order, every entry's back-pointers, key
  * and status, timer0_when, modified_earliest and the counters; prints what
@@ -215,7 +215,7 @@ uint32_t pt_timers_deleted(const pt_timers *ts);
  * when no stop, reset or modify can be in flight on ts's timers: then the
  * deleted count must be exact; otherwise only its bounds are checked.
  * 0 if consistent, -EUCLEAN if not, -EINVAL for a bad heap. */
-int pt_timers_verify(pt_timers *ts, bool quiescent);
+PT_API int pt_timers_verify(pt_timers *ts, bool quiescent);
 
 #ifdef __cplusplus
 }

@@ -69,13 +69,13 @@ typedef struct pt_timerthread_stats {
 /* Start an instance and its thread ("pt_timerthread"). `opt` NULL or zero
  * fields take the defaults. 0, -EINVAL (NULL out, more than 1024 buckets),
  * -ENOMEM, or the negated pthread_create error. */
-int pt_timerthread_create(pt_timerthread **out, const pt_timerthread_options *opt);
+PT_API int pt_timerthread_create(pt_timerthread **out, const pt_timerthread_options *opt);
 
 /* Run fn(arg) on the timer thread at monotonic time `when` (at once if it
  * has passed; never if negative). Returns the task's id, or
  * PT_INVALID_TASK_ID if tt or fn is NULL, tt is stopping, or out of memory. */
-pt_task_id pt_timerthread_schedule(pt_timerthread *tt, void (*fn)(void *), void *arg,
-                                   pt_nanos when);
+PT_API pt_task_id pt_timerthread_schedule(pt_timerthread *tt, void (*fn)(void *), void *arg,
+                                          pt_nanos when);
 
 /* Cancel a task: 0 if it was removed before it ran (it never will);
  * 1 if it is running now (from its own callback, or racing with it);
@@ -83,23 +83,23 @@ pt_task_id pt_timerthread_schedule(pt_timerthread *tt, void (*fn)(void *), void 
  * whose slot now holds a later task is stale and answers -1). One CAS.
  * Ids are checked, not authenticated: a forged id that happens to equal a
  * live task's id acts on that task. */
-int pt_timerthread_unschedule(pt_timerthread *tt, pt_task_id id);
+PT_API int pt_timerthread_unschedule(pt_timerthread *tt, pt_task_id id);
 
 /* Stop the thread, join it, and free everything. Tasks not yet run are
  * dropped, not run. Called from one of tt's own callbacks it cannot join:
  * it stops tt, schedules made afterwards in that callback return
  * PT_INVALID_TASK_ID, and the thread frees everything once the callback
  * returns. Does nothing to the global instance or NULL. */
-void pt_timerthread_destroy(pt_timerthread *tt);
+PT_API void pt_timerthread_destroy(pt_timerthread *tt);
 
 /* The process-wide instance (default options), created on first use by
  * whichever thread gets there first, never destroyed. NULL only if it could
  * not be created. */
-pt_timerthread *pt_timerthread_global(void);
+PT_API pt_timerthread *pt_timerthread_global(void);
 
 /* A snapshot of tt's counters (each exact; read one after another, so a
  * concurrent schedule may show in one and not yet another). */
-void pt_timerthread_read_stats(pt_timerthread *tt, pt_timerthread_stats *out);
+PT_API void pt_timerthread_read_stats(pt_timerthread *tt, pt_timerthread_stats *out);
 
 #ifdef __cplusplus
 }
