@@ -76,7 +76,7 @@ static inline void count_cleaned(pt_timers *ts, uint32_t n)
  * and clear its heap pointer; keeps the counters and timer0_when. With
  * `by` (t must then be the head), by's entry {by->when, by} takes t's
  * place and by is claimed for ts: see pt_timers_add_locked. */
-static void remove_locked(pt_timers *ts, pt_timer *t, pt_timer *by, const char *op)
+static inline void remove_locked(pt_timers *ts, pt_timer *t, pt_timer *by, const char *op)
 {
     uint32_t i = t->heap_index;
     if (i >= ts->heap.len || ts->heap.v[i].item != t || (by && i != 0))
@@ -97,7 +97,7 @@ static void remove_locked(pt_timers *ts, pt_timer *t, pt_timer *by, const char *
 }
 
 /* Deleted -> Removing -> Removed, t's entry removed or replaced by `by`. */
-static bool retire_deleted(pt_timers *ts, pt_timer *t, pt_timer *by, const char *op)
+static inline bool retire_deleted(pt_timers *ts, pt_timer *t, pt_timer *by, const char *op)
 {
     if (!st_cas(t, PT_TIMER_DELETED, PT_TIMER_REMOVING))
         return false;
