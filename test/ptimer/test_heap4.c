@@ -114,7 +114,7 @@ void test_heap4_replace_top_is_a_pop_and_a_push(void)
     pt_heap4_free(&hb);
 }
 
-/* From PT_ARRAY_MAP_BYTES (64 KiB, 4096 entries) the array is a mapping
+/* From PT_ARRAY_MAP_BYTES (4 KiB, 256 entries) the array is a mapping
  * grown and shrunk with mremap: entries survive every crossing of that
  * line in both directions, a failed growth into a mapping and within one
  * leaves the heap as it was, and freeing gives back every block.
@@ -130,10 +130,12 @@ void test_heap4_grows_into_a_mapping_and_shrinks_back_keeping_order(void)
     pt_heap4_init(&h, (int32_t)offsetof(struct item, idx));
     uint64_t x = 0x9e3779b97f4a7c15ull;
     int failures = 0;
+    /* the capacity whose doubling crosses into a mapping (128 entries, 2
+     * -> 4 KiB), and one well inside (2 -> 4 MiB remaps a mapping) */
+    uint32_t crossing = PT_ARRAY_MAP_LINE / sizeof(pt_heap4_entry) / 2, inside = 131072;
     for (int i = 0; i < N; i++) {
         items[i].when = (pt_nanos)(pt_test_rng(&x) % 1000000000) + 1;
-        if (h.len == h.cap && (h.cap == 2048 || h.cap == 131072)) {
-            /* 32 -> 64 KiB crosses into a mapping; 2 -> 4 MiB remaps one */
+        if (h.len == h.cap && (h.cap == crossing || h.cap == inside)) {
             pt_alloc_fail_after(0);
             CHECK_EQ(pt_heap4_reserve(&h, 1), -ENOMEM);
             CHECK_EQ(h.len, (uint32_t)i);
