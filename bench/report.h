@@ -54,9 +54,9 @@ int report_open(struct report *r, const char *dir, const char *command, const ch
 void report_add(struct report *r, const char *design, const char *workload, const char *variant,
                 int threads, size_t timer_bytes, const struct rep *reps, int n);
 /* The same, with lateness percentiles (p50, p99, p999, max) over `pooled`,
- * every repetition's samples together, when it holds any: a p99 of three
- * one-second latency repetitions then rests on 42 samples, not on the
- * median of three 14-sample ones. Their min and max stay per repetition. */
+ * every repetition's samples together, when it holds any: a p99 of five
+ * 0.6-second latency repetitions then rests on about 41 samples, not on
+ * the median of five 8-sample ones. Their min and max stay per repetition. */
 void report_add_pooled(struct report *r, const char *design, const char *workload,
                        const char *variant, int threads, size_t timer_bytes,
                        const struct rep *reps, int n, const struct hist *pooled);

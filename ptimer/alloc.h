@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "sanitized.h"
+
 void *pt_malloc(size_t n);
 void *pt_realloc(void *p, size_t n);
 void pt_free(void *p);
@@ -22,13 +24,6 @@ void pt_free(void *p);
  * mimalloc's pages, 108 KB measured (smaps), a tenth of a byte per timer
  * in ptbench's memory figure. Below it, pt_realloc. Failure injection and
  * pt_alloc_live count these as they count pt_realloc. */
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-#define PT_SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
-#define PT_SANITIZED 1
-#endif
-#endif
 #define PT_ARRAY_MAP_LINE ((size_t)4 << 10)
 #ifdef PT_SANITIZED
 /* Sanitizers do not intercept mremap (a moved mapping keeps stale

@@ -44,12 +44,8 @@ static inline uint64_t pt_test_rng(uint64_t *x)
     return *x;
 }
 
-/* Sanitized builds scale the stress loops down (they run many times
- * slower) and their library keeps arrays in the allocator (ptimer/alloc.h). */
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-#define PT_TEST_SANITIZED 1
-#else
-#define PT_TEST_SANITIZED 0
-#endif
+/* PT_SANITIZED (ptimer/sanitized.h): sanitized builds scale the stress
+ * loops down, as they run many times slower. */
+#include "sanitized.h"
 
 #endif

@@ -425,11 +425,9 @@ void test_wake_fires_only_when_a_new_earliest_appears(void)
 {
     pt_timers ts;
     struct wakes w = {0};
-    pt_timers_init(&ts, wake_cb, &w);
     int n = 0;
     pt_timer t[5];
-    for (int i = 0; i < 5; i++)
-        pt_timer_init(&t[i], count_cb, &n);
+    counting_timers_woken(&ts, t, 5, &n, &w);
 
     CHECK_EQ(pt_timer_start(&ts, &t[0], 5000, 0), 0); /* empty heap */
     CHECK_EQ(w.calls, 1);

@@ -215,7 +215,7 @@ void test_stop_sync_outwaits_a_callback_that_rearms_onto_another_p(void)
     ploop_start(&hop_p[1], false);
     pt_timer t;
     pt_timer_init(&t, hop_callback, &t);
-#if PT_TEST_SANITIZED
+#ifdef PT_SANITIZED
     enum { ROUNDS = 300 };
 #else
     enum { ROUNDS = 3000 };

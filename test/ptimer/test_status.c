@@ -504,9 +504,7 @@ void test_start_takes_the_place_of_the_last_deleted_head(void)
     pt_timer t[6];
     int n = 0;
     struct wakes w = {0};
-    pt_timers_init(&ts, wake_cb, &w);
-    for (int i = 0; i < 6; i++)
-        pt_timer_init(&t[i], count_cb, &n);
+    counting_timers_woken(&ts, t, 6, &n, &w);
     for (int i = 0; i < 4; i++)
         CHECK_EQ(pt_timer_start(&ts, &t[i], 1000 * (i + 1), 0), 0);
     CHECK_EQ(w.calls, 1); /* only the first was earlier than the head */
@@ -562,9 +560,7 @@ void test_start_rekeys_then_takes_the_place_of_a_lone_deleted_head(void)
     pt_timer t[4];
     int n = 0;
     struct wakes w = {0};
-    pt_timers_init(&ts, wake_cb, &w);
-    for (int i = 0; i < 4; i++)
-        pt_timer_init(&t[i], count_cb, &n);
+    counting_timers_woken(&ts, t, 4, &n, &w);
     /* t0 at 1000 moved later to 5000, t1 at 2000 stopped, t2 at 3000 */
     for (int i = 0; i < 3; i++)
         CHECK_EQ(pt_timer_start(&ts, &t[i], 1000 * (i + 1), 0), 0);
@@ -583,9 +579,7 @@ void test_start_rekeys_then_takes_the_place_of_a_lone_deleted_head(void)
 
     /* One timer, moved earlier (modified_earliest 500) and stopped: the
      * start that overwrites it leaves no trace of the 500. */
-    pt_timers_init(&ts, wake_cb, &w);
-    pt_timer_init(&t[0], count_cb, &n);
-    pt_timer_init(&t[1], count_cb, &n);
+    counting_timers_woken(&ts, t, 2, &n, &w);
     CHECK_EQ(pt_timer_start(&ts, &t[0], 1000, 0), 0);
     CHECK_EQ(pt_timer_reset(&ts, &t[0], 500), 1);
     CHECK_EQ(atomic_load(&ts.modified_earliest), 500);

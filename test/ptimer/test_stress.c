@@ -18,7 +18,7 @@
 #include "ploop.h"
 #include "util.h"
 
-#if PT_TEST_SANITIZED
+#ifdef PT_SANITIZED
 #define STRESS_OPS 300000
 #else
 #define STRESS_OPS 1500000

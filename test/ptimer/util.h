@@ -41,12 +41,33 @@ static inline void count_cb(void *arg, uintptr_t seq)
     ++*(int *)arg;
 }
 
-/* A fresh heap (no wake callback) and `count` timers counting into *n. */
-static inline void counting_timers(pt_timers *ts, pt_timer *t, int count, int *n)
+/* A heap's wake callback that records how often and for when. */
+struct wakes {
+    int calls;
+    pt_nanos when;
+};
+
+static inline void wake_cb(void *ctx, pt_nanos when)
 {
-    pt_timers_init(ts, NULL, NULL);
+    struct wakes *w = ctx;
+    w->calls++;
+    w->when = when;
+}
+
+/* A fresh heap whose wakes are recorded in *w (none if w is NULL) and
+ * `count` timers counting into *n. */
+static inline void counting_timers_woken(pt_timers *ts, pt_timer *t, int count, int *n,
+                                         struct wakes *w)
+{
+    pt_timers_init(ts, w ? wake_cb : NULL, w);
     for (int i = 0; i < count; i++)
         pt_timer_init(&t[i], count_cb, n);
+}
+
+/* The same without a wake callback. */
+static inline void counting_timers(pt_timers *ts, pt_timer *t, int count, int *n)
+{
+    counting_timers_woken(ts, t, count, n, NULL);
 }
 
 /* The same, with every timer started as a one-shot, t[i] at first + i * step. */
@@ -84,17 +105,5 @@ static inline void teardown(pt_timers *ts, pt_timer *t, int n)
     CHECK_EQ(pt_timers_destroy(ts), 0);
 }
 
-/* A heap's wake callback that records how often and for when. */
-struct wakes {
-    int calls;
-    pt_nanos when;
-};
-
-static inline void wake_cb(void *ctx, pt_nanos when)
-{
-    struct wakes *w = ctx;
-    w->calls++;
-    w->when = when;
-}
 
 #endif

@@ -10,7 +10,7 @@
 
 /* Many million pairs in a normal build; scaled down so a sanitizer build
  * stays near a second. PT_TT_RPC_PAIRS in the environment overrides. */
-#if PT_TEST_SANITIZED
+#ifdef PT_SANITIZED
 #define RPC_PAIRS 400000L
 #else
 #define RPC_PAIRS 8000000L

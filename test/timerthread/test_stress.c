@@ -13,7 +13,7 @@
 
 #include "util.h"
 
-#if PT_TEST_SANITIZED
+#ifdef PT_SANITIZED
 #define OPS_PER_THREAD 100000
 #else
 #define OPS_PER_THREAD 1000000
