@@ -99,6 +99,11 @@ struct pt_timerthread {
     _Atomic uint64_t triggered;
     _Atomic uint64_t wakeups;
     _Atomic uint64_t busy_ns;
+    /* 0 until the timer thread has made its per-thread state; create
+     * sleeps on it, so what an instance allocates as it starts is done
+     * when create returns (and no first schedule races it for the
+     * per-thread chunk the two threads may share). */
+    _Atomic uint32_t started;
 };
 
 /* ---- helpers -------------------------------------------------------- */
@@ -462,7 +467,10 @@ static void *tt_main(void *arg)
 {
     pt_timerthread *tt = arg;
     pthread_setname_np(pthread_self(), "pt_timerthread");
-    tt_loop(tt, tt_local(tt));
+    struct tt_local *l = tt_local(tt);
+    atomic_store_explicit(&tt->started, 1, memory_order_release);
+    pt_futex_wake(&tt->started, 1);
+    tt_loop(tt, l);
     if (tt->self_destroy)
         tt_free(tt);
     return NULL;
@@ -507,6 +515,7 @@ int pt_timerthread_create(pt_timerthread **out, const pt_timerthread_options *op
     atomic_init(&tt->triggered, 0);
     atomic_init(&tt->wakeups, 0);
     atomic_init(&tt->busy_ns, 0);
+    atomic_init(&tt->started, 0);
 
     int rc = pthread_create(&tt->thread, NULL, tt_main, tt);
     if (rc) {
@@ -514,6 +523,8 @@ int pt_timerthread_create(pt_timerthread **out, const pt_timerthread_options *op
         pt_free_lines(tt);
         return -rc;
     }
+    while (!atomic_load_explicit(&tt->started, memory_order_acquire))
+        pt_futex_wait(&tt->started, 0, 0);
     *out = tt;
     return 0;
 }

@@ -311,8 +311,9 @@ void test_timerthread_schedule_fails_with_invalid_id_and_keeps_issued_ids(void)
         live0 = pt_alloc_live();
     }
     pt_nanos far = pt_nanotime() + 3600 * (pt_nanos)1000000000;
-    /* the first schedule of a fresh instance: this thread's table, then the
-     * pool's first group and block */
+    /* the first schedule of a fresh instance: this thread's table (unless
+     * the timer thread, started by create, made the chunk both indices share),
+     * then the pool's first group and block */
     int first_failed = 0;
     for (long k = 0;; k++) {
         pt_timerthread *tt;
