@@ -51,6 +51,12 @@ static void *gh_main(void *arg)
             e->cb(cbarg);
             pt_lock(&e->lock);
         }
+        /* stop, again: destroy may have set it (and bumped wakeword, with
+         * no one to wake) while a callback ran unlocked; the sample below
+         * would then sleep through it, forever if the heap is empty. Under
+         * the lock, a destroy not yet seen bumps after the sample. */
+        if (e->stop)
+            break;
         pt_nanos next = pt_heap4_top_when(&e->heap);
         uint32_t w = atomic_load_explicit(&e->wakeword, memory_order_acquire);
         pt_unlock(&e->lock);

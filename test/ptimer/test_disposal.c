@@ -51,9 +51,12 @@ void test_stop_sync_waits_for_callback_running_on_another_thread(void)
 
     pthread_t d;
     CHECK_EQ(pthread_create(&d, NULL, disposer, t), 0);
-    /* The disposer must still be waiting: the callback has not returned. */
-    for (int i = 0; i < 20000; i++)
+    /* The disposer must come to wait on the callbacks word (its sleeper
+     * bit), not return: the callback has not returned. */
+    while (!(atomic_load(&t->callbacks) & PT_CB_WAITER) && !atomic_load(&disposer_done)) {
+        CHECK(pt_nanotime() < give_up);
         sched_yield();
+    }
     CHECK_EQ(atomic_load(&disposer_done), 0);
     atomic_store(&release_cb, 1);
     CHECK_EQ(pthread_join(d, NULL), 0);
