@@ -150,6 +150,12 @@ uint32_t pt_heap4_replace_top(pt_heap4 *h, pt_nanos when, void *item)
         return pt_heap4_push(h, when, item);
     h->v[0].when = when;
     h->v[0].item = item;
+    /* The common case, an entry no later than every child, needs no sift
+     * (and not sift_down's frame: most of its cost when nothing moves). */
+    if (h->len == 1 || when <= h->v[min_child(h->v, 1, h->len)].when) {
+        set_index(h->v, h->idx_off, 0);
+        return 0;
+    }
     return sift_down(h, 0);
 }
 
