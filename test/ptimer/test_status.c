@@ -245,8 +245,11 @@ static void op_waits_out(pt_timers *ts, pt_timer *t, int *n, uint32_t transient,
     CHECK_EQ(pthread_create(&w.th, NULL, waiter_main, &w), 0);
     while (!atomic_load(&w.started))
         sched_yield();
-    for (int i = 0; i < 20000; i++)
-        sched_yield();
+    /* 20 ms in which the waiter spins on the transient status; asleep, so
+     * the core is its (20000 sched_yields could take longer than a
+     * minute next to a CPU hog). */
+    struct timespec window = {0, 20 * 1000000};
+    nanosleep(&window, NULL);
     CHECK_EQ(atomic_load(&w.done), 0);
     CHECK_STATUS(t, transient); /* it waited without touching the word */
     atomic_store(&t->status, PT_TIMER_WAITING);

@@ -12,13 +12,17 @@ void test_unschedule_before_run_returns_zero_and_it_never_runs(void)
 {
     pt_timerthread *tt = make();
     atomic_int far = 0, soon = 0, after = 0;
+    struct gate g = {0, 0};
+    hold(tt, &g); /* b cannot run before its unschedule, however late that is */
+    pt_nanos b_when = pt_nanotime() + MS;
     pt_task_id a = pt_timerthread_schedule(tt, bump, &far, pt_nanotime() + HOUR);
-    pt_task_id b = pt_timerthread_schedule(tt, bump, &soon, pt_nanotime() + 50 * MS);
+    pt_task_id b = pt_timerthread_schedule(tt, bump, &soon, b_when);
     CHECK(a != PT_INVALID_TASK_ID && b != PT_INVALID_TASK_ID && a != b);
     CHECK_EQ(pt_timerthread_unschedule(tt, a), 0);
     CHECK_EQ(pt_timerthread_unschedule(tt, b), 0);
+    atomic_store(&g.release, 1);
     /* A later task runs: the thread has passed b's time, and b stayed removed. */
-    pt_timerthread_schedule(tt, bump, &after, pt_nanotime() + 100 * MS);
+    pt_timerthread_schedule(tt, bump, &after, b_when + MS);
     CHECK(wait_for(&after, 1));
     CHECK_EQ(atomic_load(&soon), 0);
     CHECK_EQ(atomic_load(&far), 0);
@@ -54,20 +58,6 @@ void test_unschedule_from_own_callback_returns_one(void)
     wait_triggered(tt, 1);
     CHECK_EQ(pt_timerthread_unschedule(tt, id), -1); /* and after it returned: -1 */
     pt_timerthread_destroy(tt);
-}
-
-struct gate {
-    atomic_int running;
-    atomic_int release;
-};
-
-static void wait_at_gate(void *arg)
-{
-    struct gate *g = arg;
-    atomic_store(&g->running, 1);
-    pt_nanos end = pt_nanotime() + BOUND;
-    while (!atomic_load(&g->release))
-        CHECK(pt_nanotime() < end);
 }
 
 void test_unschedule_while_running_on_timer_thread_returns_one(void)

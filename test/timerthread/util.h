@@ -61,6 +61,29 @@ static inline bool wait_for(atomic_int *v, int n)
     return true;
 }
 
+/* A task that holds the timer thread until released: what runs on that
+ * thread, and when, is then decided by the test, not by the scheduler. */
+struct gate {
+    atomic_int running;
+    atomic_int release;
+};
+
+static inline void wait_at_gate(void *arg)
+{
+    struct gate *g = arg;
+    atomic_store(&g->running, 1);
+    pt_nanos end = pt_nanotime() + BOUND;
+    while (!atomic_load(&g->release))
+        CHECK(pt_nanotime() < end);
+}
+
+/* Hold tt's timer thread in g (zeroed) until g->release is set. */
+static inline void hold(pt_timerthread *tt, struct gate *g)
+{
+    CHECK(pt_timerthread_schedule(tt, wait_at_gate, g, 0) != PT_INVALID_TASK_ID);
+    CHECK(wait_for(&g->running, 1));
+}
+
 /* Run a due task on tt's timer thread and wait until it has run: the
  * thread has then started (and taken its thread index) and freed every
  * task removed before the kick (it drains the buckets before running). */
