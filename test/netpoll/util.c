@@ -85,7 +85,7 @@ bool thread_sleeps(int tid)
 {
     char path[64], buf[256];
     snprintf(path, sizeof path, "/proc/self/task/%d/stat", tid);
-    pt_nanos end = pt_nanotime() + 5 * SEC;
+    pt_nanos end = pt_nanotime() + 30 * SEC;
     while (pt_nanotime() < end) {
         FILE *f = fopen(path, "r");
         if (!f)
