@@ -45,7 +45,7 @@ void poller_start(struct poller *p, pt_netpoll *np);
 void poller_stop(struct poller *p);
 
 /* Spins (yielding) until thread `tid` sleeps in the kernel ('S' in
- * /proc/self/task/tid/stat), at most 5 s; false if it never did. */
+ * /proc/self/task/tid/stat), at most 30 s; false if it never did. */
 bool thread_sleeps(int tid);
 int gettid_(void);
 
