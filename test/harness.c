@@ -1,9 +1,32 @@
 /* Runs one named test (as ctest does), or all of them in order. */
 #include "harness.h"
 
+#include <dirent.h>
 #include <string.h>
 
 #include "ptimer/clock.h"
+
+int pt_test_threads_named(const char *prefix)
+{
+    DIR *d = opendir("/proc/self/task");
+    CHECK(d != NULL);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (e->d_name[0] == '.')
+            continue;
+        char path[300], name[64] = "";
+        snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue; /* the thread just exited */
+        if (fgets(name, sizeof name, f) && strncmp(name, prefix, strlen(prefix)) == 0)
+            n++;
+        fclose(f);
+    }
+    closedir(d);
+    return n;
+}
 
 static void run(const struct pt_test *t)
 {

@@ -16,6 +16,11 @@ struct pt_test {
 
 int pt_test_main(const struct pt_test *tests, size_t n, int argc, char **argv);
 
+/* Threads of this process whose name starts with `prefix` (from /proc):
+ * how a test waits for a thread that exits on its own, such as a
+ * TimerThread destroyed from its own callback ("pt_timerthread"). */
+int pt_test_threads_named(const char *prefix);
+
 #define CHECK(cond)                                                                            \
     do {                                                                                       \
         if (!(cond)) {                                                                         \

@@ -1,11 +1,9 @@
 /* Creating and destroying instances: options, destroy drops pending tasks
  * (LeakSanitizer checks that it frees them), destroy from a callback, the
  * global instance, and many instances in a row. */
-#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
-#include <string.h>
 
 #include "util.h"
 
@@ -81,28 +79,7 @@ void test_destroy_with_pending_tasks_runs_none_and_frees_all(void)
     CHECK_EQ(atomic_load(&dropped_ran), 0);
 }
 
-/* Threads named "pt_timerthread" in this process, from /proc. */
-static int timer_threads(void)
-{
-    DIR *d = opendir("/proc/self/task");
-    CHECK(d != NULL);
-    int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (e->d_name[0] == '.')
-            continue;
-        char path[300], name[64] = "";
-        snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
-        FILE *f = fopen(path, "r");
-        if (!f)
-            continue; /* the thread just exited */
-        if (fgets(name, sizeof name, f) && strncmp(name, "pt_timerthread", 14) == 0)
-            n++;
-        fclose(f);
-    }
-    closedir(d);
-    return n;
-}
+static int timer_threads(void) { return pt_test_threads_named("pt_timerthread"); }
 
 struct self_destroy {
     pt_timerthread *tt;

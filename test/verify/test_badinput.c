@@ -389,6 +389,7 @@ static void row_pt_timerthread_schedule(void)
     CHECK_EQ(pt_timerthread_unschedule(tt, id), 0);
     pt_timerthread_destroy(tt);
     /* after destroy, where it is defined: from a callback of the instance */
+    int threads = pt_test_threads_named("pt_timerthread");
     struct self_destroy s = {.after = 1};
     CHECK_EQ(pt_timerthread_create(&s.tt, NULL), 0);
     CHECK(pt_timerthread_schedule(s.tt, self_destroy_task, &s, 0) != PT_INVALID_TASK_ID);
@@ -398,6 +399,12 @@ static void row_pt_timerthread_schedule(void)
         sched_yield();
     }
     CHECK_EQ(s.after, PT_INVALID_TASK_ID);
+    /* The thread frees the instance as it exits: wait, so that no later
+     * test in this process sees that free in its allocation count. */
+    while (pt_test_threads_named("pt_timerthread") != threads) {
+        CHECK(pt_nanotime() < deadline);
+        sched_yield();
+    }
 }
 
 static void row_pt_timerthread_unschedule(void)
