@@ -67,8 +67,9 @@ typedef struct pt_timerthread_stats {
 } pt_timerthread_stats;
 
 /* Start an instance and its thread ("pt_timerthread"); returns once that
- * thread runs. `opt` NULL or zero fields take the defaults. 0, -EINVAL (NULL out, more than 1024 buckets),
- * -ENOMEM, or the negated pthread_create error. */
+ * thread runs. `opt` NULL or zero fields take the defaults. 0, -EINVAL
+ * (NULL out, more than 1024 buckets), -ENOMEM, or the negated
+ * pthread_create error. */
 PT_API int pt_timerthread_create(pt_timerthread **out, const pt_timerthread_options *opt);
 
 /* Run fn(arg) on the timer thread at monotonic time `when` (at once if it
