@@ -5,7 +5,7 @@
 #include <errno.h>
 #include <limits.h>
 
-#include "timer_internal.h"
+#include "heap_locked.h"
 
 void pt_timer_init(pt_timer *t, pt_func f, void *arg)
 {
@@ -47,7 +47,7 @@ static int timer_stop(pt_timer *t)
             /* stop: Waiting, ModifiedXX -> Modifying -> Deleted. The count
              * goes up before the Deleted status is visible, so any clean of
              * this timer (counted in deleted_cleaned) comes after it: what
-             * keeps deleted_count (timers.c) from going below zero. */
+             * keeps deleted_count (heap_locked.h) from going below zero. */
             if (st_cas(t, s, PT_TIMER_MODIFYING)) {
                 pt_timers *ts = atomic_load_explicit(&t->ts, memory_order_relaxed);
                 atomic_fetch_add_explicit(&ts->deleted_timers, 1, memory_order_relaxed);
@@ -212,7 +212,7 @@ static void unlink_deleted(pt_timer *t)
             continue; /* its owner removed it after we looked */
         pt_lock(&ts->lock);
         if (atomic_load_explicit(&t->ts, memory_order_relaxed) == ts)
-            pt_timers_remove_deleted_locked(ts, t, "stop_sync");
+            retire_deleted(ts, t, NULL, "stop_sync");
         pt_unlock(&ts->lock);
     }
 }

@@ -82,34 +82,4 @@ struct pt_cb_frame {
 };
 extern _Thread_local struct pt_cb_frame *pt_cb_top;
 
-/* ---- heap side, all with ts->lock held (timers.c) ---- */
-
-/* The earlier of a head time and ts's modified_earliest (0: neither). */
-static inline pt_nanos pt_next_time_with(const pt_timers *ts, pt_nanos head)
-{
-    pt_nanos adj =
-        atomic_load_explicit(&((pt_timers *)ts)->modified_earliest, memory_order_acquire);
-    return head == 0 || (adj != 0 && adj < head) ? adj : head;
-}
-
-/* Earliest time of interest, without the lock: nobarrierWakeTime. */
-static inline pt_nanos pt_timers_next_time(const pt_timers *ts)
-{
-    return pt_next_time_with(
-        ts, atomic_load_explicit(&((pt_timers *)ts)->timer0_when, memory_order_acquire));
-}
-
-/* Room for one more push: 0 or -ENOMEM. Inline: an arm asks every time,
- * and the answer is almost always yes. */
-static inline int pt_timers_reserve_locked(pt_timers *ts)
-{
-    return ts->heap.len < ts->heap.cap ? 0 : pt_heap4_reserve(&ts->heap, 1);
-}
-/* Clean the head, then push t (its when already set) onto ts, claiming it
- * for ts; returns the next time as it was before t went in. */
-pt_nanos pt_timers_add_locked(pt_timers *ts, pt_timer *t);
-/* Deleted -> Removing -> Removed, out of ts's heap (it must be there:
- * else corruption, named by op). False if t is no longer Deleted. */
-bool pt_timers_remove_deleted_locked(pt_timers *ts, pt_timer *t, const char *op);
-
 #endif
