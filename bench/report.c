@@ -104,6 +104,8 @@ void report_add(struct report *r, const char *design, const char *workload, cons
                 int threads, size_t timer_bytes, const struct rep *reps, int n)
 {
     report_add_pooled(r, design, workload, variant, threads, timer_bytes, reps, n, NULL);
+    if (n > 0)
+        r->rows[r->nrows - 1].interleaved = false;
 }
 
 void report_add_pooled(struct report *r, const char *design, const char *workload,
@@ -141,6 +143,8 @@ void report_add_pooled(struct report *r, const char *design, const char *workloa
         v[9][i] = p->create_ns;
         v[10][i] = p->cancel_ns;
     }
+    memcpy(w->ns_op_rep, v[1], (size_t)n * sizeof v[1][0]);
+    w->interleaved = true;
     w->ops_s = stat3_of(v[0], n);
     w->ns_op = stat3_of(v[1], n);
     w->p50 = stat3_of(v[2], n);
@@ -274,6 +278,50 @@ static void kernel_footer(const struct report *r, FILE *f, const char *wl, const
         fprintf(f, "\n");
 }
 
+/* Under a throughput group: every design's ns/op over floor's, as the
+ * median of per-repetition ratios. Repetitions go round the designs, so
+ * repetition i of each ran within a second or two of floor's: this
+ * shared machine's slow spells (a third off for seconds at a time) land
+ * on both sides of most ratios, where they would decide a ratio of two
+ * medians taken minutes apart. */
+static void floor_footer(const struct report *r, FILE *f, const char *wl, const char *var)
+{
+    bool any = false;
+    for (int i = 0; i < r->nrows; i++) {
+        const struct row *fl = &r->rows[i];
+        if (strcmp(fl->design, "floor") || strcmp(fl->workload, wl) || strcmp(fl->variant, var))
+            continue;
+        fprintf(f, "%s threads %d: ns/op over floor's, paired by repetition (median [min - max]):",
+                any ? "\n" : "", fl->threads);
+        any = true;
+        for (int j = 0; j < r->nrows; j++) {
+            const struct row *w = &r->rows[j];
+            if (strcmp(w->workload, wl) || strcmp(w->variant, var) || w->threads != fl->threads ||
+                w == fl || !w->interleaved || !fl->interleaved || w->reps != fl->reps)
+                continue;
+            double q[64];
+            int n = 0;
+            for (int k = 0; k < w->reps; k++)
+                if (fl->ns_op_rep[k] > 0)
+                    q[n++] = w->ns_op_rep[k] / fl->ns_op_rep[k];
+            if (!n)
+                continue;
+            struct stat3 s = stat3_of(q, n);
+            fprintf(f, "\n   %-12s %.2f [%.2f - %.2f]", w->design, s.median, s.min, s.max);
+        }
+    }
+    if (any)
+        fprintf(f, "\n");
+}
+
+static void group_footer(const struct report *r, FILE *f, const char *wl, const char *var)
+{
+    if (lateness_workload(wl))
+        kernel_footer(r, f, wl, var);
+    else if (strcmp(wl, "memory") != 0)
+        floor_footer(r, f, wl, var);
+}
+
 static void print_table(const struct report *r, FILE *f)
 {
     const char *last_wl = "", *last_var = "";
@@ -283,7 +331,7 @@ static void print_table(const struct report *r, FILE *f)
         bool mem = strcmp(w->workload, "memory") == 0;
         if (strcmp(w->workload, last_wl) != 0 || strcmp(w->variant, last_var) != 0) {
             if (*last_wl)
-                kernel_footer(r, f, last_wl, last_var);
+                group_footer(r, f, last_wl, last_var);
             fprintf(f, "\n== %s %s\n", w->workload, w->variant);
             if (mem)
                 fprintf(f, "%-12s %3s %12s %12s %12s %12s\n", "design", "thr", "bytes/timer",
@@ -319,7 +367,7 @@ static void print_table(const struct report *r, FILE *f)
                     (unsigned long long)w->last.expected_ticks);
     }
     if (*last_wl)
-        kernel_footer(r, f, last_wl, last_var);
+        group_footer(r, f, last_wl, last_var);
     fprintf(f, "\nns/op is per thread (wall time x threads / ops); an op is an arm plus its\n"
                "cancel where both happen. x base: ops/s over %s's; p99/base: p99 lateness over\n"
                "%s's (lower is better).\n",

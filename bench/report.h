@@ -30,6 +30,8 @@ struct row {
     int threads, reps;
     size_t timer_bytes;
     struct stat3 ops_s, ns_op, p50, p99, p999, max, wakeups, cpu_s, bytes, create_ns, cancel_ns;
+    double ns_op_rep[64]; /* each repetition's, in order: for ratios paired by repetition */
+    bool interleaved;     /* run here, repetitions round the designs (not a peer's) */
     struct rep last; /* counts, from the last repetition */
 };
 
@@ -53,8 +55,10 @@ int report_open(struct report *r, const char *dir, const char *command, const ch
                 long slack_ns);
 void report_add(struct report *r, const char *design, const char *workload, const char *variant,
                 int threads, size_t timer_bytes, const struct rep *reps, int n);
-/* The same, with lateness percentiles (p50, p99, p999, max) over `pooled`,
- * every repetition's samples together, when it holds any: a p99 of five
+/* The same for a design run here, its repetitions interleaved with the
+ * other designs' (so ratios paired by repetition mean something), with
+ * lateness percentiles (p50, p99, p999, max) over `pooled`, every
+ * repetition's samples together, when it holds any: a p99 of five
  * 0.6-second latency repetitions then rests on about 41 samples, not on
  * the median of five 8-sample ones. Their min and max stay per repetition. */
 void report_add_pooled(struct report *r, const char *design, const char *workload,

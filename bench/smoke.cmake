@@ -57,6 +57,18 @@ foreach(d IN LISTS designs)
   endforeach()
 endforeach()
 
+# The table pairs every design with floor repetition by repetition, under
+# each throughput workload (report.c, floor_footer): one line per design.
+file(READ ${OUT}/table.txt table)
+string(REGEX MATCHALL "threads [12]: ns/op over floor's, paired by repetition" paired "${table}")
+list(LENGTH paired npaired)
+if(npaired LESS 12) # rpc, rpc-pending, descending, random, reset, reset-alt x 1, 2 threads
+  message(FATAL_ERROR "expected paired ratios under every throughput table, got ${npaired}:\n${table}")
+endif()
+if(NOT table MATCHES "\n   pheap +[0-9.]+ [[][0-9.]+ - [0-9.]+[]]")
+  message(FATAL_ERROR "no paired pheap-over-floor ratio in the table:\n${table}")
+endif()
+
 # Bad options: usage on stderr, exit 2.
 foreach(bad "--bogus" "-t;0" "-t;x" "-d;nosuch" "-w;nosuch" "-r;0" "-D" "--tickers;-5" "-b;nosuch")
   execute_process(COMMAND ${PTBENCH} ${bad} -o ${OUT} RESULT_VARIABLE rc
