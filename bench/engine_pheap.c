@@ -195,9 +195,11 @@ static void ph_idle(void *vth, pt_nanos until)
     struct ph_thread *th = vth;
     for (;;) {
         uint32_t w = atomic_load_explicit(&th->wakeword, memory_order_acquire);
-        pt_nanos next;
-        pt_timers_check(&th->ts, 0, true, &next);
-        pt_nanos now = pt_nanotime();
+        /* The clock is read before the check, and the check runs what is
+         * due by then: so once now >= until, every timer due by `until`
+         * has run, however long this thread stalled in between. */
+        pt_nanos now = pt_nanotime(), next;
+        pt_timers_check(&th->ts, now, true, &next);
         if (now >= until)
             return;
         pt_nanos deadline = next && next < until ? next : until;
