@@ -134,6 +134,10 @@ static void ph_limbo_push(struct ph_thread *th, uint32_t slot)
 static bench_handle ph_schedule(void *vth, pt_nanos when, pt_nanos period, void *arg)
 {
     struct ph_thread *th = vth;
+    /* A poll since the last arm may have unlinked stopped timers: reuse
+     * them before growing the pool. */
+    if (!th->slots.free_head && th->limbo_len)
+        ph_reclaim(th);
     int64_t slot = slots_get(&th->slots);
     if (slot < 0)
         return 0;
@@ -198,10 +202,12 @@ static void ph_idle(void *vth, pt_nanos until)
         /* The clock is read before the check, and the check runs what is
          * due by then: so once now >= until, every timer due by `until`
          * has run, however long this thread stalled in between. */
-        pt_nanos now = pt_nanotime(), next;
-        pt_timers_check(&th->ts, now, true, &next);
-        if (now >= until)
+        pt_nanos checked = pt_nanotime(), next;
+        pt_timers_check(&th->ts, checked, true, &next);
+        if (checked >= until)
             return;
+        /* Callbacks may have taken a while: decide on a fresh reading. */
+        pt_nanos now = pt_nanotime();
         pt_nanos deadline = next && next < until ? next : until;
         if (deadline > now) {
             atomic_store_explicit(&th->sleeping, true, memory_order_seq_cst);

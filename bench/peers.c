@@ -125,7 +125,7 @@ void peers_run(struct report *r, const char *workload, const char *variant, int 
         for (int q = 0; q < REPORT_NQ; q++)
             off += (size_t)snprintf(qarg + off, sizeof qarg - off, "%s%g", q ? "," : "",
                                     report_quantiles[q]);
-        struct rep rs[64];
+        struct rep rs[REPORT_MAXREPS];
         double last_q[REPORT_NQ];
         int n = 0, rc = 0, nq = 0;
         for (int round = 0; round < (fresh ? reps : 1) && rc == 0; round++) {
@@ -141,7 +141,7 @@ void peers_run(struct report *r, const char *workload, const char *variant, int 
             if (!f)
                 break;
             char line[4096];
-            while (n < 64 && fgets(line, sizeof line, f)) {
+            while (n < REPORT_MAXREPS && fgets(line, sizeof line, f)) {
                 if (line[0] != '{')
                     continue;
                 rs[n++] = (struct rep){

@@ -53,7 +53,7 @@ static void usage(FILE *f)
         fprintf(f, "                          %-13s %s\n", workloads[i].name, workloads[i].what);
     fprintf(f,
             "  -t, --threads LIST    worker threads (default: 1,2,<2 x cores>)\n"
-            "  -r, --reps N          repetitions; medians are reported (default 5)\n"
+            "  -r, --reps N          repetitions, 1-64; medians are reported (default 5)\n"
             "  -D, --duration-ms N   per repetition of throughput workloads (default 300)\n"
             "      --ticker-ms N     per repetition of ticker (default 300)\n"
             "      --latency-ms N    per repetition of latency (default 600)\n"
@@ -160,7 +160,7 @@ static int parse(int argc, char **argv, struct options *o)
                     return bad_option(a, v);
         } else if (OPT("-r", "--reps")) {
             NEED();
-            if ((o->reps = (int)parse_long(v, 1, 1000)) < 0)
+            if ((o->reps = (int)parse_long(v, 1, REPORT_MAXREPS)) < 0)
                 return bad_option(a, v);
         } else if (OPT("-D", "--duration-ms")) {
             NEED();
@@ -299,8 +299,8 @@ static int run_netpoll(struct report *rep, const struct options *o)
     for (size_t vi = 0; vi < sizeof waits / sizeof waits[0]; vi++)
         for (int di = 0; netpoll_designs[di]; di++) {
             const char *design = netpoll_designs[di];
-            struct rep reps[64];
-            int nr = o->reps < 64 ? o->reps : 64, rc = 0;
+            struct rep reps[REPORT_MAXREPS];
+            int nr = o->reps, rc = 0;
             for (int r = 0; r < nr && rc == 0; r++) {
                 if (!o->quiet)
                     fprintf(stderr, "\rptbench: %-12s %-7s threads %-3d %-12s rep %d/%d   ",
@@ -379,7 +379,7 @@ int main(int argc, char **argv)
     struct report rep;
     if (report_open(&rep, o.out, cmd, o.baseline, o.slack_ns) != 0)
         return 1;
-    struct rep(*reps)[64] = calloc(MAXLIST, sizeof *reps); /* [design][repetition] */
+    struct rep(*reps)[REPORT_MAXREPS] = calloc(MAXLIST, sizeof *reps); /* [design][repetition] */
     struct hist *pooled = calloc(MAXLIST, sizeof *pooled); /* [design], per row */
     if (!reps || !pooled)
         return 1;
@@ -420,7 +420,7 @@ int main(int argc, char **argv)
                  * rep 2, ...), so that a noisy second on this shared
                  * machine lands on several designs, not on all of one
                  * design's repetitions: the ratios are what we publish. */
-                int nr = o.reps < 64 ? o.reps : 64;
+                int nr = o.reps;
                 memset(pooled, 0, MAXLIST * sizeof *pooled);
                 for (int r = 0; r < nr; r++)
                     for (int di = 0; di < o.ndesigns; di++) {

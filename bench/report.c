@@ -21,7 +21,7 @@ static int cmp_double(const void *a, const void *b)
 
 static struct stat3 stat3_of(const double *v, int n)
 {
-    double s[64];
+    double s[REPORT_MAXREPS];
     memcpy(s, v, (size_t)n * sizeof *s);
     qsort(s, (size_t)n, sizeof *s, cmp_double);
     double med = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
@@ -100,20 +100,31 @@ int report_open(struct report *r, const char *dir, const char *cmd, const char *
     return 0;
 }
 
+static void add_row(struct report *r, const char *design, const char *workload,
+                    const char *variant, int threads, size_t timer_bytes, const struct rep *reps,
+                    int n, const struct hist *pooled, bool interleaved);
+
 void report_add(struct report *r, const char *design, const char *workload, const char *variant,
                 int threads, size_t timer_bytes, const struct rep *reps, int n)
 {
-    report_add_pooled(r, design, workload, variant, threads, timer_bytes, reps, n, NULL);
-    if (n > 0)
-        r->rows[r->nrows - 1].interleaved = false;
+    add_row(r, design, workload, variant, threads, timer_bytes, reps, n, NULL, false);
 }
 
 void report_add_pooled(struct report *r, const char *design, const char *workload,
                        const char *variant, int threads, size_t timer_bytes,
                        const struct rep *reps, int n, const struct hist *pooled)
 {
+    add_row(r, design, workload, variant, threads, timer_bytes, reps, n, pooled, true);
+}
+
+static void add_row(struct report *r, const char *design, const char *workload,
+                    const char *variant, int threads, size_t timer_bytes, const struct rep *reps,
+                    int n, const struct hist *pooled, bool interleaved)
+{
     if (n <= 0)
         return;
+    if (n > REPORT_MAXREPS)
+        n = REPORT_MAXREPS;
     if (r->nrows == r->caprows) {
         r->caprows = r->caprows ? 2 * r->caprows : 64;
         r->rows = realloc(r->rows, (size_t)r->caprows * sizeof *r->rows);
@@ -126,7 +137,7 @@ void report_add_pooled(struct report *r, const char *design, const char *workloa
     w->threads = threads;
     w->reps = n;
     w->timer_bytes = timer_bytes;
-    double v[12][64];
+    double v[12][REPORT_MAXREPS];
     for (int i = 0; i < n; i++) {
         const struct rep *p = &reps[i];
         double secs = p->elapsed_ns / 1e9;
@@ -144,7 +155,7 @@ void report_add_pooled(struct report *r, const char *design, const char *workloa
         v[10][i] = p->cancel_ns;
     }
     memcpy(w->ns_op_rep, v[1], (size_t)n * sizeof v[1][0]);
-    w->interleaved = true;
+    w->interleaved = interleaved;
     w->ops_s = stat3_of(v[0], n);
     w->ns_op = stat3_of(v[1], n);
     w->p50 = stat3_of(v[2], n);
@@ -286,39 +297,41 @@ static void kernel_footer(const struct report *r, FILE *f, const char *wl, const
  * medians taken minutes apart. */
 static void floor_footer(const struct report *r, FILE *f, const char *wl, const char *var)
 {
-    bool any = false;
     for (int i = 0; i < r->nrows; i++) {
         const struct row *fl = &r->rows[i];
-        if (strcmp(fl->design, "floor") || strcmp(fl->workload, wl) || strcmp(fl->variant, var))
+        if (strcmp(fl->design, "floor") || strcmp(fl->workload, wl) || strcmp(fl->variant, var) ||
+            !fl->interleaved)
             continue;
-        fprintf(f, "%s threads %d: ns/op over floor's, paired by repetition (median [min - max]):",
-                any ? "\n" : "", fl->threads);
-        any = true;
+        bool header = false;
         for (int j = 0; j < r->nrows; j++) {
             const struct row *w = &r->rows[j];
             if (strcmp(w->workload, wl) || strcmp(w->variant, var) || w->threads != fl->threads ||
-                w == fl || !w->interleaved || !fl->interleaved || w->reps != fl->reps)
+                w == fl || !w->interleaved || w->reps != fl->reps)
                 continue;
-            double q[64];
+            double q[REPORT_MAXREPS];
             int n = 0;
             for (int k = 0; k < w->reps; k++)
-                if (fl->ns_op_rep[k] > 0)
+                if (fl->ns_op_rep[k] > 0 && w->ns_op_rep[k] > 0)
                     q[n++] = w->ns_op_rep[k] / fl->ns_op_rep[k];
             if (!n)
                 continue;
+            if (!header)
+                fprintf(f, " threads %d: ns/op over floor's, paired by repetition"
+                           " (median [min - max]):\n",
+                        fl->threads);
+            header = true;
             struct stat3 s = stat3_of(q, n);
-            fprintf(f, "\n   %-12s %.2f [%.2f - %.2f]", w->design, s.median, s.min, s.max);
+            fprintf(f, "   %-12s %.2f [%.2f - %.2f]\n", w->design, s.median, s.min, s.max);
         }
     }
-    if (any)
-        fprintf(f, "\n");
 }
 
+/* kernel_footer prints only where a group has kernel rows (latency,
+ * netpoll); floor_footer only where it has floor rows. */
 static void group_footer(const struct report *r, FILE *f, const char *wl, const char *var)
 {
-    if (lateness_workload(wl))
-        kernel_footer(r, f, wl, var);
-    else if (strcmp(wl, "memory") != 0)
+    kernel_footer(r, f, wl, var);
+    if (!lateness_workload(wl) && strcmp(wl, "memory") != 0)
         floor_footer(r, f, wl, var);
 }
 

@@ -11,6 +11,9 @@
 #include "hist.h"
 #include "workload.h"
 
+/* Repetitions a row keeps (more are run but not reported). */
+enum { REPORT_MAXREPS = 64 };
+
 /* One repetition's figures; peers print these as JSON lines. */
 struct rep {
     uint64_t ops;
@@ -30,7 +33,7 @@ struct row {
     int threads, reps;
     size_t timer_bytes;
     struct stat3 ops_s, ns_op, p50, p99, p999, max, wakeups, cpu_s, bytes, create_ns, cancel_ns;
-    double ns_op_rep[64]; /* each repetition's, in order: for ratios paired by repetition */
+    double ns_op_rep[REPORT_MAXREPS]; /* each repetition's, in order: paired ratios */
     bool interleaved;     /* run here, repetitions round the designs (not a peer's) */
     struct rep last; /* counts, from the last repetition */
 };
