@@ -318,8 +318,14 @@ struct runner {
     atomic_bool spin_stop;
 };
 
+/* Each worker's on cache lines of its own (two, for the adjacent-line
+ * prefetcher): a calloc'd array of them put one worker's rng and counters,
+ * written on every op, on the line another worker reads its engine
+ * pointers from on every op, or not, depending on where the array
+ * landed. */
+#define WORKER_ALIGN 128
 struct worker_arg {
-    struct runner *r;
+    _Alignas(WORKER_ALIGN) struct runner *r;
     struct workload_thread w;
 };
 
@@ -377,7 +383,9 @@ int workload_run(const struct workload *wl, const struct engine *eng, int nthrea
     pthread_barrier_init(&r.ready, NULL, (unsigned)nthreads + 1);
     pthread_barrier_init(&r.finished, NULL, (unsigned)nthreads + 1);
     pthread_barrier_init(&r.cleaned, NULL, (unsigned)nthreads + 1);
-    struct worker_arg *args = calloc((size_t)nthreads, sizeof *args);
+    struct worker_arg *args = aligned_alloc(WORKER_ALIGN, (size_t)nthreads * sizeof *args);
+    if (args)
+        memset(args, 0, (size_t)nthreads * sizeof *args);
     pthread_t *tids = calloc((size_t)nthreads, sizeof *tids);
     for (int i = 0; i < nthreads; i++) {
         args[i].r = &r;
