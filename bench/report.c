@@ -102,23 +102,6 @@ int report_open(struct report *r, const char *dir, const char *cmd, const char *
 
 static void add_row(struct report *r, const char *design, const char *workload,
                     const char *variant, int threads, size_t timer_bytes, const struct rep *reps,
-                    int n, const struct hist *pooled, bool interleaved);
-
-void report_add(struct report *r, const char *design, const char *workload, const char *variant,
-                int threads, size_t timer_bytes, const struct rep *reps, int n)
-{
-    add_row(r, design, workload, variant, threads, timer_bytes, reps, n, NULL, false);
-}
-
-void report_add_pooled(struct report *r, const char *design, const char *workload,
-                       const char *variant, int threads, size_t timer_bytes,
-                       const struct rep *reps, int n, const struct hist *pooled)
-{
-    add_row(r, design, workload, variant, threads, timer_bytes, reps, n, pooled, true);
-}
-
-static void add_row(struct report *r, const char *design, const char *workload,
-                    const char *variant, int threads, size_t timer_bytes, const struct rep *reps,
                     int n, const struct hist *pooled, bool interleaved)
 {
     if (n <= 0)
@@ -200,6 +183,19 @@ static void add_row(struct report *r, const char *design, const char *workload,
             (unsigned long long)l->expected_ticks);
     fflush(r->jsonl);
     fflush(r->csv);
+}
+
+void report_add(struct report *r, const char *design, const char *workload, const char *variant,
+                int threads, size_t timer_bytes, const struct rep *reps, int n)
+{
+    add_row(r, design, workload, variant, threads, timer_bytes, reps, n, NULL, false);
+}
+
+void report_add_pooled(struct report *r, const char *design, const char *workload,
+                       const char *variant, int threads, size_t timer_bytes,
+                       const struct rep *reps, int n, const struct hist *pooled)
+{
+    add_row(r, design, workload, variant, threads, timer_bytes, reps, n, pooled, true);
 }
 
 const double report_quantiles[REPORT_NQ] = {0.01, 0.05, 0.1,  0.2,   0.3,   0.4,

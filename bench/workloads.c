@@ -376,17 +376,19 @@ int workload_run(const struct workload *wl, const struct engine *eng, int nthrea
     memset(out, 0, sizeof *out);
     g_late = &out->lateness;
     atomic_store(&g_fired, 0);
-    void *e = eng->create(nthreads, wl->cb);
-    if (!e)
+    /* Every field of each worker's argument is set below. */
+    struct worker_arg *args = aligned_alloc(WORKER_ALIGN, (size_t)nthreads * sizeof *args);
+    pthread_t *tids = calloc((size_t)nthreads, sizeof *tids);
+    void *e = args && tids ? eng->create(nthreads, wl->cb) : NULL;
+    if (!e) {
+        free(args);
+        free(tids);
         return -1;
+    }
     struct runner r = {.wl = wl};
     pthread_barrier_init(&r.ready, NULL, (unsigned)nthreads + 1);
     pthread_barrier_init(&r.finished, NULL, (unsigned)nthreads + 1);
     pthread_barrier_init(&r.cleaned, NULL, (unsigned)nthreads + 1);
-    struct worker_arg *args = aligned_alloc(WORKER_ALIGN, (size_t)nthreads * sizeof *args);
-    if (args)
-        memset(args, 0, (size_t)nthreads * sizeof *args);
-    pthread_t *tids = calloc((size_t)nthreads, sizeof *tids);
     for (int i = 0; i < nthreads; i++) {
         args[i].r = &r;
         args[i].w = (struct workload_thread){.eng = eng, .e = e, .tid = i, .nthreads = nthreads,
