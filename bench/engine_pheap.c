@@ -17,7 +17,7 @@
 #include "ptimer/ptimer.h"
 #include "slots.h"
 
-/* The engine's timer is the library's, 64 bytes, nothing added. */
+/* The engine's timer is the library's, 56 bytes, nothing added. */
 struct ph_timer {
     pt_timer t;
 };

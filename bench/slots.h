@@ -3,7 +3,7 @@
  * a slot's memory is never returned until the table is freed, so checking
  * a stale handle's generation is always safe. Generations and free-list
  * links live in arrays beside the objects, so an object is exactly what
- * the design stores (a pt_timer is 64 bytes, and stays 64 here). Not
+ * the design stores (a pt_timer is 56 bytes, and stays 56 here). Not
  * thread-safe: each table has one owner (a worker, or a lock). */
 #ifndef PTBENCH_SLOTS_H
 #define PTBENCH_SLOTS_H

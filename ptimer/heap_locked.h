@@ -82,19 +82,19 @@ static inline void remove_locked(pt_timers *ts, pt_timer *t, pt_timer *by, const
          * now that t is Removing: no timer here can be modified. */
         if (ts->heap.len == 1)
             atomic_store_explicit(&ts->modified_earliest, 0, memory_order_relaxed);
-        atomic_store_explicit(&by->ts, ts, memory_order_relaxed);
+        st_rehome(by, ts);
         pt_heap4_replace_top(&ts->heap, by->when, by);
     } else {
         pt_heap4_remove(&ts->heap, i);
     }
-    atomic_store_explicit(&t->ts, NULL, memory_order_relaxed);
+    st_rehome(t, NULL);
     update_len(ts);
 }
 
 /* Deleted -> Removing -> Removed, t's entry removed or replaced by `by`. */
 static inline bool retire_deleted(pt_timers *ts, pt_timer *t, pt_timer *by, const char *op)
 {
-    if (!st_cas(t, PT_TIMER_DELETED, PT_TIMER_REMOVING))
+    if (!st_cas_in(t, ts, PT_TIMER_DELETED, PT_TIMER_REMOVING, op))
         return false;
     remove_locked(ts, t, by, op);
     count_cleaned(ts, 1);
@@ -105,7 +105,7 @@ static inline bool retire_deleted(pt_timers *ts, pt_timer *t, pt_timer *by, cons
 /* ModifiedXX -> Moving -> Waiting: give the entry its new key. */
 static inline bool rekey_modified(pt_timers *ts, pt_timer *t, uint32_t s, const char *op)
 {
-    if (!st_cas(t, s, PT_TIMER_MOVING))
+    if (!st_cas_in(t, ts, s, PT_TIMER_MOVING, op))
         return false;
     uint32_t i = t->heap_index;
     ts->heap.v[i].when = t->when;
@@ -157,7 +157,7 @@ static inline __attribute__((always_inline)) pt_nanos pt_timers_add_locked(pt_ti
         /* revived meanwhile: look at it again */
     }
     pt_nanos prev = pt_timers_next_time(ts);
-    atomic_store_explicit(&t->ts, ts, memory_order_relaxed);
+    st_rehome(t, ts);
     pt_heap4_push(&ts->heap, t->when, t);
     update_len(ts);
     return prev;

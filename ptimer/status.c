@@ -15,12 +15,14 @@ static const char *status_name(uint32_t s)
 
 _Noreturn void pt_bad_timer(const pt_timer *t, const char *op)
 {
-    uint32_t s = atomic_load_explicit(&((pt_timer *)t)->status, memory_order_relaxed);
+    uint64_t w = atomic_load_explicit(&((pt_timer *)t)->state, memory_order_relaxed);
+    uint32_t s = st_status(w);
     fprintf(stderr,
-            "ptimer: corrupt timer %p: status %s (%u) in %s (heap %p, index %u, when %lld)\n",
-            (const void *)t, status_name(s), s, op,
-            (void *)atomic_load_explicit(&((pt_timer *)t)->ts, memory_order_relaxed),
-            t->heap_index, (long long)t->when);
+            "ptimer: corrupt timer %p: status %s (%u) in %s (heap %p, index %u, when %lld, "
+            "state word %#llx%s)\n",
+            (const void *)t, status_name(s), s, op, (void *)st_heap(w), t->heap_index,
+            (long long)t->when, (unsigned long long)w,
+            (w & PT_STATE_CHECK_MASK) == PT_STATE_CHECK ? "" : ", not a timer's");
     abort();
 }
 

@@ -11,16 +11,14 @@ void pt_timer_init(pt_timer *t, pt_func f, void *arg)
 {
     if (!t)
         return;
-    atomic_init(&t->status, PT_TIMER_NOSTATUS);
+    atomic_init(&t->state, st_pack(NULL, PT_TIMER_NOSTATUS));
     t->heap_index = 0;
+    atomic_init(&t->callbacks, 0);
     t->when = 0;
     t->period = 0;
     t->f = f;
     t->arg = arg;
     t->seq = 0;
-    atomic_init(&t->ts, NULL);
-    atomic_init(&t->callbacks, 0);
-    t->magic = PT_TIMER_MAGIC;
 }
 
 /* Lower ts->modified_earliest to `when` (Go's updateTimerModifiedEarliest).
@@ -39,8 +37,8 @@ static void lower_modified_earliest(pt_timers *ts, pt_nanos when)
 static int timer_stop(pt_timer *t)
 {
     for (;;) {
-        uint32_t s = st_load(t);
-        switch (s) {
+        uint64_t w = st_word(t);
+        switch (st_status(w)) {
         case PT_TIMER_WAITING:
         case PT_TIMER_MODIFIED_EARLIER:
         case PT_TIMER_MODIFIED_LATER:
@@ -48,9 +46,8 @@ static int timer_stop(pt_timer *t)
              * goes up before the Deleted status is visible, so any clean of
              * this timer (counted in deleted_cleaned) comes after it: what
              * keeps deleted_count (heap_locked.h) from going below zero. */
-            if (st_cas(t, s, PT_TIMER_MODIFYING)) {
-                pt_timers *ts = atomic_load_explicit(&t->ts, memory_order_relaxed);
-                atomic_fetch_add_explicit(&ts->deleted_timers, 1, memory_order_relaxed);
+            if (st_cas(t, w, PT_TIMER_MODIFYING)) {
+                atomic_fetch_add_explicit(&st_heap(w)->deleted_timers, 1, memory_order_relaxed);
                 st_set(t, PT_TIMER_MODIFYING, PT_TIMER_DELETED, "stop");
                 return 1;
             }
@@ -106,31 +103,32 @@ timer_arm(pt_timers *ts, pt_timer *t, pt_nanos when, pt_nanos period, pt_func f,
           uintptr_t seq, enum arm_mode mode)
 {
     const char *op = mode == ARM_START ? "start" : mode == ARM_RESET ? "reset" : "modify";
+    uint64_t w;
     uint32_t s;
     bool pending = false, in_heap;
     when = pt_norm_when(when);
     for (;;) {
-        s = st_load(t);
+        w = st_word(t);
+        s = st_status(w);
         if (s == PT_TIMER_WAITING || s == PT_TIMER_MODIFIED_EARLIER ||
             s == PT_TIMER_MODIFIED_LATER) {
             if (mode == ARM_START)
                 return -EBUSY;
             /* modify: Waiting, ModifiedXX -> Modifying -> ModifiedXX */
-            if (st_cas(t, s, PT_TIMER_MODIFYING)) {
+            if (st_cas(t, w, PT_TIMER_MODIFYING)) {
                 pending = in_heap = true;
                 break;
             }
         } else if (s == PT_TIMER_NOSTATUS || s == PT_TIMER_REMOVED) {
             /* start, modify: NoStatus, Removed -> Modifying -> Waiting */
-            if (st_cas(t, s, PT_TIMER_MODIFYING)) {
+            if (st_cas(t, w, PT_TIMER_MODIFYING)) {
                 in_heap = false;
                 break;
             }
         } else if (s == PT_TIMER_DELETED) {
             /* start, modify: Deleted -> Modifying -> ModifiedXX */
-            if (st_cas(t, s, PT_TIMER_MODIFYING)) {
-                pt_timers *h = atomic_load_explicit(&t->ts, memory_order_relaxed);
-                atomic_fetch_sub_explicit(&h->deleted_timers, 1, memory_order_relaxed);
+            if (st_cas(t, w, PT_TIMER_MODIFYING)) {
+                atomic_fetch_sub_explicit(&st_heap(w)->deleted_timers, 1, memory_order_relaxed);
                 in_heap = true;
                 break;
             }
@@ -166,7 +164,7 @@ timer_arm(pt_timers *ts, pt_timer *t, pt_nanos when, pt_nanos period, pt_func f,
      * earlier than the last one asked for is ModifiedEarlier and lowers the
      * heap's modified_earliest, which makes the owner adjust in time; see
      * pt_timers_verify for the invariant this keeps. */
-    pt_timers *h = atomic_load_explicit(&t->ts, memory_order_relaxed);
+    pt_timers *h = st_heap(w);
     pt_nanos prev = pt_timers_next_time(h);
     uint32_t ns = when < t->when ? PT_TIMER_MODIFIED_EARLIER : PT_TIMER_MODIFIED_LATER;
     set_fields(t, mode, when, period, f, arg, seq);
@@ -206,12 +204,17 @@ int pt_timer_reset(pt_timers *ts, pt_timer *t, pt_nanos when)
  * moved or revived since we looked. */
 static void unlink_deleted(pt_timer *t)
 {
-    while (st_load(t) == PT_TIMER_DELETED) {
-        pt_timers *ts = atomic_load_explicit(&t->ts, memory_order_acquire);
+    for (;;) {
+        uint64_t w = st_word(t);
+        pt_timers *ts = st_heap(w);
+        if (st_status(w) != PT_TIMER_DELETED)
+            return;
         if (!ts)
-            continue; /* its owner removed it after we looked */
+            pt_bad_timer(t, "stop_sync"); /* Deleted is always in a heap */
         pt_lock(&ts->lock);
-        if (atomic_load_explicit(&t->ts, memory_order_relaxed) == ts)
+        /* Cleaned, moved or revived since we looked? Only then leave it. */
+        w = st_word(t);
+        if (st_heap(w) == ts && st_status(w) == PT_TIMER_DELETED)
             retire_deleted(ts, t, NULL, "stop_sync");
         pt_unlock(&ts->lock);
     }

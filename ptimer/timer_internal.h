@@ -11,7 +11,6 @@
 
 #include "lock.h"
 
-#define PT_TIMER_MAGIC 0x7074696du  /* "ptim" */
 #define PT_TIMERS_MAGIC 0x70746873u /* "pths" */
 
 /* Heap entries one owner check examines when more than a quarter (and at
@@ -20,38 +19,108 @@
  * entries are leaves), so a check never stalls its P for long. */
 #define PT_SWEEP_BUDGET 1024u
 
-/* Status word access. Acquire on load and on every CAS into a state,
- * release on every CAS out of it: owning a transient state (Modifying,
- * Moving, Removing, Running) is what protects when, period, f, arg, seq
- * and ts, so these pair with each other across threads. */
-static inline uint32_t st_load(const pt_timer *t)
+/* The state word (pt_timer.state): the heap holding the timer in bits
+ * 0-47, its status in bits 48-51, PT_STATE_CHECK in bits 52-63. One word,
+ * so a status CAS carries the heap with it: whoever sees a status sees the
+ * heap that went with it, and the timer is 56 bytes instead of 64 with a
+ * separate heap pointer and magic. The heap part changes only while its
+ * writer owns a transient status (st_rehome), so for any other status it
+ * is stable until the status changes. */
+#define PT_STATE_HEAP_MASK ((UINT64_C(1) << 48) - 1)
+#define PT_STATE_SHIFT 48
+#define PT_STATE_STATUS_MASK (UINT64_C(0xf) << PT_STATE_SHIFT)
+#define PT_STATE_CHECK_MASK (~UINT64_C(0) << 52)
+/* Set by pt_timer_init: a zeroed or garbage word is not a timer. */
+#define PT_STATE_CHECK (UINT64_C(0x7d1) << 52)
+
+static inline uint32_t st_status(uint64_t w)
 {
-    return atomic_load_explicit(&((pt_timer *)t)->status, memory_order_acquire);
+    return (uint32_t)((w & PT_STATE_STATUS_MASK) >> PT_STATE_SHIFT);
+}
+static inline pt_timers *st_heap(uint64_t w)
+{
+    return (pt_timers *)(uintptr_t)(w & PT_STATE_HEAP_MASK);
+}
+static inline uint64_t st_pack(const pt_timers *ts, uint32_t s)
+{
+    return PT_STATE_CHECK | (uint64_t)s << PT_STATE_SHIFT | (uint64_t)(uintptr_t)ts;
+}
+/* A heap address the word can hold (all of user space on x86-64 and
+ * AArch64, short of opting in to 57/52-bit addresses or tagged pointers). */
+static inline bool st_heap_fits(const pt_timers *ts)
+{
+    return ((uint64_t)(uintptr_t)ts & ~PT_STATE_HEAP_MASK) == 0;
 }
 
-static inline bool st_cas(pt_timer *t, uint32_t from, uint32_t to)
+/* Access. Acquire on load and on every CAS into a state, release on every
+ * CAS out of it: owning a transient state (Modifying, Moving, Removing,
+ * Running) is what protects when, period, f, arg, seq and the heap part,
+ * so these pair with each other across threads. */
+static inline uint64_t st_word(const pt_timer *t)
 {
-    return atomic_compare_exchange_strong_explicit(&t->status, &from, to, memory_order_acq_rel,
-                                                   memory_order_acquire);
+    return atomic_load_explicit(&((pt_timer *)t)->state, memory_order_acquire);
 }
+
+static inline uint32_t st_load(const pt_timer *t) { return st_status(st_word(t)); }
 
 _Noreturn void pt_bad_timer(const pt_timer *t, const char *op);
 
+/* From the word w (as loaded) to status `to`, the heap kept: fails if
+ * anything changed since the load. */
+static inline bool st_cas(pt_timer *t, uint64_t w, uint32_t to)
+{
+    return atomic_compare_exchange_strong_explicit(
+        &t->state, &w, (w & ~PT_STATE_STATUS_MASK) | (uint64_t)to << PT_STATE_SHIFT,
+        memory_order_acq_rel, memory_order_acquire);
+}
+
+/* The same for a timer in ts's heap, under ts's lock: a timer found in
+ * ts's heap with the status asked for but naming another heap is
+ * corrupt, and aborts rather than failing forever. */
+static inline bool st_cas_in(pt_timer *t, const pt_timers *ts, uint32_t from, uint32_t to,
+                             const char *op)
+{
+    uint64_t w = st_pack(ts, from);
+    if (atomic_compare_exchange_strong_explicit(&t->state, &w, st_pack(ts, to),
+                                                memory_order_acq_rel, memory_order_acquire))
+        return true;
+    if (st_status(w) == from)
+        pt_bad_timer(t, op);
+    return false;
+}
+
 /* A transition out of a transient state this thread owns (Modifying,
- * Moving, Removing, Running). No other thread ever CASes from those, so a
- * release store does what Go's CAS does, without a locked instruction;
- * the load before it still catches a corrupt word (Go's badTimer). */
+ * Moving, Removing, Running), the heap kept. No other thread ever CASes
+ * from those, so a release store does what Go's CAS does, without a
+ * locked instruction; the load before it still catches a corrupt word
+ * (Go's badTimer). */
 static inline void st_set(pt_timer *t, uint32_t from, uint32_t to, const char *op)
 {
-    if (atomic_load_explicit(&t->status, memory_order_relaxed) != from)
+    uint64_t w = atomic_load_explicit(&t->state, memory_order_relaxed);
+    if ((w & (PT_STATE_STATUS_MASK | PT_STATE_CHECK_MASK)) != st_pack(NULL, from))
         pt_bad_timer(t, op);
-    atomic_store_explicit(&t->status, to, memory_order_release);
+    atomic_store_explicit(&t->state, (w & PT_STATE_HEAP_MASK) | st_pack(NULL, to),
+                          memory_order_release);
+}
+
+/* Change the heap part while owning a transient status: the timer joins
+ * ts's heap, or leaves its heap (ts NULL). Relaxed: the release store
+ * that ends the transient status publishes it. */
+static inline void st_rehome(pt_timer *t, const pt_timers *ts)
+{
+    uint64_t w = atomic_load_explicit(&t->state, memory_order_relaxed);
+    atomic_store_explicit(&t->state, (w & ~PT_STATE_HEAP_MASK) | (uint64_t)(uintptr_t)ts,
+                          memory_order_relaxed);
 }
 
 /* Another thread holds a transient state; let it finish. */
 static inline void st_wait(void) { sched_yield(); }
 
-static inline bool pt_timer_valid(const pt_timer *t) { return t && t->magic == PT_TIMER_MAGIC; }
+static inline bool pt_timer_valid(const pt_timer *t)
+{
+    return t && (atomic_load_explicit(&((pt_timer *)t)->state, memory_order_relaxed) &
+                 PT_STATE_CHECK_MASK) == PT_STATE_CHECK;
+}
 static inline bool pt_timers_valid(const pt_timers *ts)
 {
     return ts && ts->magic == PT_TIMERS_MAGIC;

@@ -22,6 +22,9 @@ void pt_timers_init(pt_timers *ts, pt_wake_func wake, void *ctx)
 {
     if (!ts)
         return;
+    ts->magic = 0;
+    if (!st_heap_fits(ts))
+        return;
     pt_lock_init(&ts->lock);
     pt_heap4_init(&ts->heap, (int32_t)offsetof(pt_timer, heap_index));
     atomic_init(&ts->timer0_when, 0);
@@ -56,15 +59,15 @@ static void compact(pt_timers *ts, const char *op)
             if (s == PT_TIMER_WAITING)
                 break;
             if (s == PT_TIMER_DELETED) {
-                if (!st_cas(t, s, PT_TIMER_REMOVING))
+                if (!st_cas_in(t, ts, s, PT_TIMER_REMOVING, op))
                     continue;
-                atomic_store_explicit(&t->ts, NULL, memory_order_relaxed);
+                st_rehome(t, NULL);
                 st_set(t, PT_TIMER_REMOVING, PT_TIMER_REMOVED, op);
                 removed++;
                 goto next;
             }
             if (s == PT_TIMER_MODIFIED_EARLIER || s == PT_TIMER_MODIFIED_LATER) {
-                if (!st_cas(t, s, PT_TIMER_MOVING))
+                if (!st_cas_in(t, ts, s, PT_TIMER_MOVING, op))
                     continue;
                 h->v[i].when = t->when;
                 st_set(t, PT_TIMER_MOVING, PT_TIMER_WAITING, op);
@@ -172,7 +175,7 @@ static pt_nanos run_head(pt_timers *ts, pt_nanos now)
         case PT_TIMER_WAITING:
             if (key > now || key == PT_MAXWHEN)
                 return key; /* run: Waiting -> Waiting (never is never due) */
-            if (st_cas(t, s, PT_TIMER_RUNNING)) {
+            if (st_cas_in(t, ts, s, PT_TIMER_RUNNING, "run")) {
                 run_one(ts, t, key, now);
                 return 0;
             }
@@ -285,9 +288,9 @@ int pt_timers_move(pt_timers *dst, pt_timers *src)
             if (s == PT_TIMER_WAITING || s == PT_TIMER_MODIFIED_EARLIER ||
                 s == PT_TIMER_MODIFIED_LATER) {
                 /* move: Waiting, ModifiedXX -> Moving -> Waiting onto dst */
-                if (!st_cas(t, s, PT_TIMER_MOVING))
+                if (!st_cas_in(t, src, s, PT_TIMER_MOVING, "move"))
                     continue;
-                atomic_store_explicit(&t->ts, dst, memory_order_relaxed);
+                st_rehome(t, dst);
                 to->v[to->len].when = t->when;
                 to->v[to->len].item = t;
                 to->len++;
@@ -298,10 +301,10 @@ int pt_timers_move(pt_timers *dst, pt_timers *src)
                 /* move: Deleted -> Removing -> Removed, dropped. Not
                  * straight to Removed (Go's row): once Removed is visible
                  * the timer may be started onto another heap, and our
-                 * clearing of t->ts must not land after that push. */
-                if (!st_cas(t, s, PT_TIMER_REMOVING))
+                 * clearing of its heap must not land after that push. */
+                if (!st_cas_in(t, src, s, PT_TIMER_REMOVING, "move"))
                     continue;
-                atomic_store_explicit(&t->ts, NULL, memory_order_relaxed);
+                st_rehome(t, NULL);
                 st_set(t, PT_TIMER_REMOVING, PT_TIMER_REMOVED, "move");
                 break;
             }
@@ -373,11 +376,11 @@ int pt_timers_verify(pt_timers *ts, bool quiescent)
     for (uint32_t i = 0; i < h->len && !bad; i++) {
         pt_timer *t = h->v[i].item;
         pt_nanos key = h->v[i].when;
-        VERIFY(t->magic == PT_TIMER_MAGIC, "entry %u: %p is not a timer", i, (void *)t);
-        VERIFY(atomic_load_explicit(&t->ts, memory_order_relaxed) == ts,
-               "entry %u: timer %p names heap %p", i, (void *)t,
-               (void *)atomic_load_explicit(&t->ts, memory_order_relaxed));
-        uint32_t s = st_load(t);
+        uint64_t w = st_word(t);
+        VERIFY(pt_timer_valid(t), "entry %u: %p is not a timer", i, (void *)t);
+        VERIFY(st_heap(w) == ts, "entry %u: timer %p names heap %p", i, (void *)t,
+               (void *)st_heap(w));
+        uint32_t s = st_status(w);
         if (s == PT_TIMER_MODIFYING) {
             modifying++; /* mid-flight on another thread: nothing to read */
             continue;
@@ -389,7 +392,7 @@ int pt_timers_verify(pt_timers *ts, bool quiescent)
         }
         /* verify: X -> Moving -> X. Owning the status (under the lock, like
          * the owner's re-keying) is what makes t->when safe to read. */
-        if (!st_cas(t, s, PT_TIMER_MOVING)) {
+        if (!st_cas(t, w, PT_TIMER_MOVING)) {
             i--; /* changed under us: look again */
             continue;
         }

@@ -93,10 +93,19 @@ enum pt_timer_status {
 
 typedef struct pt_timers pt_timers;
 
-/* One timer. Embeddable; treat every field as private. 64 bytes. */
+/* One timer. Embeddable; treat every field as private. 56 bytes. */
 typedef struct pt_timer {
-    PT_ATOMIC(uint32_t) status; /* enum pt_timer_status */
-    uint32_t heap_index;        /* position in ts->heap; guarded by ts->lock */
+    /* The heap holding the timer (bits 0-47), its enum pt_timer_status
+     * (bits 48-51) and a check set by pt_timer_init (bits 52-63), in one
+     * word: a status change carries the heap with it. The heap part is
+     * written only by whoever owns a transient status, under that heap's
+     * lock. */
+    PT_ATOMIC(uint64_t) state;
+    uint32_t heap_index;        /* position in the heap's array; guarded by its lock */
+    /* Bit 0: a stop_sync sleeps on this word. Bits 1-15: callbacks of this
+     * timer running now. Bits 16-31: callbacks ever started, mod 2^16,
+     * which is how stop_sync tells that one started behind its back. */
+    PT_ATOMIC(uint32_t) callbacks;
     /* The time the user asked for. While the timer is Waiting it equals its
      * heap key; while ModifiedXX it is the new time and the heap key is the
      * old one, until the owner re-keys it (Go keeps this in `nextwhen`). */
@@ -105,19 +114,11 @@ typedef struct pt_timer {
     pt_func f;
     void *arg;
     uintptr_t seq;
-    /* Written while owning the status (Modifying/Moving/Removing/Running)
-     * and under the heap's lock; for stop_sync also read without either. */
-    PT_ATOMIC(pt_timers *) ts;
-    /* Bit 0: a stop_sync sleeps on this word. Bits 1-15: callbacks of this
-     * timer running now. Bits 16-31: callbacks ever started, mod 2^16,
-     * which is how stop_sync tells that one started behind its back. */
-    PT_ATOMIC(uint32_t) callbacks;
-    uint32_t magic;             /* set by pt_timer_init: catches uninitialised timers */
 } pt_timer;
 
 /* One P's timers. Embeddable; treat every field as private. */
 struct pt_timers {
-    PT_ATOMIC(uint32_t) lock;   /* pt_lock: guards heap, running, heap_index */
+    PT_ATOMIC(uint32_t) lock;   /* pt_lock: guards heap, running, its timers' heap_index */
     uint32_t magic;             /* set by init, cleared by destroy */
     pt_heap4 heap;              /* entries {key, pt_timer *} */
     /* heap.v[0].when, or 0 if empty: lets pollers decide without the lock.
@@ -143,7 +144,10 @@ struct pt_timers {
 
 /* A P's empty timer heap. wake(ctx, when), if not NULL, is called without
  * the lock when a start or modify makes `when` the earliest time of ts
- * (Go's wakeNetPoller): the place to break a sleeping poller. */
+ * (Go's wakeNetPoller): the place to break a sleeping poller. A heap at
+ * an address a timer cannot name in 48 bits (only with tagged pointers, or
+ * addresses above 2^48 asked for on purpose) is left uninitialised: every
+ * call on it is then -EINVAL. */
 PT_API void pt_timers_init(pt_timers *ts, pt_wake_func wake, void *ctx);
 
 /* Frees the heap's storage. Stopped timers still in the heap are unlinked

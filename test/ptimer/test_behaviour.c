@@ -381,7 +381,7 @@ void test_modify_through_another_heap_keeps_timer_on_its_own_heap(void)
     CHECK_EQ(pt_timer_reset(&b, &t, 1000), 1);
     CHECK_EQ(pt_timers_len(&a), 1);
     CHECK_EQ(pt_timers_len(&b), 1);
-    CHECK(atomic_load(&t.ts) == &a);
+    CHECK(heap_of(&t) == &a);
     CHECK_EQ(wa.calls, 1); /* a's poller is the one to wake */
     CHECK_EQ(wa.when, 1000);
     CHECK_EQ(wb.calls, 0);

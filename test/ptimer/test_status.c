@@ -199,11 +199,11 @@ void test_stop_of_removing_timer_returns_zero_without_waiting(void)
     int n = 0;
     started_timers(&ts, &t, 1, &n, 1000, 0);
     /* another thread is unlinking it (white-box) */
-    atomic_store(&t.status, PT_TIMER_REMOVING);
+    force_status(&t, PT_TIMER_REMOVING);
     CHECK_EQ(pt_timer_stop(&t), 0);
     CHECK_STATUS(&t, PT_TIMER_REMOVING);
     CHECK_EQ(pt_timers_deleted(&ts), 0);
-    atomic_store(&t.status, PT_TIMER_WAITING);
+    force_status(&t, PT_TIMER_WAITING);
     teardown(&ts, &t, 1);
 }
 
@@ -241,7 +241,7 @@ static void op_waits_out(pt_timers *ts, pt_timer *t, int *n, uint32_t transient,
     struct waiter w = {.ts = ts, .t = t, .op = op, .result = -1000};
     atomic_init(&w.started, 0);
     atomic_init(&w.done, 0);
-    atomic_store(&t->status, transient);
+    force_status(t, transient);
     CHECK_EQ(pthread_create(&w.th, NULL, waiter_main, &w), 0);
     while (!atomic_load(&w.started))
         sched_yield();
@@ -252,7 +252,7 @@ static void op_waits_out(pt_timers *ts, pt_timer *t, int *n, uint32_t transient,
     nanosleep(&window, NULL);
     CHECK_EQ(atomic_load(&w.done), 0);
     CHECK_STATUS(t, transient); /* it waited without touching the word */
-    atomic_store(&t->status, PT_TIMER_WAITING);
+    force_status(t, PT_TIMER_WAITING);
     CHECK_EQ(pthread_join(w.th, NULL), 0);
     CHECK_EQ(atomic_load(&w.done), 1);
     CHECK_EQ(w.result, 1);
@@ -997,14 +997,14 @@ static void forced_status(pt_timers *ts, pt_timer *t, uint32_t status)
     pt_timers_init(ts, NULL, NULL);
     pt_timer_init(t, count_cb, NULL);
     pt_timer_start(ts, t, 1000, 0);
-    atomic_store(&t->status, status);
+    force_status(t, status);
 }
 
 static void corrupt_status_then_stop(void)
 {
     pt_timers ts;
     pt_timer t;
-    forced_status(&ts, &t, 42);
+    forced_status(&ts, &t, 14);
     pt_timer_stop(&t);
 }
 
@@ -1014,7 +1014,7 @@ static void corrupt_status_then_reset(void)
     pt_timers_init(&ts, NULL, NULL);
     pt_timer t;
     pt_timer_init(&t, count_cb, NULL);
-    atomic_store(&t.status, 42);
+    force_status(&t, 14);
     pt_timer_reset(&ts, &t, 1000);
 }
 
@@ -1036,7 +1036,7 @@ static void running_in_heap_then_adjust(void)
     pt_timer_start(&ts, &t, 1000, 0);
     pt_timer_start(&ts, &u, 5000, 0);
     pt_timer_reset(&ts, &u, 2000); /* modified_earliest 2000: adjust at 2000 */
-    atomic_store(&t.status, PT_TIMER_RUNNING);
+    force_status(&t, PT_TIMER_RUNNING);
     pt_timers_check(&ts, 2000, false, NULL);
 }
 
@@ -1049,16 +1049,55 @@ static void removed_in_heap_then_move(void)
     pt_timers_move(&b, &a);
 }
 
+/* A timer in a's heap whose word names b: the owner's CAS expects a, and
+ * must call that corruption instead of failing (and retrying) forever. */
+static void other_heap_in_heap_then_check(void)
+{
+    pt_timers a, b;
+    pt_timer t;
+    forced_status(&a, &t, PT_TIMER_WAITING);
+    pt_timers_init(&b, NULL, NULL);
+    uint64_t w = atomic_load(&t.state);
+    atomic_store(&t.state, (w & ~PT_STATE_HEAP_MASK) | (uint64_t)(uintptr_t)&b);
+    pt_timers_check(&a, 1000, true, NULL);
+}
+
 void test_corrupt_status_aborts_with_status_and_operation(void)
 {
-    expect_corrupt(corrupt_status_then_stop, "(42)", " in stop");
-    expect_corrupt(corrupt_status_then_reset, "(42)", " in reset");
+    expect_corrupt(other_heap_in_heap_then_check, "Waiting (1)", " in run");
+    expect_corrupt(corrupt_status_then_stop, "(14)", " in stop");
+    expect_corrupt(corrupt_status_then_reset, "(14)", " in reset");
     expect_corrupt(nostatus_in_heap_then_check, "NoStatus (0)", " in run");
     expect_corrupt(running_in_heap_then_adjust, "Running (2)", " in adjust");
     expect_corrupt(removed_in_heap_then_move, "Removed (5)", " in move");
 }
 
 /* ---- bad input -------------------------------------------------------- */
+
+/* The state word's three parts (timer_internal.h) never bleed into each
+ * other, and a heap address that does not fit is refused. */
+void test_state_word_keeps_heap_status_and_check_apart(void)
+{
+    pt_timers ts;
+    pt_timers *heaps[] = {NULL, &ts, (pt_timers *)(uintptr_t)(PT_STATE_HEAP_MASK & ~UINT64_C(7))};
+    for (size_t h = 0; h < sizeof heaps / sizeof heaps[0]; h++)
+        for (uint32_t s = PT_TIMER_NOSTATUS; s <= PT_TIMER_MOVING; s++) {
+            uint64_t w = st_pack(heaps[h], s);
+            CHECK(st_heap(w) == heaps[h]);
+            CHECK_EQ(st_status(w), s);
+            CHECK_EQ(w & PT_STATE_CHECK_MASK, PT_STATE_CHECK);
+        }
+    CHECK(st_heap_fits(&ts));
+    CHECK(st_heap_fits((pt_timers *)(uintptr_t)PT_STATE_HEAP_MASK));
+#if UINTPTR_MAX > 0xffffffffu
+    CHECK(!st_heap_fits((pt_timers *)(uintptr_t)(PT_STATE_HEAP_MASK + 1)));
+    CHECK(!st_heap_fits((pt_timers *)(uintptr_t)(UINT64_C(0x5a) << 56 | (uintptr_t)&ts)));
+#endif
+    pt_timer t;
+    pt_timer_init(&t, count_cb, NULL);
+    CHECK_EQ(atomic_load(&t.state), st_pack(NULL, PT_TIMER_NOSTATUS));
+    CHECK_EQ(sizeof(pt_timer), UINTPTR_MAX > 0xffffffffu ? 56u : sizeof(pt_timer));
+}
 
 void test_null_arguments_return_einval_and_change_nothing(void)
 {
@@ -1136,8 +1175,7 @@ void test_uninitialised_timer_returns_einval(void)
     CHECK_EQ(pt_timer_stop(&z), -EINVAL);
     CHECK_EQ(pt_timer_stop_sync(&z), -EINVAL);
     CHECK_EQ(pt_timers_len(&ts), 0);
-    CHECK_EQ(atomic_load(&z.status), 0);
-    CHECK(atomic_load(&z.ts) == NULL);
+    CHECK_EQ(atomic_load(&z.state), 0); /* untouched */
     CHECK_EQ(pt_timers_destroy(&ts), 0);
 }
 

@@ -80,9 +80,14 @@ static inline void started_timers(pt_timers *ts, pt_timer *t, int count, int *n,
 }
 
 /* The heap a timer is filed in (white-box), or NULL. */
-static inline pt_timers *heap_of(const pt_timer *t)
+static inline pt_timers *heap_of(const pt_timer *t) { return st_heap(st_word(t)); }
+
+/* Overwrite a timer's status (white-box: what another thread in a
+ * transient state, or corruption, would leave), its heap and check kept. */
+static inline void force_status(pt_timer *t, uint32_t s)
 {
-    return atomic_load(&((pt_timer *)t)->ts);
+    uint64_t w = atomic_load(&t->state);
+    atomic_store(&t->state, (w & ~PT_STATE_STATUS_MASK) | (uint64_t)(s & 0xf) << PT_STATE_SHIFT);
 }
 
 /* The key a timer is filed under in its heap (not its asked-for when). */
