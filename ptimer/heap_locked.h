@@ -67,10 +67,11 @@ static inline void count_cleaned(pt_timers *ts, uint32_t n)
     atomic_store_explicit(&ts->deleted_cleaned, c + n, memory_order_release);
 }
 
-/* Take t out of ts's heap (it must be there: else corruption, named by op)
- * and clear its heap pointer; keeps the counters and timer0_when. With
- * `by` (t must then be the head), by's entry {by->when, by} takes t's
- * place and by is claimed for ts: see pt_timers_add_locked. */
+/* Take t out of ts's heap (it must be there: else corruption, named by op);
+ * keeps the counters and timer0_when. The caller's transition out of the
+ * transient status it holds on t clears t's heap (st_set_in). With `by`
+ * (t must then be the head), by's entry {by->when, by} takes t's place
+ * and by is claimed for ts: see pt_timers_add_locked. */
 static inline void remove_locked(pt_timers *ts, pt_timer *t, pt_timer *by, const char *op)
 {
     uint32_t i = t->heap_index;
@@ -82,30 +83,32 @@ static inline void remove_locked(pt_timers *ts, pt_timer *t, pt_timer *by, const
          * now that t is Removing: no timer here can be modified. */
         if (ts->heap.len == 1)
             atomic_store_explicit(&ts->modified_earliest, 0, memory_order_relaxed);
-        st_rehome(by, ts);
+        st_claim(by, ts);
         pt_heap4_replace_top(&ts->heap, by->when, by);
     } else {
         pt_heap4_remove(&ts->heap, i);
     }
-    st_rehome(t, NULL);
     update_len(ts);
 }
 
-/* Deleted -> Removing -> Removed, t's entry removed or replaced by `by`. */
-static inline bool retire_deleted(pt_timers *ts, pt_timer *t, pt_timer *by, const char *op)
+/* Deleted -> Removing -> Removed, t's entry removed or replaced by `by`;
+ * w is t's word as loaded (status Deleted). False if it changed since. */
+static inline bool retire_deleted(pt_timers *ts, pt_timer *t, uint64_t w, pt_timer *by,
+                                  const char *op)
 {
-    if (!st_cas_in(t, ts, PT_TIMER_DELETED, PT_TIMER_REMOVING, op))
+    if (!st_cas(t, w, PT_TIMER_REMOVING))
         return false;
     remove_locked(ts, t, by, op);
     count_cleaned(ts, 1);
-    st_set(t, PT_TIMER_REMOVING, PT_TIMER_REMOVED, op);
+    st_set_in(t, PT_TIMER_REMOVING, PT_TIMER_REMOVED, NULL, op);
     return true;
 }
 
-/* ModifiedXX -> Moving -> Waiting: give the entry its new key. */
-static inline bool rekey_modified(pt_timers *ts, pt_timer *t, uint32_t s, const char *op)
+/* ModifiedXX -> Moving -> Waiting: give the entry its new key. w is t's
+ * word as loaded (status ModifiedXX). */
+static inline bool rekey_modified(pt_timers *ts, pt_timer *t, uint64_t w, const char *op)
 {
-    if (!st_cas_in(t, ts, s, PT_TIMER_MOVING, op))
+    if (!st_cas(t, w, PT_TIMER_MOVING))
         return false;
     uint32_t i = t->heap_index;
     ts->heap.v[i].when = t->when;
@@ -138,26 +141,27 @@ static inline __attribute__((always_inline)) pt_nanos pt_timers_add_locked(pt_ti
 {
     while (ts->heap.len) {
         pt_timer *h = ts->heap.v[0].item;
-        uint32_t s = st_load(h);
+        uint64_t w = st_word(h);
+        uint32_t s = st_status(w);
         if (s == PT_TIMER_MODIFIED_EARLIER || s == PT_TIMER_MODIFIED_LATER) {
-            rekey_modified(ts, h, s, "clean");
+            rekey_modified(ts, h, w, "clean");
             continue;
         }
         if (s != PT_TIMER_DELETED)
             break;
         uint32_t next = pt_heap4_second(&ts->heap);
         if (next && needs_clean(st_load(ts->heap.v[next].item))) {
-            retire_deleted(ts, h, NULL, "clean");
+            retire_deleted(ts, h, w, NULL, "clean");
             continue;
         }
         /* With no successor the pop would leave the heap empty: next time 0. */
         pt_nanos prev = next ? pt_next_time_with(ts, ts->heap.v[next].when) : 0;
-        if (retire_deleted(ts, h, t, "clean"))
+        if (retire_deleted(ts, h, w, t, "clean"))
             return prev;
         /* revived meanwhile: look at it again */
     }
     pt_nanos prev = pt_timers_next_time(ts);
-    st_rehome(t, ts);
+    st_claim(t, ts);
     pt_heap4_push(&ts->heap, t->when, t);
     update_len(ts);
     return prev;

@@ -33,11 +33,10 @@ static void lower_modified_earliest(pt_timers *ts, pt_nanos when)
             break;
 }
 
-/* deltimer. Row "stop". */
-static int timer_stop(pt_timer *t)
+/* deltimer. Row "stop". w: t's word, just loaded. */
+static int timer_stop(pt_timer *t, uint64_t w)
 {
-    for (;;) {
-        uint64_t w = st_word(t);
+    for (;; w = st_word(t)) {
         switch (st_status(w)) {
         case PT_TIMER_WAITING:
         case PT_TIMER_MODIFIED_EARLIER:
@@ -70,9 +69,10 @@ static int timer_stop(pt_timer *t)
 
 int pt_timer_stop(pt_timer *t)
 {
-    if (!pt_timer_valid(t))
+    uint64_t w;
+    if (!st_valid(t, &w))
         return -EINVAL;
-    return timer_stop(t);
+    return timer_stop(t, w);
 }
 
 /* What an arming keeps: start keeps f, arg and seq; reset keeps the period
@@ -99,16 +99,14 @@ static void set_fields(pt_timer *t, enum arm_mode mode, pt_nanos when, pt_nanos 
  * the heap that holds it. Inlined into each of its three callers, where
  * mode is a constant: what a mode keeps and its name fold away. */
 static inline __attribute__((always_inline)) int
-timer_arm(pt_timers *ts, pt_timer *t, pt_nanos when, pt_nanos period, pt_func f, void *arg,
-          uintptr_t seq, enum arm_mode mode)
+timer_arm(pt_timers *ts, pt_timer *t, uint64_t w, pt_nanos when, pt_nanos period, pt_func f,
+          void *arg, uintptr_t seq, enum arm_mode mode)
 {
     const char *op = mode == ARM_START ? "start" : mode == ARM_RESET ? "reset" : "modify";
-    uint64_t w;
     uint32_t s;
     bool pending = false, in_heap;
     when = pt_norm_when(when);
-    for (;;) {
-        w = st_word(t);
+    for (;; w = st_word(t)) {
         s = st_status(w);
         if (s == PT_TIMER_WAITING || s == PT_TIMER_MODIFIED_EARLIER ||
             s == PT_TIMER_MODIFIED_LATER) {
@@ -178,25 +176,28 @@ timer_arm(pt_timers *ts, pt_timer *t, pt_nanos when, pt_nanos period, pt_func f,
 
 int pt_timer_start(pt_timers *ts, pt_timer *t, pt_nanos when, pt_nanos period)
 {
-    if (!pt_timers_valid(ts) || !pt_timer_valid(t) || period < 0)
+    uint64_t w;
+    if (!pt_timers_valid(ts) || !st_valid(t, &w) || period < 0)
         return -EINVAL;
-    int r = timer_arm(ts, t, when, period, NULL, NULL, 0, ARM_START);
+    int r = timer_arm(ts, t, w, when, period, NULL, NULL, 0, ARM_START);
     return r < 0 ? r : 0;
 }
 
 int pt_timer_modify(pt_timers *ts, pt_timer *t, pt_nanos when, pt_nanos period, pt_func f,
                     void *arg, uintptr_t seq)
 {
-    if (!pt_timers_valid(ts) || !pt_timer_valid(t) || period < 0)
+    uint64_t w;
+    if (!pt_timers_valid(ts) || !st_valid(t, &w) || period < 0)
         return -EINVAL;
-    return timer_arm(ts, t, when, period, f, arg, seq, ARM_MODIFY);
+    return timer_arm(ts, t, w, when, period, f, arg, seq, ARM_MODIFY);
 }
 
 int pt_timer_reset(pt_timers *ts, pt_timer *t, pt_nanos when)
 {
-    if (!pt_timers_valid(ts) || !pt_timer_valid(t))
+    uint64_t w;
+    if (!pt_timers_valid(ts) || !st_valid(t, &w))
         return -EINVAL;
-    return timer_arm(ts, t, when, 0, NULL, NULL, 0, ARM_RESET);
+    return timer_arm(ts, t, w, when, 0, NULL, NULL, 0, ARM_RESET);
 }
 
 /* stop_sync: Deleted -> Removing -> Removed, under the holding heap's lock.
@@ -215,7 +216,7 @@ static void unlink_deleted(pt_timer *t)
         /* Cleaned, moved or revived since we looked? Only then leave it. */
         w = st_word(t);
         if (st_heap(w) == ts && st_status(w) == PT_TIMER_DELETED)
-            retire_deleted(ts, t, NULL, "stop_sync");
+            retire_deleted(ts, t, w, NULL, "stop_sync");
         pt_unlock(&ts->lock);
     }
 }
@@ -239,9 +240,10 @@ static void wait_callbacks(pt_timer *t, uint32_t mine)
 
 int pt_timer_stop_sync(pt_timer *t)
 {
-    if (!pt_timer_valid(t))
+    uint64_t w;
+    if (!st_valid(t, &w))
         return -EINVAL;
-    int ret = timer_stop(t);
+    int ret = timer_stop(t, w);
     uint32_t mine = 0;
     for (struct pt_cb_frame *fr = pt_cb_top; fr; fr = fr->prev)
         if (fr->t == t && !fr->disposed)
@@ -263,7 +265,7 @@ int pt_timer_stop_sync(pt_timer *t)
             break;
         /* A callback re-armed it (a ticker, or a reset from inside), or it
          * is in a transient state: stop it again and look once more. */
-        ret |= timer_stop(t);
+        ret |= timer_stop(t, st_word(t));
     }
     if (mine) {
         /* Our own frames stop counting: the caller may free t once its

@@ -55,19 +55,19 @@ static void compact(pt_timers *ts, const char *op)
     for (uint32_t i = 0; i < h->len; i++) {
         pt_timer *t = h->v[i].item;
         for (;;) {
-            uint32_t s = st_load(t);
+            uint64_t w = st_word(t);
+            uint32_t s = st_status(w);
             if (s == PT_TIMER_WAITING)
                 break;
             if (s == PT_TIMER_DELETED) {
-                if (!st_cas_in(t, ts, s, PT_TIMER_REMOVING, op))
+                if (!st_cas(t, w, PT_TIMER_REMOVING))
                     continue;
-                st_rehome(t, NULL);
-                st_set(t, PT_TIMER_REMOVING, PT_TIMER_REMOVED, op);
+                st_set_in(t, PT_TIMER_REMOVING, PT_TIMER_REMOVED, NULL, op);
                 removed++;
                 goto next;
             }
             if (s == PT_TIMER_MODIFIED_EARLIER || s == PT_TIMER_MODIFIED_LATER) {
-                if (!st_cas_in(t, ts, s, PT_TIMER_MOVING, op))
+                if (!st_cas(t, w, PT_TIMER_MOVING))
                     continue;
                 h->v[i].when = t->when;
                 st_set(t, PT_TIMER_MOVING, PT_TIMER_WAITING, op);
@@ -103,7 +103,8 @@ static void sweep(pt_timers *ts)
         if (i >= h->len)
             i = 0;
         pt_timer *t = h->v[i].item;
-        if (st_load(t) != PT_TIMER_DELETED || !retire_deleted(ts, t, NULL, "clear_deleted"))
+        uint64_t w = st_word(t);
+        if (st_status(w) != PT_TIMER_DELETED || !retire_deleted(ts, t, w, NULL, "clear_deleted"))
             i++;
     }
     ts->sweep_at = i;
@@ -137,7 +138,7 @@ static void run_one(pt_timers *ts, pt_timer *t, pt_nanos key, pt_nanos now)
     } else {
         /* run: Waiting -> Running -> NoStatus, out of the heap first */
         remove_locked(ts, t, NULL, "run");
-        st_set(t, PT_TIMER_RUNNING, PT_TIMER_NOSTATUS, "run");
+        st_set_in(t, PT_TIMER_RUNNING, PT_TIMER_NOSTATUS, NULL, "run");
     }
     ts->running = 1;
     pt_unlock(&ts->lock);
@@ -170,22 +171,22 @@ static pt_nanos run_head(pt_timers *ts, pt_nanos now)
     while (ts->heap.len) {
         pt_timer *t = ts->heap.v[0].item;
         pt_nanos key = ts->heap.v[0].when;
-        uint32_t s = st_load(t);
-        switch (s) {
+        uint64_t w = st_word(t);
+        switch (st_status(w)) {
         case PT_TIMER_WAITING:
             if (key > now || key == PT_MAXWHEN)
                 return key; /* run: Waiting -> Waiting (never is never due) */
-            if (st_cas_in(t, ts, s, PT_TIMER_RUNNING, "run")) {
+            if (st_cas(t, w, PT_TIMER_RUNNING)) {
                 run_one(ts, t, key, now);
                 return 0;
             }
             break;
         case PT_TIMER_DELETED:
-            retire_deleted(ts, t, NULL, "run");
+            retire_deleted(ts, t, w, NULL, "run");
             break;
         case PT_TIMER_MODIFIED_EARLIER:
         case PT_TIMER_MODIFIED_LATER:
-            rekey_modified(ts, t, s, "run");
+            rekey_modified(ts, t, w, "run");
             break;
         case PT_TIMER_MODIFYING:
             st_wait();
@@ -284,28 +285,26 @@ int pt_timers_move(pt_timers *dst, pt_timers *src)
     for (uint32_t i = 0; i < from->len; i++) {
         pt_timer *t = from->v[i].item;
         for (;;) {
-            uint32_t s = st_load(t);
+            uint64_t w = st_word(t);
+            uint32_t s = st_status(w);
             if (s == PT_TIMER_WAITING || s == PT_TIMER_MODIFIED_EARLIER ||
                 s == PT_TIMER_MODIFIED_LATER) {
                 /* move: Waiting, ModifiedXX -> Moving -> Waiting onto dst */
-                if (!st_cas_in(t, src, s, PT_TIMER_MOVING, "move"))
+                if (!st_cas(t, w, PT_TIMER_MOVING))
                     continue;
-                st_rehome(t, dst);
                 to->v[to->len].when = t->when;
                 to->v[to->len].item = t;
                 to->len++;
-                st_set(t, PT_TIMER_MOVING, PT_TIMER_WAITING, "move");
+                st_set_in(t, PT_TIMER_MOVING, PT_TIMER_WAITING, dst, "move");
                 break;
             }
             if (s == PT_TIMER_DELETED) {
                 /* move: Deleted -> Removing -> Removed, dropped. Not
-                 * straight to Removed (Go's row): once Removed is visible
-                 * the timer may be started onto another heap, and our
-                 * clearing of its heap must not land after that push. */
-                if (!st_cas_in(t, src, s, PT_TIMER_REMOVING, "move"))
+                 * straight to Removed (Go's row), as every unlink does:
+                 * one row for all of them in the table and the model. */
+                if (!st_cas(t, w, PT_TIMER_REMOVING))
                     continue;
-                st_rehome(t, NULL);
-                st_set(t, PT_TIMER_REMOVING, PT_TIMER_REMOVED, "move");
+                st_set_in(t, PT_TIMER_REMOVING, PT_TIMER_REMOVED, NULL, "move");
                 break;
             }
             if (s == PT_TIMER_MODIFYING) {

@@ -95,11 +95,10 @@ typedef struct pt_timers pt_timers;
 
 /* One timer. Embeddable; treat every field as private. 56 bytes. */
 typedef struct pt_timer {
-    /* The heap holding the timer (bits 0-47), its enum pt_timer_status
-     * (bits 48-51) and a check set by pt_timer_init (bits 52-63), in one
-     * word: a status change carries the heap with it. The heap part is
-     * written only by whoever owns a transient status, under that heap's
-     * lock. */
+    /* Its enum pt_timer_status (bits 0-3), a check set by pt_timer_init
+     * (bits 4-15) and the heap holding it (bits 16-63), in one word: a
+     * status change carries the heap with it. The heap part is written
+     * only by whoever owns a transient status, under that heap's lock. */
     PT_ATOMIC(uint64_t) state;
     uint32_t heap_index;        /* position in the heap's array; guarded by its lock */
     /* Bit 0: a stop_sync sleeps on this word. Bits 1-15: callbacks of this

@@ -87,7 +87,7 @@ static inline pt_timers *heap_of(const pt_timer *t) { return st_heap(st_word(t))
 static inline void force_status(pt_timer *t, uint32_t s)
 {
     uint64_t w = atomic_load(&t->state);
-    atomic_store(&t->state, (w & ~PT_STATE_STATUS_MASK) | (uint64_t)(s & 0xf) << PT_STATE_SHIFT);
+    atomic_store(&t->state, (w & ~PT_STATE_STATUS_MASK) | (s & PT_STATE_STATUS_MASK));
 }
 
 /* The key a timer is filed under in its heap (not its asked-for when). */
