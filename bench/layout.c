@@ -13,14 +13,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ptimer/clock.h"
+#include "ptimer/ptimer.h"
 #include "rng.h"
 
-struct node { /* a timer-sized node: 64 bytes, `when` inside */
+struct node { /* a timer-sized node (sizeof(pt_timer)), `when` inside */
     pt_nanos when;
     uint32_t idx;
-    char pad[52];
+    char pad[sizeof(pt_timer) - sizeof(pt_nanos) - sizeof(uint32_t)];
 };
+_Static_assert(sizeof(struct node) == sizeof(pt_timer), "a node is a timer's size");
 
 /* Both layouts with the same algorithms as heap4.c (tournament of four
  * children, Floyd's root removal), so that the layout is the only
@@ -162,7 +163,8 @@ int main(void)
 {
     static const uint32_t sizes[] = {1024, 32768, 1048576};
     printf("heap entry layout: the same 4-ary heap code, {when, ptr} (16 B) against {ptr} (8 B,\n"
-           "`when` read through the pointer, Go <= 1.22); nodes are 64-byte timers\n");
+           "`when` read through the pointer, Go <= 1.22); nodes are %zu-byte timers\n",
+           sizeof(struct node));
     printf("%-7s %9s %24s %24s\n", "shape", "N", "{when,ptr} ns/op", "{ptr} ns/op");
     for (int shape = 0; shape < 2; shape++)
         for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
