@@ -262,10 +262,12 @@ static int isolated_main(char **argv)
     const struct workload *wl = workload_find(argv[2]);
     const struct engine *eng = engine_find(argv[3]);
     int nt = atoi(argv[4]), fd = atoi(argv[6]);
+    /* Only the memory workload runs here, and memory_timers is all of
+     * the configuration it reads. */
     struct run_config cfg = {.memory_timers = atol(argv[5])};
     struct run_result *res = calloc(1, sizeof *res);
     struct rep r;
-    if (!wl || !eng || nt < 1 || cfg.memory_timers < 1 || !res ||
+    if (!wl || !wl->single_thread || !eng || nt < 1 || cfg.memory_timers < 1 || !res ||
         workload_run(wl, eng, nt, &cfg, res) != 0)
         return 1;
     to_rep(res, wl, &r);
@@ -286,8 +288,11 @@ static int run_isolated(const struct workload *wl, const struct engine *eng, int
         return -1;
     fflush(NULL);
     pid_t pid = fork();
-    if (pid < 0)
+    if (pid < 0) {
+        close(fd[0]);
+        close(fd[1]);
         return -1;
+    }
     if (pid == 0) {
         close(fd[0]);
         char nts[16], timers[24], fds[16];
@@ -297,6 +302,7 @@ static int run_isolated(const struct workload *wl, const struct engine *eng, int
         char *args[] = {"ptbench", ISOLATED_ARG, (char *)wl->name, (char *)eng->name,
                         nts, timers, fds, NULL};
         execv("/proc/self/exe", args);
+        fprintf(stderr, "ptbench: cannot execute /proc/self/exe: %s\n", strerror(errno));
         _exit(127);
     }
     close(fd[1]);

@@ -22,7 +22,7 @@ _Noreturn void pt_bad_timer(const pt_timer *t, const char *op)
             "state word %#llx%s)\n",
             (const void *)t, status_name(s), s, op, (void *)st_heap(w), t->heap_index,
             (long long)t->when, (unsigned long long)w,
-            (w & PT_STATE_CHECK_MASK) == PT_STATE_CHECK ? "" : ", not a timer's");
+            st_checked(w) ? "" : ", not a timer's");
     abort();
 }
 

@@ -36,6 +36,10 @@
 #define PT_STATE_HEAP_SHIFT 16
 /* Set by pt_timer_init: a zeroed or garbage word is not a timer. */
 #define PT_STATE_CHECK UINT64_C(0x7d10)
+_Static_assert(PT_TIMER_MOVING <= PT_STATE_STATUS_MASK, "every status fits its 4 bits");
+/* One word, updated by CAS from any thread: it must be a real atomic, not
+ * a library lock (i386 has cmpxchg8b; a target without it is refused). */
+_Static_assert(__atomic_always_lock_free(sizeof(uint64_t), 0), "lock-free 64-bit atomics");
 
 static inline uint32_t st_status(uint64_t w) { return (uint32_t)(w & PT_STATE_STATUS_MASK); }
 static inline pt_timers *st_heap(uint64_t w)
@@ -76,17 +80,24 @@ static inline bool st_cas(pt_timer *t, uint64_t w, uint32_t to)
                                                    memory_order_acq_rel, memory_order_acquire);
 }
 
-/* A transition out of a transient state this thread owns (Modifying,
- * Moving, Removing, Running), the heap kept. No other thread ever CASes
- * from those, so a release store does what Go's CAS does, without a
- * locked instruction; the load before it still catches a corrupt word
- * (Go's badTimer). */
-static inline void st_set(pt_timer *t, uint32_t from, uint32_t to, const char *op)
+/* The word of a timer this thread holds in the transient status `from`
+ * (Modifying, Moving, Removing, Running). No other thread writes it, so
+ * a relaxed load reads what this thread left; checking it still catches
+ * a corrupt word (Go's badTimer). */
+static inline uint64_t st_owned(const pt_timer *t, uint32_t from, const char *op)
 {
-    uint64_t w = atomic_load_explicit(&t->state, memory_order_relaxed);
+    uint64_t w = atomic_load_explicit(&((pt_timer *)t)->state, memory_order_relaxed);
     if ((w & PT_STATE_LOW_MASK) != st_pack(NULL, from))
         pt_bad_timer(t, op);
-    atomic_store_explicit(&t->state, w ^ (from ^ to), memory_order_release);
+    return w;
+}
+
+/* A transition out of a transient state this thread owns, the heap kept.
+ * No other thread ever CASes from those, so a release store does what
+ * Go's CAS does, without a locked instruction. */
+static inline void st_set(pt_timer *t, uint32_t from, uint32_t to, const char *op)
+{
+    atomic_store_explicit(&t->state, st_owned(t, from, op) ^ (from ^ to), memory_order_release);
 }
 
 /* As st_set, also moving the timer to ts's heap (NULL: out of any heap).
@@ -95,9 +106,7 @@ static inline void st_set(pt_timer *t, uint32_t from, uint32_t to, const char *o
 static inline void st_set_in(pt_timer *t, uint32_t from, uint32_t to, const pt_timers *ts,
                              const char *op)
 {
-    uint64_t w = atomic_load_explicit(&t->state, memory_order_relaxed);
-    if ((w & PT_STATE_LOW_MASK) != st_pack(NULL, from))
-        pt_bad_timer(t, op);
+    (void)st_owned(t, from, op);
     atomic_store_explicit(&t->state, st_pack(ts, to), memory_order_release);
 }
 
@@ -112,11 +121,14 @@ static inline void st_claim(pt_timer *t, const pt_timers *ts)
 /* Another thread holds a transient state; let it finish. */
 static inline void st_wait(void) { sched_yield(); }
 
+/* Whether a word is an initialised timer's. */
+static inline bool st_checked(uint64_t w) { return (w & PT_STATE_CHECK_MASK) == PT_STATE_CHECK; }
+
 /* Whether t is an initialised timer; its word (acquire) in *w if so, so
  * that an operation's first look at the status is this same load. */
 static inline bool st_valid(const pt_timer *t, uint64_t *w)
 {
-    return t && ((*w = st_word(t)) & PT_STATE_CHECK_MASK) == PT_STATE_CHECK;
+    return t && st_checked(*w = st_word(t));
 }
 static inline bool pt_timer_valid(const pt_timer *t)
 {

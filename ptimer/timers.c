@@ -23,8 +23,16 @@ void pt_timers_init(pt_timers *ts, pt_wake_func wake, void *ctx)
     if (!ts)
         return;
     ts->magic = 0;
-    if (!st_heap_fits(ts))
+    if (!st_heap_fits(ts)) {
+        /* A timer names its heap in 48 bits of its state word. Refused
+         * loudly: init cannot return an error, and every later call on ts
+         * returning -EINVAL would otherwise be a puzzle. */
+        fprintf(stderr,
+                "ptimer: pt_timers_init(%p): a heap's address must fit in 48 bits (a tagged "
+                "pointer?); calls on this heap return -EINVAL\n",
+                (void *)ts);
         return;
+    }
     pt_lock_init(&ts->lock);
     pt_heap4_init(&ts->heap, (int32_t)offsetof(pt_timer, heap_index));
     atomic_init(&ts->timer0_when, 0);
@@ -376,9 +384,11 @@ int pt_timers_verify(pt_timers *ts, bool quiescent)
         pt_timer *t = h->v[i].item;
         pt_nanos key = h->v[i].when;
         uint64_t w = st_word(t);
-        VERIFY(pt_timer_valid(t), "entry %u: %p is not a timer", i, (void *)t);
+        VERIFY(st_checked(w), "entry %u: %p is not a timer", i, (void *)t);
         VERIFY(st_heap(w) == ts, "entry %u: timer %p names heap %p", i, (void *)t,
                (void *)st_heap(w));
+        if (bad)
+            break; /* reported; a status CAS on a word that is not ours proves nothing */
         uint32_t s = st_status(w);
         if (s == PT_TIMER_MODIFYING) {
             modifying++; /* mid-flight on another thread: nothing to read */

@@ -74,6 +74,9 @@ extern "C" {
 #else
 #define PT_ATOMIC(T) _Atomic(T)
 #endif
+/* 64-bit atomics are 8-aligned in C; a plain 64-bit field in C++ is only
+ * 4-aligned on i386: this keeps the layout the same for both. */
+#define PT_ALIGN8 __attribute__((aligned(8)))
 
 typedef void (*pt_func)(void *arg, uintptr_t seq);
 typedef void (*pt_wake_func)(void *ctx, pt_nanos when);
@@ -93,13 +96,14 @@ enum pt_timer_status {
 
 typedef struct pt_timers pt_timers;
 
-/* One timer. Embeddable; treat every field as private. 56 bytes. */
+/* One timer. Embeddable; treat every field as private. 56 bytes on
+ * 64-bit targets. */
 typedef struct pt_timer {
     /* Its enum pt_timer_status (bits 0-3), a check set by pt_timer_init
      * (bits 4-15) and the heap holding it (bits 16-63), in one word: a
      * status change carries the heap with it. The heap part is written
      * only by whoever owns a transient status, under that heap's lock. */
-    PT_ATOMIC(uint64_t) state;
+    PT_ATOMIC(uint64_t) state PT_ALIGN8;
     uint32_t heap_index;        /* position in the heap's array; guarded by its lock */
     /* Bit 0: a stop_sync sleeps on this word. Bits 1-15: callbacks of this
      * timer running now. Bits 16-31: callbacks ever started, mod 2^16,
@@ -122,11 +126,11 @@ struct pt_timers {
     pt_heap4 heap;              /* entries {key, pt_timer *} */
     /* heap.v[0].when, or 0 if empty: lets pollers decide without the lock.
      * Written under lock, read anywhere. */
-    PT_ATOMIC(pt_nanos) timer0_when;
+    PT_ATOMIC(pt_nanos) timer0_when PT_ALIGN8;
     /* The earliest `when` of any ModifiedEarlier timer, 0 if none: a timer
      * moved earlier is still keyed at its old time, and this makes check
      * adjust the heap before that time (Go's timerModifiedEarliest). */
-    PT_ATOMIC(pt_nanos) modified_earliest;
+    PT_ATOMIC(pt_nanos) modified_earliest PT_ALIGN8;
     PT_ATOMIC(uint32_t) num_timers;     /* heap.len, for readers without the lock */
     /* Deleted timers still in the heap: deleted_timers - deleted_cleaned.
      * Stops (and revivals, backwards) count in deleted_timers from any

@@ -51,7 +51,7 @@
 #define NP 2            /* Ps */
 #define NT 2            /* timers */
 #define NS 2            /* heap slots per P (>= NT: a timer is in one heap) */
-#define NONE 255        /* no heap: t->ts == NULL */
+#define NONE 255        /* no heap: the state word names none */
 #ifndef MAXT
 #define MAXT 2          /* the clock runs 1..MAXT */
 #endif
@@ -793,31 +793,23 @@ inline move(dst, src)
 inline unlink_deleted(t)
 {
     do
-    :: st[t] == DELETED ->
-        u_h = tsof[t];
-        if
-        :: u_h == NONE -> skip /* its owner removed it after we looked */
-        :: else ->
-            lock(u_h);
+    :: atomic { st[t] == DELETED -> u_h = tsof[t] } /* one load of the state word */
+        assert(u_h != NONE); /* Deleted is always in a heap: the C aborts */
+        lock(u_h);
+        atomic { /* the word again under the lock, then the CAS from it */
             if
-            :: tsof[t] == u_h ->
-                atomic {
-                    if
-                    :: st[t] == DELETED -> st[t] = REMOVING; u_ok = 1
-                    :: else -> u_ok = 0
-                    fi
-                }
+            :: tsof[t] == u_h && st[t] == DELETED -> st[t] = REMOVING; u_ok = 1
             :: else -> u_ok = 0
-            fi;
-            if
-            :: u_ok ->
-                remove_locked(u_h, t);
-                d_step { assert(ndel[u_h] > 0); ndel[u_h]-- }
-                st_set(t, REMOVING, REMOVED)
-            :: else
-            fi;
-            unlock(u_h)
+            fi
+        }
+        if
+        :: u_ok ->
+            remove_locked(u_h, t);
+            d_step { assert(ndel[u_h] > 0); ndel[u_h]-- }
+            st_set(t, REMOVING, REMOVED)
+        :: else
         fi;
+        unlock(u_h);
         atomic { u_h = 0; u_ok = 0 }
     :: else -> break
     od

@@ -1076,6 +1076,13 @@ void test_verify_reports_a_timer_naming_another_heap_or_off_its_key(void)
     CHECK_EQ(pt_timers_verify(&a, true), -EUCLEAN);
     atomic_store(&t[1].state, w);
     CHECK_EQ(pt_timers_verify(&a, true), 0);
+    /* not a timer's word, though its status bits read Waiting: reported,
+     * not touched (a status CAS on it would abort in the restore) */
+    atomic_store(&t[1].state, w ^ PT_STATE_CHECK);
+    CHECK_EQ(pt_timers_verify(&a, true), -EUCLEAN);
+    CHECK_EQ(atomic_load(&t[1].state), w ^ PT_STATE_CHECK);
+    atomic_store(&t[1].state, w);
+    CHECK_EQ(pt_timers_verify(&a, true), 0);
     t[0].when += 5;
     CHECK_EQ(pt_timers_verify(&a, true), -EUCLEAN);
     t[0].when -= 5;
@@ -1107,6 +1114,23 @@ void test_state_word_keeps_heap_status_and_check_apart(void)
     pt_timer t;
     pt_timer_init(&t, count_cb, NULL);
     CHECK_EQ(atomic_load(&t.state), st_pack(NULL, PT_TIMER_NOSTATUS));
+    /* Every transition helper, between every pair of statuses: the
+     * status flips, the heap and the check stay (or the heap moves, for
+     * the _in and claim forms). */
+    for (uint32_t from = PT_TIMER_NOSTATUS; from <= PT_TIMER_MOVING; from++)
+        for (uint32_t to = PT_TIMER_NOSTATUS; to <= PT_TIMER_MOVING; to++) {
+            atomic_store(&t.state, st_pack(&ts, from));
+            CHECK(!st_cas(&t, st_pack(NULL, from), to)); /* another heap: no */
+            CHECK(st_cas(&t, st_pack(&ts, from), to));
+            CHECK_EQ(atomic_load(&t.state), st_pack(&ts, to));
+            st_set(&t, to, from, "test");
+            CHECK_EQ(atomic_load(&t.state), st_pack(&ts, from));
+            st_set_in(&t, from, to, NULL, "test");
+            CHECK_EQ(atomic_load(&t.state), st_pack(NULL, to));
+        }
+    st_claim(&t, &ts);
+    CHECK_EQ(atomic_load(&t.state), st_pack(&ts, PT_TIMER_MODIFYING));
+    atomic_store(&t.state, st_pack(NULL, PT_TIMER_NOSTATUS));
     CHECK_EQ(sizeof(pt_timer), UINTPTR_MAX > 0xffffffffu ? 56u : sizeof(pt_timer));
 }
 
