@@ -166,11 +166,20 @@ timer_arm(pt_timers *ts, pt_timer *t, uint64_t w, pt_nanos when, pt_nanos period
     pt_nanos prev = pt_timers_next_time(h);
     uint32_t ns = when < t->when ? PT_TIMER_MODIFIED_EARLIER : PT_TIMER_MODIFIED_LATER;
     set_fields(t, mode, when, period, f, arg, seq);
-    if (ns == PT_TIMER_MODIFIED_EARLIER)
+    /* Read h's wake while Modifying pins t in h: once that ends, h's owner
+     * may move t away and destroy h. */
+    pt_wake_func wake = NULL;
+    void *wake_ctx = NULL;
+    if (ns == PT_TIMER_MODIFIED_EARLIER) {
         lower_modified_earliest(h, when);
+        if (prev == 0 || when < prev) {
+            wake = h->wake;
+            wake_ctx = h->wake_ctx;
+        }
+    }
     st_set(t, PT_TIMER_MODIFYING, ns, op);
-    if (ns == PT_TIMER_MODIFIED_EARLIER && h->wake && (prev == 0 || when < prev))
-        h->wake(h->wake_ctx, when);
+    if (wake)
+        wake(wake_ctx, when);
     return pending;
 }
 

@@ -53,7 +53,9 @@
  *    Two callbacks that stop_sync each other on two threads deadlock, as
  *    with Linux's timer_delete_sync().
  *  - A pt_timers may be destroyed only when no thread is inside one of its
- *    calls; pt_timers_destroy() refuses (-EBUSY) while it holds live timers.
+ *    calls, nor inside a call on a timer it holds (a stop_sync of a timer
+ *    stopped on it unlinks it there); pt_timers_destroy() refuses (-EBUSY)
+ *    while it holds live timers.
  *
  * Callbacks run on the thread that calls pt_timers_check(), one at a time
  * per heap, with the heap's lock released, and may call any function here.
