@@ -20,7 +20,7 @@ endfunction()
 string(REPLACE ";" "," dlist "${designs}")
 execute_process(
   COMMAND ${PTBENCH} -d ${dlist} -t 1,2 -r 1 -n 3000 -D 30 --ticker-ms 60 --latency-ms 40
-          --preload 200 --window 100 --tickers 50 --memory-timers 2000
+          --preload 200 --window 100 --tickers 50 --memory-timers 20000
           --no-peers --no-plots -q -o ${OUT}
   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 if(NOT rc EQUAL 0)

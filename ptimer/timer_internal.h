@@ -130,11 +130,6 @@ static inline bool st_valid(const pt_timer *t, uint64_t *w)
 {
     return t && st_checked(*w = st_word(t));
 }
-static inline bool pt_timer_valid(const pt_timer *t)
-{
-    uint64_t w;
-    return st_valid(t, &w);
-}
 static inline bool pt_timers_valid(const pt_timers *ts)
 {
     return ts && ts->magic == PT_TIMERS_MAGIC;

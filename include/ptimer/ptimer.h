@@ -151,8 +151,8 @@ struct pt_timers {
  * the lock when a start or modify makes `when` the earliest time of ts
  * (Go's wakeNetPoller): the place to break a sleeping poller. A heap at
  * an address a timer cannot name in 48 bits (only with tagged pointers, or
- * addresses above 2^48 asked for on purpose) is left uninitialised: every
- * call on it is then -EINVAL. */
+ * addresses above 2^48 asked for on purpose) is left uninitialised, with a
+ * line on stderr saying why: every call on it is then -EINVAL. */
 PT_API void pt_timers_init(pt_timers *ts, pt_wake_func wake, void *ctx);
 
 /* Frees the heap's storage. Stopped timers still in the heap are unlinked
