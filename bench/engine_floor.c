@@ -8,7 +8,7 @@
 #include <stdlib.h>
 
 #include "engine.h"
-#include "lock.h"
+#include "ptimer/base/lock.h"
 #include "ptimer/heap4.h"
 #include "slots.h"
 
@@ -20,7 +20,7 @@ struct fl_node {
 
 struct fl_thread {
     _Atomic uint32_t lock;
-    pt_heap4 heap;
+    pt__heap4 heap;
     uint32_t dead;
     bench_cb cb;
     struct slots slots;
@@ -48,8 +48,8 @@ static void *fl_thread_start(void *eng, int tid)
     struct fl_thread *th = calloc(1, sizeof *th);
     if (!th)
         return NULL;
-    pt_lock_init(&th->lock);
-    pt_heap4_init(&th->heap, PT_HEAP4_NO_INDEX);
+    pt__lock_init(&th->lock);
+    pt__heap4_init(&th->heap, PT__HEAP4_NO_INDEX);
     slots_init(&th->slots, sizeof(struct fl_node));
     th->cb = ((struct fl_engine *)eng)->cb;
     th->wakeups = &((struct fl_engine *)eng)->wakeups;
@@ -59,15 +59,15 @@ static void *fl_thread_start(void *eng, int tid)
 static void fl_reserve_handles(void *vth, long n)
 {
     struct fl_thread *th = vth;
-    pt_lock(&th->lock);
+    pt__lock(&th->lock);
     (void)slots_reserve(&th->slots, n); /* failing only skews the reading */
-    pt_unlock(&th->lock);
+    pt__unlock(&th->lock);
 }
 
 static void fl_thread_stop(void *vth)
 {
     struct fl_thread *th = vth;
-    pt_heap4_free(&th->heap);
+    pt__heap4_free(&th->heap);
     slots_free(&th->slots);
     free(th);
 }
@@ -80,33 +80,33 @@ static bool fl_dead(struct fl_thread *th, uint32_t i)
 
 /* Pop dead nodes off the head (lock held). With `add` (a slot), the last
  * dead head is overwritten by {when, add} instead, as pheap does it
- * (pt_timers_add_locked), and add is pushed if there was none. */
+ * (pt__timers_add_locked), and add is pushed if there was none. */
 static void fl_clean(struct fl_thread *th, int64_t add, pt_nanos when)
 {
     while (th->heap.len && fl_dead(th, 0)) {
         uint32_t slot = (uint32_t)(uintptr_t)th->heap.v[0].item;
-        uint32_t next = pt_heap4_second(&th->heap);
+        uint32_t next = pt__heap4_second(&th->heap);
         th->dead--;
         slots_put(&th->slots, slot);
         if (add >= 0 && !(next && fl_dead(th, next))) {
-            pt_heap4_replace_top(&th->heap, when, (void *)(uintptr_t)add);
+            pt__heap4_replace_top(&th->heap, when, (void *)(uintptr_t)add);
             return;
         }
-        pt_heap4_remove(&th->heap, 0);
+        pt__heap4_remove(&th->heap, 0);
     }
     if (add >= 0)
-        pt_heap4_push(&th->heap, when, (void *)(uintptr_t)add);
+        pt__heap4_push(&th->heap, when, (void *)(uintptr_t)add);
 }
 
 static bench_handle fl_schedule(void *vth, pt_nanos when, pt_nanos period, void *arg)
 {
     struct fl_thread *th = vth;
-    pt_lock(&th->lock);
+    pt__lock(&th->lock);
     int64_t slot = slots_get(&th->slots);
-    if (slot < 0 || pt_heap4_reserve(&th->heap, 1) < 0) {
+    if (slot < 0 || pt__heap4_reserve(&th->heap, 1) < 0) {
         if (slot >= 0)
             slots_put(&th->slots, (uint32_t)slot);
-        pt_unlock(&th->lock);
+        pt__unlock(&th->lock);
         return 0;
     }
     slots_fresh(&th->slots, (uint32_t)slot);
@@ -116,14 +116,14 @@ static bench_handle fl_schedule(void *vth, pt_nanos when, pt_nanos period, void 
     n->arg = arg;
     fl_clean(th, slot, when);
     bench_handle h = slots_handle(&th->slots, (uint32_t)slot);
-    pt_unlock(&th->lock);
+    pt__unlock(&th->lock);
     return h;
 }
 
 static bool fl_cancel(void *vth, bench_handle h)
 {
     struct fl_thread *th = vth;
-    pt_lock(&th->lock);
+    pt__lock(&th->lock);
     struct fl_node *n = slots_check(&th->slots, h);
     bool live = n && !n->dead;
     if (live) {
@@ -131,17 +131,17 @@ static bool fl_cancel(void *vth, bench_handle h)
         slots_retire(&th->slots, (uint32_t)h); /* freed when popped */
         th->dead++;
     }
-    pt_unlock(&th->lock);
+    pt__unlock(&th->lock);
     return live;
 }
 
 static bench_handle fl_reset(void *vth, bench_handle h, pt_nanos when, void *arg)
 {
     struct fl_thread *th = vth;
-    pt_lock(&th->lock);
+    pt__lock(&th->lock);
     struct fl_node *n = slots_check(&th->slots, h);
     pt_nanos period = n ? n->period : 0;
-    pt_unlock(&th->lock);
+    pt__unlock(&th->lock);
     if (!n)
         return 0;
     /* Lazy deletion has no re-key: the old entry dies, a new one is pushed. */
@@ -162,14 +162,14 @@ static void fl_compact(struct fl_thread *th)
     }
     th->heap.len = kept;
     th->dead = 0;
-    pt_heap4_heapify(&th->heap);
+    pt__heap4_heapify(&th->heap);
 }
 
 /* Run what is due; returns the next time (0: none). */
 static pt_nanos fl_run(struct fl_thread *th)
 {
     pt_nanos now = 0;
-    pt_lock(&th->lock);
+    pt__lock(&th->lock);
     for (;;) {
         fl_clean(th, -1, 0);
         if (!th->heap.len)
@@ -183,19 +183,19 @@ static pt_nanos fl_run(struct fl_thread *th)
         void *arg = n->arg;
         if (n->period > 0) {
             th->heap.v[0].when += n->period * (1 + (now - th->heap.v[0].when) / n->period);
-            pt_heap4_fix(&th->heap, 0);
+            pt__heap4_fix(&th->heap, 0);
         } else {
-            pt_heap4_remove(&th->heap, 0);
+            pt__heap4_remove(&th->heap, 0);
             slots_put(&th->slots, slot);
         }
-        pt_unlock(&th->lock);
+        pt__unlock(&th->lock);
         th->cb(arg);
-        pt_lock(&th->lock);
+        pt__lock(&th->lock);
     }
     if (th->dead > th->heap.len / 4)
         fl_compact(th);
-    pt_nanos next = pt_heap4_top_when(&th->heap);
-    pt_unlock(&th->lock);
+    pt_nanos next = pt__heap4_top_when(&th->heap);
+    pt__unlock(&th->lock);
     return next;
 }
 
@@ -235,5 +235,5 @@ const struct engine engine_floor = {
     .idle = fl_idle,
     .read_stats = fl_read_stats,
     .reserve_handles = fl_reserve_handles,
-    .timer_bytes = sizeof(struct fl_node) + sizeof(pt_heap4_entry),
+    .timer_bytes = sizeof(struct fl_node) + sizeof(pt__heap4_entry),
 };

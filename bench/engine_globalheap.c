@@ -8,8 +8,8 @@
 #include <stdlib.h>
 
 #include "engine.h"
-#include "futex.h"
-#include "lock.h"
+#include "ptimer/base/futex.h"
+#include "ptimer/base/lock.h"
 #include "ptimer/heap4.h"
 #include "slots.h"
 
@@ -22,7 +22,7 @@ struct gh_node {
 
 struct gh_engine {
     _Atomic uint32_t lock; /* guards heap, slots, stop */
-    pt_heap4 heap;
+    pt__heap4 heap;
     struct slots slots;
     bool stop;
     _Atomic uint32_t wakeword; /* bumped when a new earliest arrives */
@@ -34,7 +34,7 @@ struct gh_engine {
 static void *gh_main(void *arg)
 {
     struct gh_engine *e = arg;
-    pt_lock(&e->lock);
+    pt__lock(&e->lock);
     while (!e->stop) {
         pt_nanos now = pt_nanotime();
         while (e->heap.len && e->heap.v[0].when <= now) {
@@ -42,14 +42,14 @@ static void *gh_main(void *arg)
             void *cbarg = n->arg;
             if (n->period > 0) {
                 e->heap.v[0].when += n->period * (1 + (now - e->heap.v[0].when) / n->period);
-                pt_heap4_fix(&e->heap, 0);
+                pt__heap4_fix(&e->heap, 0);
             } else {
-                pt_heap4_remove(&e->heap, 0);
+                pt__heap4_remove(&e->heap, 0);
                 slots_put(&e->slots, n->slot);
             }
-            pt_unlock(&e->lock);
+            pt__unlock(&e->lock);
             e->cb(cbarg);
-            pt_lock(&e->lock);
+            pt__lock(&e->lock);
         }
         /* stop, again: destroy may have set it (and bumped wakeword, with
          * no one to wake) while a callback ran unlocked; the sample below
@@ -57,14 +57,14 @@ static void *gh_main(void *arg)
          * the lock, a destroy not yet seen bumps after the sample. */
         if (e->stop)
             break;
-        pt_nanos next = pt_heap4_top_when(&e->heap);
+        pt_nanos next = pt__heap4_top_when(&e->heap);
         uint32_t w = atomic_load_explicit(&e->wakeword, memory_order_acquire);
-        pt_unlock(&e->lock);
-        pt_futex_wait(&e->wakeword, w, next);
+        pt__unlock(&e->lock);
+        pt__futex_wait(&e->wakeword, w, next);
         atomic_fetch_add_explicit(&e->wakeups, 1, memory_order_relaxed);
-        pt_lock(&e->lock);
+        pt__lock(&e->lock);
     }
-    pt_unlock(&e->lock);
+    pt__unlock(&e->lock);
     return NULL;
 }
 
@@ -75,8 +75,8 @@ static void *gh_create(int n, bench_cb cb)
     if (!e)
         return NULL;
     e->cb = cb;
-    pt_lock_init(&e->lock);
-    pt_heap4_init(&e->heap, (int32_t)offsetof(struct gh_node, idx));
+    pt__lock_init(&e->lock);
+    pt__heap4_init(&e->heap, (int32_t)offsetof(struct gh_node, idx));
     slots_init(&e->slots, sizeof(struct gh_node));
     if (pthread_create(&e->thread, NULL, gh_main, e) != 0) {
         free(e);
@@ -88,13 +88,13 @@ static void *gh_create(int n, bench_cb cb)
 static void gh_destroy(void *ve)
 {
     struct gh_engine *e = ve;
-    pt_lock(&e->lock);
+    pt__lock(&e->lock);
     e->stop = true;
-    pt_unlock(&e->lock);
+    pt__unlock(&e->lock);
     atomic_fetch_add(&e->wakeword, 1);
-    pt_futex_wake(&e->wakeword, 1);
+    pt__futex_wake(&e->wakeword, 1);
     pthread_join(e->thread, NULL);
-    pt_heap4_free(&e->heap);
+    pt__heap4_free(&e->heap);
     slots_free(&e->slots);
     free(e);
 }
@@ -102,9 +102,9 @@ static void gh_destroy(void *ve)
 static void gh_reserve_handles(void *ve, long n)
 {
     struct gh_engine *e = ve;
-    pt_lock(&e->lock);
+    pt__lock(&e->lock);
     (void)slots_reserve(&e->slots, n); /* failing only skews the reading */
-    pt_unlock(&e->lock);
+    pt__unlock(&e->lock);
 }
 
 /* Workers share everything: their context is the engine itself. */
@@ -119,12 +119,12 @@ static void gh_thread_stop(void *th) { (void)th; }
 static bench_handle gh_schedule(void *vth, pt_nanos when, pt_nanos period, void *arg)
 {
     struct gh_engine *e = vth;
-    pt_lock(&e->lock);
+    pt__lock(&e->lock);
     int64_t slot = slots_get(&e->slots);
-    if (slot < 0 || pt_heap4_reserve(&e->heap, 1) < 0) {
+    if (slot < 0 || pt__heap4_reserve(&e->heap, 1) < 0) {
         if (slot >= 0)
             slots_put(&e->slots, (uint32_t)slot);
-        pt_unlock(&e->lock);
+        pt__unlock(&e->lock);
         return 0;
     }
     slots_fresh(&e->slots, (uint32_t)slot);
@@ -132,12 +132,12 @@ static bench_handle gh_schedule(void *vth, pt_nanos when, pt_nanos period, void 
     n->slot = (uint32_t)slot;
     n->period = period;
     n->arg = arg;
-    bool earliest = pt_heap4_push(&e->heap, when, n) == 0;
+    bool earliest = pt__heap4_push(&e->heap, when, n) == 0;
     bench_handle h = slots_handle(&e->slots, (uint32_t)slot);
-    pt_unlock(&e->lock);
+    pt__unlock(&e->lock);
     if (earliest) {
         atomic_fetch_add_explicit(&e->wakeword, 1, memory_order_release);
-        pt_futex_wake(&e->wakeword, 1);
+        pt__futex_wake(&e->wakeword, 1);
     }
     return h;
 }
@@ -145,13 +145,13 @@ static bench_handle gh_schedule(void *vth, pt_nanos when, pt_nanos period, void 
 static bool gh_cancel(void *vth, bench_handle h)
 {
     struct gh_engine *e = vth;
-    pt_lock(&e->lock);
+    pt__lock(&e->lock);
     struct gh_node *n = slots_check(&e->slots, h);
     if (n) {
-        pt_heap4_remove(&e->heap, n->idx);
+        pt__heap4_remove(&e->heap, n->idx);
         slots_put(&e->slots, n->slot);
     }
-    pt_unlock(&e->lock);
+    pt__unlock(&e->lock);
     return n != NULL;
 }
 
@@ -159,18 +159,18 @@ static bench_handle gh_reset(void *vth, bench_handle h, pt_nanos when, void *arg
 {
     (void)arg;
     struct gh_engine *e = vth;
-    pt_lock(&e->lock);
+    pt__lock(&e->lock);
     struct gh_node *n = slots_check(&e->slots, h);
     bool earliest = false;
     if (n) {
         e->heap.v[n->idx].when = when;
-        pt_heap4_fix(&e->heap, n->idx);
+        pt__heap4_fix(&e->heap, n->idx);
         earliest = n->idx == 0;
     }
-    pt_unlock(&e->lock);
+    pt__unlock(&e->lock);
     if (earliest) {
         atomic_fetch_add_explicit(&e->wakeword, 1, memory_order_release);
-        pt_futex_wake(&e->wakeword, 1);
+        pt__futex_wake(&e->wakeword, 1);
     }
     return n ? h : 0;
 }
@@ -201,5 +201,5 @@ const struct engine engine_globalheap = {
     .idle = gh_idle,
     .read_stats = gh_read_stats,
     .reserve_handles = gh_reserve_handles,
-    .timer_bytes = sizeof(struct gh_node) + sizeof(pt_heap4_entry),
+    .timer_bytes = sizeof(struct gh_node) + sizeof(pt__heap4_entry),
 };

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 
 #include "engine.h"
-#include "futex.h"
+#include "ptimer/base/futex.h"
 
 struct k_engine {
     bench_cb cb;
@@ -88,7 +88,7 @@ static void k_idle(void *vth, pt_nanos until)
         if (now >= until)
             return;
         pt_nanos d = th->deadline && th->deadline < until ? th->deadline : until;
-        pt_futex_wait(&th->word, 0, d);
+        pt__futex_wait(&th->word, 0, d);
         atomic_fetch_add_explicit(&th->e->wakeups, 1, memory_order_relaxed);
     }
 }

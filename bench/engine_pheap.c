@@ -13,8 +13,9 @@
 #include <stdlib.h>
 
 #include "engine.h"
-#include "futex.h"
+#include "ptimer/base/futex.h"
 #include "ptimer/ptimer.h"
+#include "ptimer/heap4.h" /* the entry size a pending timer costs */
 #include "slots.h"
 
 /* The engine's timer is the library's, 56 bytes, nothing added. */
@@ -67,7 +68,7 @@ static void ph_wake(void *ctx, pt_nanos when)
      * sleeping load here) means one of the two sides always sees the other. */
     atomic_fetch_add_explicit(&th->wakeword, 1, memory_order_seq_cst);
     if (atomic_load_explicit(&th->sleeping, memory_order_seq_cst))
-        pt_futex_wake(&th->wakeword, 1);
+        pt__futex_wake(&th->wakeword, 1);
 }
 
 /* pt_timer callback: seq is the slot. One-shots are recycled here, on the
@@ -214,7 +215,7 @@ static void ph_idle(void *vth, pt_nanos until)
         if (deadline > now) {
             atomic_store_explicit(&th->sleeping, true, memory_order_seq_cst);
             if (atomic_load_explicit(&th->wakeword, memory_order_seq_cst) == w)
-                pt_futex_wait(&th->wakeword, w, deadline);
+                pt__futex_wait(&th->wakeword, w, deadline);
             atomic_store_explicit(&th->sleeping, false, memory_order_relaxed);
             atomic_fetch_add_explicit(&th->eng->wakeups, 1, memory_order_relaxed);
         }
@@ -262,7 +263,7 @@ static void ph_read_stats(void *eng, struct engine_stats *out)
         .idle = ph_idle,                                                                       \
         .read_stats = ph_read_stats,                                                           \
         .reserve_handles = ph_reserve_handles,                                                 \
-        .timer_bytes = sizeof(struct ph_timer) + sizeof(pt_heap4_entry),                       \
+        .timer_bytes = sizeof(struct ph_timer) + sizeof(pt__heap4_entry),                       \
     }
 
 PH_ENGINE(engine_pheap, "pheap", ph_create_lazy,

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 
 #include "engine.h"
-#include "lock.h"
+#include "ptimer/base/lock.h"
 #include "ptimer/timerthread.h"
 
 struct tt_engine {
@@ -48,7 +48,7 @@ static void *tt_create(int n, bench_cb cb)
         free(e);
         return NULL;
     }
-    pt_lock_init(&e->lock);
+    pt__lock_init(&e->lock);
     tt_current = e;
     return e;
 }
@@ -83,10 +83,10 @@ static bench_handle tt_schedule(void *th, pt_nanos when, pt_nanos period, void *
     if (!k)
         return 0;
     *k = (struct tt_ticker){e, when, period, arg, NULL};
-    pt_lock(&e->lock);
+    pt__lock(&e->lock);
     k->next = e->tickers;
     e->tickers = k;
-    pt_unlock(&e->lock);
+    pt__unlock(&e->lock);
     /* Tickers run until the engine is destroyed; their handle is not a
      * task id, so cancel and reset do not apply to them. */
     return pt_timerthread_schedule(e->tt, tt_tick, k, when) ? (bench_handle)1 << 63 : 0;

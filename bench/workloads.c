@@ -465,7 +465,7 @@ int workload_run(const struct workload *wl, const struct engine *eng, int nthrea
  * pt_netpoll_wait(timeout) on each backend: np-epoll (epoll_pwait2),
  * np-timerfd (epoll with its timerfd fallback), np-uring (io_uring,
  * IORING_OP_TIMEOUT). */
-#include "futex.h"
+#include "ptimer/base/futex.h"
 #include "ptimer/netpoll.h"
 
 const char *const netpoll_designs[] = {"kernel", "np-epoll", "np-timerfd",
@@ -510,7 +510,7 @@ int netpoll_bench(const char *design, pt_nanos wait, pt_nanos duration, struct r
                 pt_netpoll_destroy(np);
                 return -1;
             }
-            pt_futex_wait(&word, 0, deadline);
+            pt__futex_wait(&word, 0, deadline);
             out->wakeups++;
         }
         hist_record(&out->lateness, now - deadline);

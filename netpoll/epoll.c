@@ -21,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "netpoll/internal.h"
 
 #ifndef SYS_epoll_pwait2
 #define SYS_epoll_pwait2 441
@@ -165,7 +165,7 @@ static int ep_wait(pt_netpoll *np, pt_nanos until, struct np_raw *raw, int max)
     return out;
 }
 
-const struct np_ops pt_np_epoll_ops = {
+const struct np_ops pt__np_epoll_ops = {
     .name = "epoll",
     .init = ep_init,
     .fini = ep_fini,

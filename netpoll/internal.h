@@ -9,11 +9,12 @@
 
 #include "ptimer/netpoll.h"
 
-#include "lock.h"
+#include "netpoll/slots.h"
+#include "ptimer/base/lock.h"
 
-#define PT_NETPOLL_MAGIC 0x6e706f6cu /* "npol" */
-#define PT_POLLFD_OPEN 0x70646f70u   /* "pdop" */
-#define PT_POLLFD_CLOSED 0x7064636cu /* "pdcl" */
+#define PT__NETPOLL_MAGIC 0x6e706f6cu /* "npol" */
+#define PT__POLLFD_OPEN 0x70646f70u   /* "pdop" */
+#define PT__POLLFD_CLOSED 0x7064636cu /* "pdcl" */
 
 /* Side states (rg, wg): the table in netpoll.h. */
 #define PD_NIL 0u
@@ -77,16 +78,10 @@ struct np_ops {
     int (*wait)(pt_netpoll *np, pt_nanos until, struct np_raw *raw, int max);
 };
 
-extern const struct np_ops pt_np_epoll_ops;
+extern const struct np_ops pt__np_epoll_ops;
 #ifdef PT_HAVE_URING
-extern const struct np_ops pt_np_uring_ops;
+extern const struct np_ops pt__np_uring_ops;
 #endif
-
-struct np_slot {
-    pt_pollfd *pd; /* NULL: free */
-    uint32_t gen;  /* bumped on every close and re-arm */
-    uint32_t next; /* free list */
-};
 
 struct pt_netpoll {
     uint32_t magic;
@@ -94,6 +89,7 @@ struct pt_netpoll {
     const struct np_ops *ops;
     unsigned flags;
     const char *name;
+    int fallback; /* pt_netpoll_fallback() */
     int breakfd; /* eventfd: the break signal */
 
     /* WAKE_* reasons pending, 0 if none: the eventfd has been written
@@ -110,16 +106,12 @@ struct pt_netpoll {
      * next. */
     _Atomic uint32_t waiting;
 
-    /* pt_lock: guards the slot table, fdmap, nopen, each open pd's slot and
+    /* pt__lock: guards the slot table, fdmap, nopen, each open pd's slot and
      * events, and the backends' (un)registration. Held by the waiter while
      * it dispatches a batch of events, so a pd is never touched after its
      * close took the slot back. */
     _Atomic uint32_t lock;
-    struct np_slot *slots;
-    uint32_t nslots, free_head;
-    uint32_t *fdmap; /* fd -> slot + 1, 0 if not registered */
-    uint32_t fdmap_len;
-    uint32_t nopen;
+    struct np_slots slots;
     uint64_t batch; /* waiter-only: one per pt_netpoll_wait call */
 
     pt_timers *timers; /* the default heap for deadlines */
@@ -140,27 +132,21 @@ struct pt_netpoll {
 
 static inline bool np_valid(const pt_netpoll *np)
 {
-    return np && np->magic == PT_NETPOLL_MAGIC;
+    return np && np->magic == PT__NETPOLL_MAGIC;
 }
 
 /* Signals the poller for `why` unless a signal is already pending. */
-void pt_np_signal(pt_netpoll *np, uint32_t why);
+void pt__np_signal(pt_netpoll *np, uint32_t why);
 /* The owned heap's pt_wake_func. */
-void pt_np_own_wake(void *ctx, pt_nanos when);
+void pt__np_own_wake(void *ctx, pt_nanos when);
 /* Reads the break eventfd empty. */
-void pt_np_drain_break(pt_netpoll *np);
-
-/* netpoll.c: the slot table, under np->lock. Register pd (its fd, udata
- * and events set) with the kernel; change its interest; take it back. */
-int pt_np_register(pt_netpoll *np, pt_pollfd *pd, unsigned events);
-int pt_np_rearm(pt_netpoll *np, pt_pollfd *pd, unsigned events);
-void pt_np_unregister(pt_netpoll *np, pt_pollfd *pd);
+void pt__np_drain_break(pt_netpoll *np);
 
 /* pollfd.c: an event arrived for pd (np->lock held). mode is READ/WRITE. */
-void pt_pd_ready(pt_pollfd *pd, unsigned mode);
+void pt__pd_ready(pt_pollfd *pd, unsigned mode);
 
 /* Maps a poll mask to the sides it makes ready, Go's way: in, rdhup, hup
  * and err wake readers; out, hup and err wake writers. */
-unsigned pt_np_mask_to_mode(uint32_t mask);
+unsigned pt__np_mask_to_mode(uint32_t mask);
 
 #endif

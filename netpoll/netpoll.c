@@ -21,39 +21,29 @@
  * wake_sig itself) until a blocking wait consumes it.
  */
 #include <errno.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "alloc.h"
-#include "internal.h"
+#include "ptimer/base/alloc.h"
+#include "netpoll/internal.h"
 
 /* ---- creation ------------------------------------------------------------ */
 
-static void say_once(atomic_flag *said, const char *fmt, const char *arg)
+/* The backend asked for: the option, else $PT_NETPOLL. A value that
+ * names no backend is epoll, and *why says so (-EINVAL). */
+static enum pt_netpoll_backend choose(enum pt_netpoll_backend asked, int *why)
 {
-    if (!atomic_flag_test_and_set(said)) {
-        fprintf(stderr, fmt, arg);
-        fflush(stderr);
-    }
-}
-
-static enum pt_netpoll_backend choose(enum pt_netpoll_backend asked)
-{
-    static atomic_flag said_env = ATOMIC_FLAG_INIT;
     if (asked != PT_NETPOLL_DEFAULT)
         return asked;
     const char *env = getenv("PT_NETPOLL");
-    if (!env || !*env)
-        return PT_NETPOLL_EPOLL;
-    if (strcmp(env, "epoll") == 0)
+    if (!env || !*env || strcmp(env, "epoll") == 0)
         return PT_NETPOLL_EPOLL;
     if (strcmp(env, "uring") == 0 || strcmp(env, "io_uring") == 0)
         return PT_NETPOLL_URING;
-    say_once(&said_env, "ptimer netpoll: PT_NETPOLL=%s is not epoll or uring; using epoll\n", env);
+    *why = -EINVAL;
     return PT_NETPOLL_EPOLL;
 }
 
@@ -68,13 +58,12 @@ static int start_backend(pt_netpoll *np, const struct np_ops *ops, enum pt_netpo
 
 int pt_netpoll_create(pt_netpoll **out, const pt_netpoll_options *opt)
 {
-    static atomic_flag said_uring = ATOMIC_FLAG_INIT;
     pt_netpoll_options o = {PT_NETPOLL_DEFAULT, 0, NULL};
     if (opt)
         o = *opt;
     if (!out || (unsigned)o.backend > PT_NETPOLL_URING || (o.flags & ~PT_NETPOLL_TIMERFD))
         return -EINVAL;
-    pt_netpoll *np = pt_malloc(sizeof *np);
+    pt_netpoll *np = pt__malloc(sizeof *np);
     if (!np)
         return -ENOMEM;
     memset(np, 0, sizeof *np);
@@ -82,50 +71,43 @@ int pt_netpoll_create(pt_netpoll **out, const pt_netpoll_options *opt)
     atomic_init(&np->wake_sig, 0);
     atomic_init(&np->poll_until, 0);
     atomic_init(&np->waiting, 0);
-    pt_lock_init(&np->lock);
-    np->free_head = UINT32_MAX;
+    pt__lock_init(&np->lock);
+    pt__np_slots_init(np);
     np->batch = 1;
     np->breakfd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (np->breakfd < 0) {
         int err = -errno;
-        pt_free(np);
+        pt__free(np);
         return err;
     }
 
-    int err = -ENOSYS;
-    enum pt_netpoll_backend which = choose(o.backend);
+    int err = -ENOSYS, fallback = 0;
+    enum pt_netpoll_backend which = choose(o.backend, &fallback);
     if (which == PT_NETPOLL_URING) {
 #ifdef PT_HAVE_URING
-        err = start_backend(np, &pt_np_uring_ops, PT_NETPOLL_URING);
+        err = start_backend(np, &pt__np_uring_ops, PT_NETPOLL_URING);
 #endif
-        if (err < 0) {
-            char why[96];
-            snprintf(why, sizeof why, "%s",
-#ifdef PT_HAVE_URING
-                     strerror(-err)
-#else
-                     "not built (PT_URING=OFF)"
-#endif
-            );
-            say_once(&said_uring, "ptimer netpoll: io_uring unavailable (%s); using epoll\n", why);
-        }
+        /* -ENOSYS when not built (PT_URING=OFF), else why it failed */
+        if (err < 0)
+            fallback = err;
     }
     if (err < 0)
-        err = start_backend(np, &pt_np_epoll_ops, PT_NETPOLL_EPOLL);
+        err = start_backend(np, &pt__np_epoll_ops, PT_NETPOLL_EPOLL);
     if (err < 0) {
         close(np->breakfd);
-        pt_free(np);
+        pt__free(np);
         return err;
     }
 
     if (o.timers) {
         np->timers = o.timers;
     } else {
-        pt_timers_init(&np->own, pt_np_own_wake, np);
+        pt_timers_init(&np->own, pt__np_own_wake, np);
         np->timers = &np->own;
         np->owns_timers = true;
     }
-    np->magic = PT_NETPOLL_MAGIC;
+    np->fallback = fallback;
+    np->magic = PT__NETPOLL_MAGIC;
     *out = np;
     return 0;
 }
@@ -134,9 +116,9 @@ int pt_netpoll_destroy(pt_netpoll *np)
 {
     if (!np_valid(np))
         return -EINVAL;
-    pt_lock(&np->lock);
-    bool busy = np->nopen != 0 || atomic_load_explicit(&np->waiting, memory_order_acquire);
-    pt_unlock(&np->lock);
+    pt__lock(&np->lock);
+    bool busy = np->slots.nopen != 0 || atomic_load_explicit(&np->waiting, memory_order_acquire);
+    pt__unlock(&np->lock);
     if (busy)
         return -EBUSY;
     /* The owned heap goes first: it is the one step that can refuse. */
@@ -145,15 +127,19 @@ int pt_netpoll_destroy(pt_netpoll *np)
     np->magic = 0;
     np->ops->fini(np);
     close(np->breakfd);
-    pt_free(np->slots);
-    pt_free(np->fdmap);
-    pt_free(np);
+    pt__np_slots_free(np);
+    pt__free(np);
     return 0;
 }
 
 enum pt_netpoll_backend pt_netpoll_backend(const pt_netpoll *np)
 {
     return np_valid(np) ? np->backend : PT_NETPOLL_DEFAULT;
+}
+
+int pt_netpoll_fallback(const pt_netpoll *np)
+{
+    return np_valid(np) ? np->fallback : -EINVAL;
 }
 
 const char *pt_netpoll_name(const pt_netpoll *np)
@@ -185,7 +171,7 @@ void pt_netpoll_read_stats(const pt_netpoll *np, pt_netpoll_stats *out)
 
 /* ---- break ---------------------------------------------------------------- */
 
-void pt_np_signal(pt_netpoll *np, uint32_t why)
+void pt__np_signal(pt_netpoll *np, uint32_t why)
 {
     /* release: pairs with the waiter's acquire exchange, so whatever the
      * waker did before breaking is visible once the waiter takes the
@@ -202,7 +188,7 @@ void pt_np_signal(pt_netpoll *np, uint32_t why)
     atomic_fetch_add_explicit(&np->st.signals, 1, memory_order_relaxed);
 }
 
-void pt_np_drain_break(pt_netpoll *np)
+void pt__np_drain_break(pt_netpoll *np)
 {
     uint64_t v;
     ssize_t r;
@@ -216,7 +202,7 @@ int pt_netpoll_break(pt_netpoll *np)
     if (!np_valid(np))
         return -EINVAL;
     atomic_fetch_add_explicit(&np->st.breaks, 1, memory_order_relaxed);
-    pt_np_signal(np, WAKE_USER);
+    pt__np_signal(np, WAKE_USER);
     return 0;
 }
 
@@ -240,115 +226,23 @@ void pt_netpoll_wake(void *ctx, pt_nanos when)
      * timeout from the heap before it called. */
     pt_nanos pu = read_poll_until(np);
     if (pu == 0 || when < pu)
-        pt_np_signal(np, WAKE_USER);
+        pt__np_signal(np, WAKE_USER);
 }
 
 /* The owned heap's wake: the waiter computes its sleep from this heap
  * itself, after publishing poll_until, so 0 (nobody waits) needs no
  * signal, and a signal only makes the waiter recompute (WAKE_TIMER). */
-void pt_np_own_wake(void *ctx, pt_nanos when)
+void pt__np_own_wake(void *ctx, pt_nanos when)
 {
     pt_netpoll *np = ctx;
     pt_nanos pu = read_poll_until(np);
     if (pu != 0 && when < pu)
-        pt_np_signal(np, WAKE_TIMER);
-}
-
-/* ---- the slot table ------------------------------------------------------ */
-
-static int grow_fdmap(pt_netpoll *np, int fd)
-{
-    if ((uint32_t)fd < np->fdmap_len)
-        return 0;
-    uint32_t n = np->fdmap_len ? np->fdmap_len : 64;
-    while (n <= (uint32_t)fd)
-        n *= 2;
-    uint32_t *m = pt_realloc(np->fdmap, (size_t)n * sizeof *m);
-    if (!m)
-        return -ENOMEM;
-    memset(m + np->fdmap_len, 0, (size_t)(n - np->fdmap_len) * sizeof *m);
-    np->fdmap = m;
-    np->fdmap_len = n;
-    return 0;
-}
-
-static int grow_slots(pt_netpoll *np)
-{
-    if (np->free_head != UINT32_MAX)
-        return 0;
-    uint32_t n = np->nslots ? np->nslots * 2 : 16;
-    struct np_slot *s = pt_realloc(np->slots, (size_t)n * sizeof *s);
-    if (!s)
-        return -ENOMEM;
-    for (uint32_t i = np->nslots; i < n; i++) {
-        s[i].pd = NULL;
-        s[i].gen = 1;
-        s[i].next = i + 1 < n ? i + 1 : UINT32_MAX;
-    }
-    np->slots = s;
-    np->free_head = np->nslots;
-    np->nslots = n;
-    return 0;
-}
-
-int pt_np_register(pt_netpoll *np, pt_pollfd *pd, unsigned events)
-{
-    int fd = pd->fd, err;
-    pt_lock(&np->lock);
-    if ((uint32_t)fd < np->fdmap_len && np->fdmap[fd]) {
-        err = -EEXIST;
-        goto out;
-    }
-    if ((err = grow_fdmap(np, fd)) < 0 || (err = grow_slots(np)) < 0)
-        goto out;
-    uint32_t idx = np->free_head;
-    struct np_slot *s = &np->slots[idx];
-    if ((err = np->ops->add(np, fd, np_tag_fd(s->gen, idx), events)) < 0)
-        goto out;
-    np->free_head = s->next;
-    s->pd = pd;
-    pd->slot = idx;
-    atomic_store_explicit(&pd->events, events, memory_order_relaxed);
-    np->fdmap[fd] = idx + 1;
-    np->nopen++;
-out:
-    pt_unlock(&np->lock);
-    return err;
-}
-
-int pt_np_rearm(pt_netpoll *np, pt_pollfd *pd, unsigned events)
-{
-    pt_lock(&np->lock);
-    struct np_slot *s = &np->slots[pd->slot];
-    uint32_t gen = (s->gen + 1) & TAG_GEN_MASK;
-    int err =
-        np->ops->mod(np, pd->fd, np_tag_fd(s->gen, pd->slot), np_tag_fd(gen, pd->slot), events);
-    if (err == 0) {
-        /* Events queued under the old tag are stale from here on. */
-        s->gen = gen;
-        atomic_store_explicit(&pd->events, events, memory_order_relaxed);
-    }
-    pt_unlock(&np->lock);
-    return err;
-}
-
-void pt_np_unregister(pt_netpoll *np, pt_pollfd *pd)
-{
-    pt_lock(&np->lock);
-    struct np_slot *s = &np->slots[pd->slot];
-    np->ops->del(np, pd->fd, np_tag_fd(s->gen, pd->slot));
-    s->pd = NULL;
-    s->gen = (s->gen + 1) & TAG_GEN_MASK;
-    s->next = np->free_head;
-    np->free_head = pd->slot;
-    np->fdmap[pd->fd] = 0;
-    np->nopen--;
-    pt_unlock(&np->lock);
+        pt__np_signal(np, WAKE_TIMER);
 }
 
 /* ---- waiting --------------------------------------------------------------- */
 
-unsigned pt_np_mask_to_mode(uint32_t mask)
+unsigned pt__np_mask_to_mode(uint32_t mask)
 {
     unsigned mode = 0;
     if (mask & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR))
@@ -363,7 +257,7 @@ unsigned pt_np_mask_to_mode(uint32_t mask)
 static void dispatch(pt_netpoll *np, const struct np_raw *raw, int nraw, pt_poll_event *ev, int *n,
                      bool *saw_break)
 {
-    pt_lock(&np->lock);
+    pt__lock(&np->lock);
     for (int i = 0; i < nraw; i++) {
         uint64_t tag = raw[i].tag;
         if (TAG_KIND(tag) == TAG_BREAK) {
@@ -372,10 +266,9 @@ static void dispatch(pt_netpoll *np, const struct np_raw *raw, int nraw, pt_poll
         }
         if (TAG_KIND(tag) != TAG_FD)
             continue;
-        uint32_t idx = (uint32_t)tag, gen = (uint32_t)(tag >> 32) & TAG_GEN_MASK;
-        if (idx >= np->nslots || np->slots[idx].gen != gen || !np->slots[idx].pd)
+        pt_pollfd *pd = pt__np_slot_pd(np, tag);
+        if (!pd)
             continue; /* closed or re-armed since the kernel queued it */
-        pt_pollfd *pd = np->slots[idx].pd;
         unsigned events = atomic_load_explicit(&pd->events, memory_order_relaxed);
         uint32_t mask = raw[i].res >= 0 ? (uint32_t)raw[i].res : 0;
         if (raw[i].flags & NP_RAW_ENDED) {
@@ -389,11 +282,11 @@ static void dispatch(pt_netpoll *np, const struct np_raw *raw, int nraw, pt_poll
             else
                 mask = EPOLLERR;
         }
-        unsigned mode = pt_np_mask_to_mode(mask) & events;
+        unsigned mode = pt__np_mask_to_mode(mask) & events;
         if (mode & PT_POLL_READ)
-            pt_pd_ready(pd, PT_POLL_READ);
+            pt__pd_ready(pd, PT_POLL_READ);
         if (mode & PT_POLL_WRITE)
-            pt_pd_ready(pd, PT_POLL_WRITE);
+            pt__pd_ready(pd, PT_POLL_WRITE);
         unsigned flags =
             mode | (mask & EPOLLERR ? PT_POLL_ERR : 0) | (mask & EPOLLHUP ? PT_POLL_HUP : 0);
         if (!flags)
@@ -410,7 +303,7 @@ static void dispatch(pt_netpoll *np, const struct np_raw *raw, int nraw, pt_poll
             ++*n;
         }
     }
-    pt_unlock(&np->lock);
+    pt__unlock(&np->lock);
 }
 
 int pt_netpoll_wait(pt_netpoll *np, pt_nanos timeout, pt_poll_event *ev, int max)
@@ -470,7 +363,7 @@ int pt_netpoll_wait(pt_netpoll *np, pt_nanos timeout, pt_poll_event *ev, int max
          * reads netpollEventFd only when delay != 0). */
         if (deadline != 0 &&
             (saw_break || atomic_load_explicit(&np->wake_sig, memory_order_relaxed))) {
-            pt_np_drain_break(np);
+            pt__np_drain_break(np);
             /* acquire: pairs with the wakers' fetch_or */
             uint32_t why = atomic_exchange_explicit(&np->wake_sig, 0, memory_order_acq_rel);
             user = why & WAKE_USER;

@@ -17,7 +17,7 @@
 #include <fcntl.h>
 #include <limits.h>
 
-#include "internal.h"
+#include "netpoll/internal.h"
 
 static _Atomic uint32_t *side(pt_pollfd *pd, unsigned mode)
 {
@@ -41,13 +41,13 @@ static void unblock(pt_pollfd *pd, unsigned mode, bool ioready)
             /* Safe even if the waiter returned and pd was freed since: the
              * kernel only hashes the address. */
             if (old == PD_WAIT)
-                pt_futex_wake(g, INT_MAX);
+                pt__futex_wake(g, INT_MAX);
             return;
         }
     }
 }
 
-void pt_pd_ready(pt_pollfd *pd, unsigned mode)
+void pt__pd_ready(pt_pollfd *pd, unsigned mode)
 {
     unblock(pd, mode, true);
 }
@@ -84,7 +84,7 @@ static int check_magic(pt_pollfd *pd)
     if (!pd)
         return -EINVAL;
     uint32_t m = atomic_load_explicit(&pd->magic, memory_order_acquire);
-    return m == PT_POLLFD_OPEN ? 0 : m == PT_POLLFD_CLOSED ? -EBADF : -EINVAL;
+    return m == PT__POLLFD_OPEN ? 0 : m == PT__POLLFD_CLOSED ? -EBADF : -EINVAL;
 }
 
 /* Every call but open and close holds a reference while it runs, so close
@@ -113,7 +113,7 @@ static void leave(pt_pollfd *pd)
                                                   memory_order_release, memory_order_relaxed))
         ;
     if (v & 1)
-        pt_futex_wake(&pd->refs, INT_MAX);
+        pt__futex_wake(&pd->refs, INT_MAX);
 }
 
 static void wait_refs(pt_pollfd *pd)
@@ -126,7 +126,7 @@ static void wait_refs(pt_pollfd *pd)
         if (!(v & 1) && !atomic_compare_exchange_weak_explicit(
                             &pd->refs, &v, v | 1, memory_order_acquire, memory_order_relaxed))
             continue;
-        pt_futex_wait(&pd->refs, v | 1, 0);
+        pt__futex_wait(&pd->refs, v | 1, 0);
     }
 }
 
@@ -138,11 +138,11 @@ static void wait_refs(pt_pollfd *pd)
 static void deadline_fired(pt_pollfd *pd, uintptr_t seq, unsigned mode)
 {
     pt_netpoll *np = pd->np;
-    pt_lock(&pd->lock);
+    pt__lock(&pd->lock);
     uintptr_t cur = mode == PT_POLL_READ ? pd->rseq : pd->wseq;
     if (seq != cur) {
         atomic_fetch_add_explicit(&np->st.deadlines_stale, 1, memory_order_relaxed);
-        pt_unlock(&pd->lock);
+        pt__unlock(&pd->lock);
         return;
     }
     /* Counted before the waiter can see it (tests read it then). */
@@ -153,7 +153,7 @@ static void deadline_fired(pt_pollfd *pd, uintptr_t seq, unsigned mode)
         pd->wd = -1;
     publish_info(pd, is_closing(pd));
     unblock(pd, mode, false);
-    pt_unlock(&pd->lock);
+    pt__unlock(&pd->lock);
 }
 
 static void rd_fired(void *arg, uintptr_t seq)
@@ -203,7 +203,7 @@ int pt_pollfd_set_deadline(pt_pollfd *pd, unsigned mode, pt_nanos when, pt_timer
     if (when > 0 && when <= pt_nanotime())
         d = -1; /* already past: time out now, as Go does for d < 0 */
 
-    pt_lock(&pd->lock);
+    pt__lock(&pd->lock);
     if (is_closing(pd)) {
         err = -EBADF;
         goto out;
@@ -225,7 +225,7 @@ int pt_pollfd_set_deadline(pt_pollfd *pd, unsigned mode, pt_nanos when, pt_timer
     if ((mode & PT_POLL_WRITE) && d < 0)
         unblock(pd, PT_POLL_WRITE, false);
 out:
-    pt_unlock(&pd->lock);
+    pt__unlock(&pd->lock);
     leave(pd);
     return err;
 }
@@ -242,7 +242,7 @@ int pt_pollfd_open(pt_netpoll *np, pt_pollfd *pd, int fd, unsigned events, void 
     atomic_init(&pd->wg, PD_NIL);
     atomic_init(&pd->info, 0);
     atomic_init(&pd->refs, 0);
-    pt_lock_init(&pd->lock);
+    pt__lock_init(&pd->lock);
     atomic_init(&pd->events, 0);
     atomic_init(&pd->magic, 0);
     pd->slot = 0;
@@ -255,10 +255,10 @@ int pt_pollfd_open(pt_netpoll *np, pt_pollfd *pd, int fd, unsigned events, void 
     pd->out = 0;
     pt_timer_init(&pd->rt, rd_fired, pd);
     pt_timer_init(&pd->wt, wd_fired, pd);
-    int err = pt_np_register(np, pd, events);
+    int err = pt__np_register(np, pd, events);
     if (err < 0)
         return err;
-    atomic_store_explicit(&pd->magic, PT_POLLFD_OPEN, memory_order_release);
+    atomic_store_explicit(&pd->magic, PT__POLLFD_OPEN, memory_order_release);
     return 0;
 }
 
@@ -270,7 +270,7 @@ int pt_pollfd_arm(pt_pollfd *pd, unsigned events)
     if (events & ~(PT_POLL_READ | PT_POLL_WRITE))
         err = -EINVAL;
     else
-        err = pt_np_rearm(pd->np, pd, events);
+        err = pt__np_rearm(pd->np, pd, events);
     leave(pd);
     return err;
 }
@@ -320,7 +320,7 @@ static int block(pt_pollfd *pd, unsigned mode)
      * set_deadline store info before they look at the side word. */
     if (check_err(pd, mode) == 0)
         while (atomic_load_explicit(g, memory_order_acquire) == PD_WAIT)
-            pt_futex_wait(g, PD_WAIT, 0);
+            pt__futex_wait(g, PD_WAIT, 0);
     /* Whatever woke us, leave NIL behind; do not lose a READY that came. */
     return atomic_exchange_explicit(g, PD_NIL, memory_order_seq_cst) == PD_READY;
 }
@@ -355,9 +355,9 @@ int pt_pollfd_close(pt_pollfd *pd)
     if (err < 0)
         return err;
     /* pollUnblock: closing, stale timers, waiters sent back to see it. */
-    pt_lock(&pd->lock);
+    pt__lock(&pd->lock);
     if (is_closing(pd)) {
-        pt_unlock(&pd->lock);
+        pt__unlock(&pd->lock);
         return -EBADF;
     }
     pd->rseq++;
@@ -365,14 +365,14 @@ int pt_pollfd_close(pt_pollfd *pd)
     publish_info(pd, true);
     unblock(pd, PT_POLL_READ, false);
     unblock(pd, PT_POLL_WRITE, false);
-    pt_unlock(&pd->lock);
+    pt__unlock(&pd->lock);
     /* Outside pd->lock: a deadline callback may be waiting for it. After
      * these no callback of pd's timers runs, and they are in no heap. */
     pt_timer_stop_sync(&pd->rt);
     pt_timer_stop_sync(&pd->wt);
     /* After this the poller never touches pd again. */
-    pt_np_unregister(pd->np, pd);
+    pt__np_unregister(pd->np, pd);
     wait_refs(pd);
-    atomic_store_explicit(&pd->magic, PT_POLLFD_CLOSED, memory_order_release);
+    atomic_store_explicit(&pd->magic, PT__POLLFD_CLOSED, memory_order_release);
     return 0;
 }

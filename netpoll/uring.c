@@ -28,14 +28,14 @@
 #include <sys/epoll.h>
 #include <sys/stat.h>
 
-#include "alloc.h"
-#include "internal.h"
+#include "ptimer/base/alloc.h"
+#include "netpoll/internal.h"
 
 #define RING_ENTRIES 256
 
 struct np_uring {
     struct io_uring ring;
-    _Atomic uint32_t sq_lock; /* pt_lock: guards the SQ and `ts` */
+    _Atomic uint32_t sq_lock; /* pt__lock: guards the SQ and `ts` */
     struct __kernel_timespec ts;
     /* waiter-only (handed between waiters by np->waiting) */
     uint64_t timeout_seq;
@@ -87,22 +87,22 @@ static void ur_fini(pt_netpoll *np)
     if (!u)
         return;
     io_uring_queue_exit(&u->ring);
-    pt_free(u);
+    pt__free(u);
     np->uring = NULL;
 }
 
 static int ur_init(pt_netpoll *np)
 {
-    struct np_uring *u = pt_malloc(sizeof *u);
+    struct np_uring *u = pt__malloc(sizeof *u);
     if (!u)
         return -ENOMEM;
     memset(u, 0, sizeof *u);
-    pt_lock_init(&u->sq_lock);
+    pt__lock_init(&u->sq_lock);
     /* Refused here by old kernels (ENOSYS), kernel.io_uring_disabled or
      * seccomp (EPERM, ENOSYS), memlock limits (ENOMEM). */
     int err = io_uring_queue_init(RING_ENTRIES, &u->ring, 0);
     if (err < 0) {
-        pt_free(u);
+        pt__free(u);
         return err;
     }
     np->uring = u;
@@ -157,9 +157,9 @@ static int ur_add(pt_netpoll *np, int fd, uint64_t tag, unsigned events)
         return -errno;
     if (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))
         return -EPERM;
-    pt_lock(&u->sq_lock);
+    pt__lock(&u->sq_lock);
     int err = submit_poll(u, fd, tag, events);
-    pt_unlock(&u->sq_lock);
+    pt__unlock(&u->sq_lock);
     return err;
 }
 
@@ -175,10 +175,10 @@ static void prep_remove(struct np_uring *u, uint64_t tag)
 static int ur_mod(pt_netpoll *np, int fd, uint64_t old_tag, uint64_t tag, unsigned events)
 {
     struct np_uring *u = U(np);
-    pt_lock(&u->sq_lock);
+    pt__lock(&u->sq_lock);
     prep_remove(u, old_tag);
     int err = submit_poll(u, fd, tag, events);
-    pt_unlock(&u->sq_lock);
+    pt__unlock(&u->sq_lock);
     return err;
 }
 
@@ -186,10 +186,10 @@ static void ur_del(pt_netpoll *np, int fd, uint64_t tag)
 {
     (void)fd;
     struct np_uring *u = U(np);
-    pt_lock(&u->sq_lock);
+    pt__lock(&u->sq_lock);
     prep_remove(u, tag);
     submit(u);
-    pt_unlock(&u->sq_lock);
+    pt__unlock(&u->sq_lock);
 }
 
 /* Takes up to max CQEs worth reporting (descriptors, the break) off the
@@ -228,13 +228,13 @@ static int harvest(pt_netpoll *np, struct np_raw *raw, int max)
     }
     io_uring_cq_advance(&u->ring, seen);
     if (rearm_break) {
-        pt_lock(&u->sq_lock);
+        pt__lock(&u->sq_lock);
         struct io_uring_sqe *sqe = get_sqe(u);
         if (sqe) {
             prep_poll(sqe, np->breakfd, np_tag(TAG_BREAK, 0), PT_POLL_READ);
             submit(u);
         }
-        pt_unlock(&u->sq_lock);
+        pt__unlock(&u->sq_lock);
     }
     return n;
 }
@@ -246,7 +246,7 @@ static int set_timeout(struct np_uring *u, pt_nanos until)
     bool want = until != 0 && until != PT_MAXWHEN;
     if (u->timeout_armed && want && u->timeout_until == until)
         return 0;
-    pt_lock(&u->sq_lock);
+    pt__lock(&u->sq_lock);
     if (u->timeout_armed) {
         struct io_uring_sqe *sqe = get_sqe(u);
         if (sqe) {
@@ -275,7 +275,7 @@ static int set_timeout(struct np_uring *u, pt_nanos until)
         if (r < 0 && err == 0)
             err = r;
     }
-    pt_unlock(&u->sq_lock);
+    pt__unlock(&u->sq_lock);
     return err;
 }
 
@@ -301,7 +301,7 @@ static int ur_wait(pt_netpoll *np, pt_nanos until, struct np_raw *raw, int max)
     return harvest(np, raw, max);
 }
 
-const struct np_ops pt_np_uring_ops = {
+const struct np_ops pt__np_uring_ops = {
     .name = "io_uring",
     .init = ur_init,
     .fini = ur_fini,

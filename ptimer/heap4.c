@@ -3,11 +3,11 @@
 
 #include <errno.h>
 
-#include "alloc.h"
+#include "ptimer/base/alloc.h"
 
 #define HEAP4_MIN_CAP 64u
 
-void pt_heap4_init(pt_heap4 *h, int32_t idx_off)
+void pt__heap4_init(pt__heap4 *h, int32_t idx_off)
 {
     h->v = NULL;
     h->len = 0;
@@ -15,17 +15,17 @@ void pt_heap4_init(pt_heap4 *h, int32_t idx_off)
     h->idx_off = idx_off;
 }
 
-void pt_heap4_free(pt_heap4 *h)
+void pt__heap4_free(pt__heap4 *h)
 {
-    pt_array_free(h->v, (size_t)h->cap * sizeof *h->v);
+    pt__array_free(h->v, (size_t)h->cap * sizeof *h->v);
     h->v = NULL;
     h->len = h->cap = 0;
 }
 
-static int heap4_resize(pt_heap4 *h, uint32_t cap)
+static int heap4_resize(pt__heap4 *h, uint32_t cap)
 {
-    pt_heap4_entry *v =
-        pt_array_realloc(h->v, (size_t)h->cap * sizeof *v, (size_t)cap * sizeof *v);
+    pt__heap4_entry *v =
+        pt__array_realloc(h->v, (size_t)h->cap * sizeof *v, (size_t)cap * sizeof *v);
     if (!v)
         return -ENOMEM;
     h->v = v;
@@ -33,7 +33,7 @@ static int heap4_resize(pt_heap4 *h, uint32_t cap)
     return 0;
 }
 
-int pt_heap4_reserve(pt_heap4 *h, uint32_t more)
+int pt__heap4_reserve(pt__heap4 *h, uint32_t more)
 {
     if (h->cap - h->len >= more)
         return 0;
@@ -45,7 +45,7 @@ int pt_heap4_reserve(pt_heap4 *h, uint32_t more)
     return heap4_resize(h, cap);
 }
 
-void pt_heap4_shrink(pt_heap4 *h)
+void pt__heap4_shrink(pt__heap4 *h)
 {
     if (h->cap <= HEAP4_MIN_CAP || h->len >= h->cap / 4)
         return;
@@ -57,15 +57,15 @@ void pt_heap4_shrink(pt_heap4 *h)
  * The entry is held in a hole: each level copies one parent down. */
 /* Store i into the item's index field, if items carry one. Locals, not
  * h->: the store goes through a char pointer, which may alias anything. */
-static inline void set_index(pt_heap4_entry *v, int32_t off, uint32_t i)
+static inline void set_index(pt__heap4_entry *v, int32_t off, uint32_t i)
 {
     if (off >= 0)
         *(uint32_t *)((char *)v[i].item + off) = i;
 }
 
-static uint32_t sift_up(pt_heap4 *h, uint32_t i)
+static uint32_t sift_up(pt__heap4 *h, uint32_t i)
 {
-    pt_heap4_entry *v = h->v, e = v[i];
+    pt__heap4_entry *v = h->v, e = v[i];
     int32_t off = h->idx_off;
     while (i > 0) {
         uint32_t p = (i - 1) / 4;
@@ -83,7 +83,7 @@ static uint32_t sift_up(pt_heap4 *h, uint32_t i)
 /* The earliest of the children c..c+3 that exist (c < n). With all four
  * present (the common case) it is a two-level tournament the compiler
  * turns into conditional moves. */
-static inline uint32_t min_child(const pt_heap4_entry *v, uint32_t c, uint32_t n)
+static inline uint32_t min_child(const pt__heap4_entry *v, uint32_t c, uint32_t n)
 {
     if (c + 4 <= n) {
         uint32_t a = v[c + 1].when < v[c].when ? c + 1 : c;
@@ -97,9 +97,9 @@ static inline uint32_t min_child(const pt_heap4_entry *v, uint32_t c, uint32_t n
     return m;
 }
 
-static uint32_t sift_down(pt_heap4 *h, uint32_t i)
+static uint32_t sift_down(pt__heap4 *h, uint32_t i)
 {
-    pt_heap4_entry *v = h->v, e = v[i];
+    pt__heap4_entry *v = h->v, e = v[i];
     uint32_t n = h->len;
     int32_t off = h->idx_off;
     for (uint32_t c; (c = 4 * i + 1) < n;) {
@@ -119,12 +119,12 @@ static uint32_t sift_down(pt_heap4 *h, uint32_t i)
  * earliest children without comparing against the entry that will fill it
  * (the last one, which almost always belongs near the bottom), and that
  * entry then sifts up the few levels it needs. */
-static void pop_root(pt_heap4 *h)
+static void pop_root(pt__heap4 *h)
 {
     uint32_t n = --h->len, i = 0;
     if (n == 0)
         return;
-    pt_heap4_entry *v = h->v;
+    pt__heap4_entry *v = h->v;
     int32_t off = h->idx_off;
     for (uint32_t c; (c = 4 * i + 1) < n;) {
         uint32_t m = min_child(v, c, n);
@@ -136,7 +136,7 @@ static void pop_root(pt_heap4 *h)
     sift_up(h, i);
 }
 
-uint32_t pt_heap4_push(pt_heap4 *h, pt_nanos when, void *item)
+uint32_t pt__heap4_push(pt__heap4 *h, pt_nanos when, void *item)
 {
     uint32_t i = h->len++;
     h->v[i].when = when;
@@ -144,10 +144,10 @@ uint32_t pt_heap4_push(pt_heap4 *h, pt_nanos when, void *item)
     return sift_up(h, i);
 }
 
-uint32_t pt_heap4_replace_top(pt_heap4 *h, pt_nanos when, void *item)
+uint32_t pt__heap4_replace_top(pt__heap4 *h, pt_nanos when, void *item)
 {
     if (h->len == 0)
-        return pt_heap4_push(h, when, item);
+        return pt__heap4_push(h, when, item);
     h->v[0].when = when;
     h->v[0].item = item;
     /* The common case, an entry no later than every child, needs no sift
@@ -159,12 +159,12 @@ uint32_t pt_heap4_replace_top(pt_heap4 *h, pt_nanos when, void *item)
     return sift_down(h, 0);
 }
 
-uint32_t pt_heap4_second(const pt_heap4 *h)
+uint32_t pt__heap4_second(const pt__heap4 *h)
 {
     return h->len > 1 ? min_child(h->v, 1, h->len) : 0;
 }
 
-void pt_heap4_fix(pt_heap4 *h, uint32_t i)
+void pt__heap4_fix(pt__heap4 *h, uint32_t i)
 {
     if (i > 0 && h->v[i].when < h->v[(i - 1) / 4].when)
         sift_up(h, i);
@@ -172,7 +172,7 @@ void pt_heap4_fix(pt_heap4 *h, uint32_t i)
         sift_down(h, i);
 }
 
-void pt_heap4_remove(pt_heap4 *h, uint32_t i)
+void pt__heap4_remove(pt__heap4 *h, uint32_t i)
 {
     if (i == 0) {
         pop_root(h);
@@ -182,10 +182,10 @@ void pt_heap4_remove(pt_heap4 *h, uint32_t i)
     if (i == last)
         return;
     h->v[i] = h->v[last];
-    pt_heap4_fix(h, i);
+    pt__heap4_fix(h, i);
 }
 
-void pt_heap4_heapify(pt_heap4 *h)
+void pt__heap4_heapify(pt__heap4 *h)
 {
     if (h->len > 1)
         for (uint32_t i = (h->len - 2) / 4 + 1; i-- > 0;)
@@ -194,7 +194,7 @@ void pt_heap4_heapify(pt_heap4 *h)
         set_index(h->v, h->idx_off, i);
 }
 
-bool pt_heap4_valid(const pt_heap4 *h)
+bool pt__heap4_valid(const pt__heap4 *h)
 {
     for (uint32_t i = 0; i < h->len; i++) {
         if (i > 0 && h->v[i].when < h->v[(i - 1) / 4].when)

@@ -7,10 +7,11 @@
 #ifndef PTIMER_HEAP_LOCKED_H
 #define PTIMER_HEAP_LOCKED_H
 
-#include "timer_internal.h"
+#include "ptimer/heap4.h"
+#include "ptimer/status.h"
 
 /* The earlier of a head time and ts's modified_earliest (0: neither). */
-static inline pt_nanos pt_next_time_with(const pt_timers *ts, pt_nanos head)
+static inline pt_nanos pt__next_time_with(const pt_timers *ts, pt_nanos head)
 {
     pt_nanos adj =
         atomic_load_explicit(&((pt_timers *)ts)->modified_earliest, memory_order_acquire);
@@ -18,24 +19,24 @@ static inline pt_nanos pt_next_time_with(const pt_timers *ts, pt_nanos head)
 }
 
 /* Earliest time of interest, without the lock: nobarrierWakeTime. */
-static inline pt_nanos pt_timers_next_time(const pt_timers *ts)
+static inline pt_nanos pt__timers_next_time(const pt_timers *ts)
 {
-    return pt_next_time_with(
+    return pt__next_time_with(
         ts, atomic_load_explicit(&((pt_timers *)ts)->timer0_when, memory_order_acquire));
 }
 
 /* Room for one more push: 0 or -ENOMEM. Inline: an arm asks every time,
  * and the answer is almost always yes. */
-static inline int pt_timers_reserve_locked(pt_timers *ts)
+static inline int pt__timers_reserve_locked(pt_timers *ts)
 {
-    return ts->heap.len < ts->heap.cap ? 0 : pt_heap4_reserve(&ts->heap, 1);
+    return ts->heap.len < ts->heap.cap ? 0 : pt__heap4_reserve(&ts->heap, 1);
 }
 
 /* Publish the head's key for lock-free readers; skip the store when it is
  * unchanged so pollers' cache lines stay clean. */
 static inline void update_timer0(pt_timers *ts)
 {
-    pt_nanos top = pt_heap4_top_when(&ts->heap);
+    pt_nanos top = pt__heap4_top_when(&ts->heap);
     if (atomic_load_explicit(&ts->timer0_when, memory_order_relaxed) != top)
         atomic_store_explicit(&ts->timer0_when, top, memory_order_release);
 }
@@ -71,12 +72,12 @@ static inline void count_cleaned(pt_timers *ts, uint32_t n)
  * keeps the counters and timer0_when. The caller's transition out of the
  * transient status it holds on t clears t's heap (st_set_in). With `by`
  * (t must then be the head), by's entry {by->when, by} takes t's place
- * and by is claimed for ts: see pt_timers_add_locked. */
+ * and by is claimed for ts: see pt__timers_add_locked. */
 static inline void remove_locked(pt_timers *ts, pt_timer *t, pt_timer *by, const char *op)
 {
     uint32_t i = t->heap_index;
     if (i >= ts->heap.len || ts->heap.v[i].item != t || (by && i != 0))
-        pt_bad_timer(t, op);
+        pt__bad_timer(t, op);
     if (by) {
         /* The pop this stands for would have emptied a one-entry heap, and
          * an empty heap has no modified timers (update_len). Safe to clear
@@ -84,9 +85,9 @@ static inline void remove_locked(pt_timers *ts, pt_timer *t, pt_timer *by, const
         if (ts->heap.len == 1)
             atomic_store_explicit(&ts->modified_earliest, 0, memory_order_relaxed);
         st_claim(by, ts);
-        pt_heap4_replace_top(&ts->heap, by->when, by);
+        pt__heap4_replace_top(&ts->heap, by->when, by);
     } else {
-        pt_heap4_remove(&ts->heap, i);
+        pt__heap4_remove(&ts->heap, i);
     }
     update_len(ts);
 }
@@ -112,7 +113,7 @@ static inline bool rekey_modified(pt_timers *ts, pt_timer *t, uint64_t w, const 
         return false;
     uint32_t i = t->heap_index;
     ts->heap.v[i].when = t->when;
-    pt_heap4_fix(&ts->heap, i);
+    pt__heap4_fix(&ts->heap, i);
     update_timer0(ts);
     st_set(t, PT_TIMER_MOVING, PT_TIMER_WAITING, op);
     return true;
@@ -128,15 +129,15 @@ static inline bool needs_clean(uint32_t s)
  * popped and modified ones re-keyed, so the add (and the poller's
  * timer0_when) sees a head that will really fire; rows "clean". The last
  * stopped head -- the one whose successor needs no cleaning -- is not
- * popped but overwritten by t (pt_heap4_replace_top): one sift instead of
+ * popped but overwritten by t (pt__heap4_replace_top): one sift instead of
  * a pop and a push, and none at all when t is the earliest, which is the
  * common case of a timeout armed right after the last one was stopped.
  * What the heap holds afterwards is what a pop and a push would leave
  * (the same entries and counters; among equal keys the order may differ).
- * Returns what pt_timers_next_time would have read between the clean and
+ * Returns what pt__timers_next_time would have read between the clean and
  * the add, for the caller's wake decision. Forced inline: GCC keeps it out
  * of line otherwise (it is inlined into three always-inline arms). */
-static inline __attribute__((always_inline)) pt_nanos pt_timers_add_locked(pt_timers *ts,
+static inline __attribute__((always_inline)) pt_nanos pt__timers_add_locked(pt_timers *ts,
                                                                            pt_timer *t)
 {
     while (ts->heap.len) {
@@ -149,20 +150,20 @@ static inline __attribute__((always_inline)) pt_nanos pt_timers_add_locked(pt_ti
         }
         if (s != PT_TIMER_DELETED)
             break;
-        uint32_t next = pt_heap4_second(&ts->heap);
+        uint32_t next = pt__heap4_second(&ts->heap);
         if (next && needs_clean(st_load(ts->heap.v[next].item))) {
             retire_deleted(ts, h, w, NULL, "clean");
             continue;
         }
         /* With no successor the pop would leave the heap empty: next time 0. */
-        pt_nanos prev = next ? pt_next_time_with(ts, ts->heap.v[next].when) : 0;
+        pt_nanos prev = next ? pt__next_time_with(ts, ts->heap.v[next].when) : 0;
         if (retire_deleted(ts, h, w, t, "clean"))
             return prev;
         /* revived meanwhile: look at it again */
     }
-    pt_nanos prev = pt_timers_next_time(ts);
+    pt_nanos prev = pt__timers_next_time(ts);
     st_claim(t, ts);
-    pt_heap4_push(&ts->heap, t->when, t);
+    pt__heap4_push(&ts->heap, t->when, t);
     update_len(ts);
     return prev;
 }

@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "timer_internal.h"
+#include "ptimer/status.h"
 
 static const char *status_name(uint32_t s)
 {
@@ -13,7 +13,7 @@ static const char *status_name(uint32_t s)
     return s < sizeof names / sizeof names[0] ? names[s] : "(invalid)";
 }
 
-_Noreturn void pt_bad_timer(const pt_timer *t, const char *op)
+_Noreturn void pt__bad_timer(const pt_timer *t, const char *op)
 {
     uint64_t w = atomic_load_explicit(&((pt_timer *)t)->state, memory_order_relaxed);
     uint32_t s = st_status(w);

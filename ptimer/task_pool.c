@@ -1,25 +1,25 @@
 /* The TimerThread's task slot pool and the per-thread index that keys its
  * caches: see task_pool.h for the layout and why. */
-#include "task_pool.h"
+#include "ptimer/task_pool.h"
 
 #include <pthread.h>
 #include <stdbool.h>
 #include <string.h>
 
-#include "alloc.h"
-#include "lock.h"
+#include "ptimer/base/alloc.h"
+#include "ptimer/base/lock.h"
 
-#define BLOCK_TASKS (1u << PT_TASK_BLOCK_SHIFT)
-#define GROUP_BLOCKS (1u << PT_TASK_GROUP_SHIFT)
+#define BLOCK_TASKS (1u << PT__TASK_BLOCK_SHIFT)
+#define GROUP_BLOCKS (1u << PT__TASK_GROUP_SHIFT)
 
-_Static_assert(sizeof(struct pt_tt_task) == 64, "a task is one cache line");
-_Static_assert(BLOCK_TASKS % PT_TASK_BATCH == 0, "a carved chain never spans two blocks");
+_Static_assert(sizeof(struct pt__tt_task) == 64, "a task is one cache line");
+_Static_assert(BLOCK_TASKS % PT__TASK_BATCH == 0, "a carved chain never spans two blocks");
 
-void *pt_alloc_lines(size_t size)
+void *pt__alloc_lines(size_t size)
 {
-    /* pt_malloc gives 16-byte alignment, so there are at least 16 bytes
+    /* pt__malloc gives 16-byte alignment, so there are at least 16 bytes
      * below the aligned address to keep the raw pointer in. */
-    char *raw = pt_malloc(size + 64);
+    char *raw = pt__malloc(size + 64);
     if (!raw)
         return NULL;
     char *p = (char *)(((uintptr_t)raw + 64) & ~(uintptr_t)63);
@@ -27,27 +27,27 @@ void *pt_alloc_lines(size_t size)
     return p;
 }
 
-void pt_free_lines(void *p)
+void pt__free_lines(void *p)
 {
     if (p)
-        pt_free(((void **)p)[-1]);
+        pt__free(((void **)p)[-1]);
 }
 
-void pt_task_pool_init(pt_task_pool *p)
+void pt__task_pool_init(pt__task_pool *p)
 {
-    pt_lock_init(&p->lock);
+    pt__lock_init(&p->lock);
     p->nchains = 0;
     p->chains = NULL;
     atomic_init(&p->nslots, 0);
     memset(p->groups, 0, sizeof p->groups);
 }
 
-void pt_task_pool_destroy(pt_task_pool *p)
+void pt__task_pool_destroy(pt__task_pool *p)
 {
-    for (uint32_t g = 0; g < PT_TASK_MAX_GROUPS && p->groups[g]; g++) {
+    for (uint32_t g = 0; g < PT__TASK_MAX_GROUPS && p->groups[g]; g++) {
         for (uint32_t b = 0; b < GROUP_BLOCKS && p->groups[g][b]; b++)
-            pt_free_lines(p->groups[g][b]);
-        pt_free(p->groups[g]);
+            pt__free_lines(p->groups[g][b]);
+        pt__free(p->groups[g]);
         p->groups[g] = NULL;
     }
     p->chains = NULL;
@@ -55,26 +55,26 @@ void pt_task_pool_destroy(pt_task_pool *p)
     atomic_store_explicit(&p->nslots, 0, memory_order_relaxed);
 }
 
-/* Hand out the next PT_TASK_BATCH never-used slots as a chain, adding a
+/* Hand out the next PT__TASK_BATCH never-used slots as a chain, adding a
  * block (and its group) when the last one is full. Called with p->lock. */
-static struct pt_tt_task *carve(pt_task_pool *p)
+static struct pt__tt_task *carve(pt__task_pool *p)
 {
     /* relaxed: only writers, all under p->lock, store nslots */
     uint32_t s = atomic_load_explicit(&p->nslots, memory_order_relaxed);
-    if (s > PT_TASK_MAX_SLOTS - PT_TASK_BATCH)
+    if (s > PT__TASK_MAX_SLOTS - PT__TASK_BATCH)
         return NULL;
-    uint32_t g = s >> (PT_TASK_GROUP_SHIFT + PT_TASK_BLOCK_SHIFT);
-    uint32_t b = (s >> PT_TASK_BLOCK_SHIFT) & (GROUP_BLOCKS - 1);
+    uint32_t g = s >> (PT__TASK_GROUP_SHIFT + PT__TASK_BLOCK_SHIFT);
+    uint32_t b = (s >> PT__TASK_BLOCK_SHIFT) & (GROUP_BLOCKS - 1);
     uint32_t off = s & (BLOCK_TASKS - 1);
     if (off == 0) {
         if (!p->groups[g]) {
-            struct pt_tt_task **group = pt_malloc(GROUP_BLOCKS * sizeof *group);
+            struct pt__tt_task **group = pt__malloc(GROUP_BLOCKS * sizeof *group);
             if (!group)
                 return NULL;
             memset(group, 0, GROUP_BLOCKS * sizeof *group);
             p->groups[g] = group;
         }
-        struct pt_tt_task *block = pt_alloc_lines(BLOCK_TASKS * sizeof *block);
+        struct pt__tt_task *block = pt__alloc_lines(BLOCK_TASKS * sizeof *block);
         if (!block)
             return NULL;
         memset(block, 0, BLOCK_TASKS * sizeof *block);
@@ -85,25 +85,25 @@ static struct pt_tt_task *carve(pt_task_pool *p)
         }
         p->groups[g][b] = block;
     }
-    struct pt_tt_task *t = &p->groups[g][b][off];
-    for (uint32_t i = 0; i + 1 < PT_TASK_BATCH; i++)
+    struct pt__tt_task *t = &p->groups[g][b][off];
+    for (uint32_t i = 0; i + 1 < PT__TASK_BATCH; i++)
         t[i].next = &t[i + 1];
-    t[PT_TASK_BATCH - 1].next = NULL;
+    t[PT__TASK_BATCH - 1].next = NULL;
     /* release: publishes the block and group pointers (and the fresh
-     * versions) to pt_task_pool_address's acquire load. */
-    atomic_store_explicit(&p->nslots, s + PT_TASK_BATCH, memory_order_release);
+     * versions) to pt__task_pool_address's acquire load. */
+    atomic_store_explicit(&p->nslots, s + PT__TASK_BATCH, memory_order_release);
     return t;
 }
 
 /* c->cur is empty: take the spare, else a chain from the pool's stack,
  * else fresh slots. Returns one task and keeps the rest in c. */
-struct pt_tt_task *pt_task_cache_refill(pt_task_pool *p, pt_task_cache *c)
+struct pt__tt_task *pt__task_cache_refill(pt__task_pool *p, pt__task_cache *c)
 {
-    struct pt_tt_task *chain = c->spare;
+    struct pt__tt_task *chain = c->spare;
     if (chain) {
         c->spare = NULL;
     } else {
-        pt_lock(&p->lock);
+        pt__lock(&p->lock);
         chain = p->chains;
         if (chain) {
             p->chains = chain->chain_next;
@@ -111,31 +111,31 @@ struct pt_tt_task *pt_task_cache_refill(pt_task_pool *p, pt_task_cache *c)
         } else {
             chain = carve(p);
         }
-        pt_unlock(&p->lock);
+        pt__unlock(&p->lock);
         if (!chain)
             return NULL;
     }
-    /* Every chain holds exactly PT_TASK_BATCH tasks: spill only moves a
+    /* Every chain holds exactly PT__TASK_BATCH tasks: spill only moves a
      * full c->cur, and carve makes full ones. */
     c->cur = chain->next;
-    c->ncur = PT_TASK_BATCH - 1;
+    c->ncur = PT__TASK_BATCH - 1;
     return chain;
 }
 
 /* c->cur is full: it becomes the spare, and an older full spare goes to
  * the pool's stack for other threads. */
-void pt_task_cache_spill(pt_task_pool *p, pt_task_cache *c)
+void pt__task_cache_spill(pt__task_pool *p, pt__task_cache *c)
 {
-    struct pt_tt_task *full = c->spare;
+    struct pt__tt_task *full = c->spare;
     c->spare = c->cur;
     c->cur = NULL;
     c->ncur = 0;
     if (full) {
-        pt_lock(&p->lock);
+        pt__lock(&p->lock);
         full->chain_next = p->chains;
         p->chains = full;
         p->nchains++;
-        pt_unlock(&p->lock);
+        pt__unlock(&p->lock);
     }
 }
 
@@ -147,7 +147,7 @@ void pt_task_cache_spill(pt_task_pool *p, pt_task_cache *c)
  * next owner's first use: that is what lets a new thread inherit the
  * state (and the cached tasks) an exited thread left under its index. */
 
-_Thread_local uint32_t pt_thread_index_plus1 __attribute__((tls_model("initial-exec")));
+_Thread_local uint32_t pt__thread_index_plus1 __attribute__((tls_model("initial-exec")));
 
 static pthread_once_t index_once = PTHREAD_ONCE_INIT;
 static pthread_key_t index_key;
@@ -160,11 +160,11 @@ static uint32_t next_index;
 static void index_release(void *v)
 {
     uint32_t i = (uint32_t)(uintptr_t)v - 1;
-    pt_thread_index_plus1 = 0; /* a later call in another destructor takes a new one */
+    pt__thread_index_plus1 = 0; /* a later call in another destructor takes a new one */
     pthread_mutex_lock(&index_lock);
     if (nfree == capfree) {
         uint32_t cap = capfree ? capfree * 2 : 64;
-        uint32_t *a = pt_realloc(free_indices, cap * sizeof *a);
+        uint32_t *a = pt__realloc(free_indices, cap * sizeof *a);
         if (!a) { /* the index is lost, which only costs its table entry */
             pthread_mutex_unlock(&index_lock);
             return;
@@ -181,7 +181,7 @@ static void index_init(void)
     index_key_ok = pthread_key_create(&index_key, index_release) == 0;
 }
 
-uint32_t pt_thread_index_slow(void)
+uint32_t pt__thread_index_slow(void)
 {
     pthread_once(&index_once, index_init);
     pthread_mutex_lock(&index_lock);
@@ -196,6 +196,6 @@ uint32_t pt_thread_index_slow(void)
     /* Without the key the index is never given back: still correct. */
     if (index_key_ok)
         pthread_setspecific(index_key, (void *)(uintptr_t)(i + 1));
-    pt_thread_index_plus1 = i + 1;
+    pt__thread_index_plus1 = i + 1;
     return i;
 }

@@ -17,9 +17,9 @@
  * and finds slot < nslots may follow those pointers without a lock.
  *
  * Free tasks: a global stack of chains under `lock`, and per-thread
- * magazines (pt_task_cache, after Bonwick's magazine allocator) that hold a
+ * magazines (pt__task_cache, after Bonwick's magazine allocator) that hold a
  * current chain and one full spare, so a thread goes to the global stack
- * at most once per PT_TASK_BATCH gets or puts and never thrashes at the
+ * at most once per PT__TASK_BATCH gets or puts and never thrashes at the
  * boundary. The caches live in the owner of the pool (one per thread and
  * pool), so no cache ever points into another pool.
  */
@@ -33,18 +33,18 @@
 
 #include "ptimer/clock.h"
 
-#define PT_TASK_BLOCK_SHIFT 8  /* 256 tasks, 16 KiB, per block */
-#define PT_TASK_GROUP_SHIFT 10 /* 1024 blocks per group */
-#define PT_TASK_MAX_GROUPS 1024u
-#define PT_TASK_MAX_SLOTS (PT_TASK_MAX_GROUPS << (PT_TASK_GROUP_SHIFT + PT_TASK_BLOCK_SHIFT))
-#define PT_TASK_BATCH 64u /* tasks per chain moved between a cache and the pool */
+#define PT__TASK_BLOCK_SHIFT 8  /* 256 tasks, 16 KiB, per block */
+#define PT__TASK_GROUP_SHIFT 10 /* 1024 blocks per group */
+#define PT__TASK_MAX_GROUPS 1024u
+#define PT__TASK_MAX_SLOTS (PT__TASK_MAX_GROUPS << (PT__TASK_GROUP_SHIFT + PT__TASK_BLOCK_SHIFT))
+#define PT__TASK_BATCH 64u /* tasks per chain moved between a cache and the pool */
 
 /* One task, one cache line. While free it belongs to one cache or to the
  * pool's stack; while scheduled, to its bucket and then to the timer
  * thread; only `version` is ever touched by anyone else (unschedule). */
-struct pt_tt_task {
-    alignas(64) struct pt_tt_task *next; /* bucket list, or free chain */
-    struct pt_tt_task *chain_next;       /* free: next chain on the pool's stack */
+struct pt__tt_task {
+    alignas(64) struct pt__tt_task *next; /* bucket list, or free chain */
+    struct pt__tt_task *chain_next;       /* free: next chain on the pool's stack */
     pt_nanos when;                       /* run at this monotonic time */
     void (*fn)(void *);
     void *arg;
@@ -56,70 +56,70 @@ struct pt_tt_task {
     _Atomic uint32_t version;
 };
 
-typedef struct pt_task_cache {
-    struct pt_tt_task *cur;   /* free tasks linked by next */
-    struct pt_tt_task *spare; /* a chain of exactly PT_TASK_BATCH, or NULL */
+typedef struct pt__task_cache {
+    struct pt__tt_task *cur;   /* free tasks linked by next */
+    struct pt__tt_task *spare; /* a chain of exactly PT__TASK_BATCH, or NULL */
     uint32_t ncur;
-} pt_task_cache;
+} pt__task_cache;
 
-typedef struct pt_task_pool {
+typedef struct pt__task_pool {
     /* Read by every lookup; written only when the pool grows. */
     alignas(64) _Atomic uint32_t nslots; /* slots handed out; release-published (see top) */
-    struct pt_tt_task **groups[PT_TASK_MAX_GROUPS]; /* written under lock, before nslots */
+    struct pt__tt_task **groups[PT__TASK_MAX_GROUPS]; /* written under lock, before nslots */
     /* Written by every refill and spill: a line of its own, so lookups
      * do not miss on it. */
-    alignas(64) _Atomic uint32_t lock; /* pt_lock: guards the stack, growth, groups' contents */
+    alignas(64) _Atomic uint32_t lock; /* pt__lock: guards the stack, growth, groups' contents */
     uint32_t nchains;                  /* chains on the stack (lock) */
-    struct pt_tt_task *chains;         /* stack of free chains via chain_next (lock) */
-} pt_task_pool;
+    struct pt__tt_task *chains;         /* stack of free chains via chain_next (lock) */
+} pt__task_pool;
 
-void pt_task_pool_init(pt_task_pool *p);
+void pt__task_pool_init(pt__task_pool *p);
 
 /* Frees every block: all tasks, free or not, and so every cache's
  * contents. The caller guarantees nobody uses the pool any more. */
-void pt_task_pool_destroy(pt_task_pool *p);
+void pt__task_pool_destroy(pt__task_pool *p);
 
 /* The task in `slot`, or NULL if no such slot was ever handed out. Safe
  * from any thread, on any slot value, while the pool lives. */
-static inline struct pt_tt_task *pt_task_pool_address(pt_task_pool *p, uint32_t slot)
+static inline struct pt__tt_task *pt__task_pool_address(pt__task_pool *p, uint32_t slot)
 {
     /* acquire: pairs with the release that published nslots after the
      * block and group pointers were written (task_pool.c, carve). */
     if (slot >= atomic_load_explicit(&p->nslots, memory_order_acquire))
         return NULL;
-    struct pt_tt_task **group = p->groups[slot >> (PT_TASK_GROUP_SHIFT + PT_TASK_BLOCK_SHIFT)];
-    struct pt_tt_task *block =
-        group[(slot >> PT_TASK_BLOCK_SHIFT) & ((1u << PT_TASK_GROUP_SHIFT) - 1)];
-    return &block[slot & ((1u << PT_TASK_BLOCK_SHIFT) - 1)];
+    struct pt__tt_task **group = p->groups[slot >> (PT__TASK_GROUP_SHIFT + PT__TASK_BLOCK_SHIFT)];
+    struct pt__tt_task *block =
+        group[(slot >> PT__TASK_BLOCK_SHIFT) & ((1u << PT__TASK_GROUP_SHIFT) - 1)];
+    return &block[slot & ((1u << PT__TASK_BLOCK_SHIFT) - 1)];
 }
 
 /* Slots handed out so far: the pool's size (slots * 64 bytes of tasks). */
-static inline uint32_t pt_task_pool_slots(pt_task_pool *p)
+static inline uint32_t pt__task_pool_slots(pt__task_pool *p)
 {
     return atomic_load_explicit(&p->nslots, memory_order_acquire);
 }
 
-struct pt_tt_task *pt_task_cache_refill(pt_task_pool *p, pt_task_cache *c);
-void pt_task_cache_spill(pt_task_pool *p, pt_task_cache *c);
+struct pt__tt_task *pt__task_cache_refill(pt__task_pool *p, pt__task_cache *c);
+void pt__task_cache_spill(pt__task_pool *p, pt__task_cache *c);
 
 /* A free task from the calling thread's cache `c` (which only this thread
  * uses), or NULL when out of memory. */
-static inline struct pt_tt_task *pt_task_cache_get(pt_task_pool *p, pt_task_cache *c)
+static inline struct pt__tt_task *pt__task_cache_get(pt__task_pool *p, pt__task_cache *c)
 {
-    struct pt_tt_task *t = c->cur;
+    struct pt__tt_task *t = c->cur;
     if (__builtin_expect(t != NULL, 1)) {
         c->cur = t->next;
         c->ncur--;
         return t;
     }
-    return pt_task_cache_refill(p, c);
+    return pt__task_cache_refill(p, c);
 }
 
 /* Give a task back through the calling thread's cache `c`. */
-static inline void pt_task_cache_put(pt_task_pool *p, pt_task_cache *c, struct pt_tt_task *t)
+static inline void pt__task_cache_put(pt__task_pool *p, pt__task_cache *c, struct pt__tt_task *t)
 {
-    if (__builtin_expect(c->ncur >= PT_TASK_BATCH, 0))
-        pt_task_cache_spill(p, c);
+    if (__builtin_expect(c->ncur >= PT__TASK_BATCH, 0))
+        pt__task_cache_spill(p, c);
     t->next = c->cur;
     c->cur = t;
     c->ncur++;
@@ -129,20 +129,20 @@ static inline void pt_task_cache_put(pt_task_pool *p, pt_task_cache *c, struct p
  * exits (so per-thread tables stay as small as the number of live
  * threads, and a new thread inherits an exited one's cache instead of
  * stranding it). UINT32_MAX if none could be had. */
-uint32_t pt_thread_index_slow(void);
-extern _Thread_local uint32_t pt_thread_index_plus1 __attribute__((tls_model("initial-exec")));
-static inline uint32_t pt_thread_index(void)
+uint32_t pt__thread_index_slow(void);
+extern _Thread_local uint32_t pt__thread_index_plus1 __attribute__((tls_model("initial-exec")));
+static inline uint32_t pt__thread_index(void)
 {
-    uint32_t i = pt_thread_index_plus1;
-    return __builtin_expect(i != 0, 1) ? i - 1 : pt_thread_index_slow();
+    uint32_t i = pt__thread_index_plus1;
+    return __builtin_expect(i != 0, 1) ? i - 1 : pt__thread_index_slow();
 }
 
 /* Test hook, defined in timerthread.c: the slots tt's pool has handed out. */
 struct pt_timerthread;
-uint32_t pt_timerthread_pool_slots(struct pt_timerthread *tt);
+uint32_t pt__timerthread_pool_slots(struct pt_timerthread *tt);
 
-/* 64-byte aligned allocation through pt_malloc, for per-line structures. */
-void *pt_alloc_lines(size_t size);
-void pt_free_lines(void *p);
+/* 64-byte aligned allocation through pt__malloc, for per-line structures. */
+void *pt__alloc_lines(size_t size);
+void pt__free_lines(void *p);
 
 #endif

@@ -5,7 +5,7 @@
 #include <errno.h>
 #include <limits.h>
 
-#include "heap_locked.h"
+#include "ptimer/heap_locked.h"
 
 void pt_timer_init(pt_timer *t, pt_func f, void *arg)
 {
@@ -62,7 +62,7 @@ static int timer_stop(pt_timer *t, uint64_t w)
             st_wait();
             break;
         default:
-            pt_bad_timer(t, "stop");
+            pt__bad_timer(t, "stop");
         }
     }
 }
@@ -105,7 +105,7 @@ timer_arm(pt_timers *ts, pt_timer *t, uint64_t w, pt_nanos when, pt_nanos period
     const char *op = mode == ARM_START ? "start" : mode == ARM_RESET ? "reset" : "modify";
     uint32_t s;
     bool pending = false, in_heap;
-    when = pt_norm_when(when);
+    when = pt__norm_when(when);
     for (;; w = st_word(t)) {
         s = st_status(w);
         if (s == PT_TIMER_WAITING || s == PT_TIMER_MODIFIED_EARLIER ||
@@ -134,7 +134,7 @@ timer_arm(pt_timers *ts, pt_timer *t, uint64_t w, pt_nanos when, pt_nanos period
                    s == PT_TIMER_MODIFYING) {
             st_wait();
         } else {
-            pt_bad_timer(t, op);
+            pt__bad_timer(t, op);
         }
     }
 
@@ -142,15 +142,15 @@ timer_arm(pt_timers *ts, pt_timer *t, uint64_t w, pt_nanos when, pt_nanos period
         /* Not in any heap: push onto ts. Taking a lock while Modifying is
          * safe here: no heap holds t, so no lock holder can be waiting for
          * this Modifying to end. */
-        pt_lock(&ts->lock);
-        if (pt_timers_reserve_locked(ts) < 0) {
-            pt_unlock(&ts->lock);
+        pt__lock(&ts->lock);
+        if (pt__timers_reserve_locked(ts) < 0) {
+            pt__unlock(&ts->lock);
             st_set(t, PT_TIMER_MODIFYING, s, op); /* undo: nothing changed */
             return -ENOMEM;
         }
         set_fields(t, mode, when, period, f, arg, seq);
-        pt_nanos prev = pt_timers_add_locked(ts, t);
-        pt_unlock(&ts->lock);
+        pt_nanos prev = pt__timers_add_locked(ts, t);
+        pt__unlock(&ts->lock);
         st_set(t, PT_TIMER_MODIFYING, PT_TIMER_WAITING, op);
         if (ts->wake && (prev == 0 || when < prev))
             ts->wake(ts->wake_ctx, when);
@@ -163,7 +163,7 @@ timer_arm(pt_timers *ts, pt_timer *t, uint64_t w, pt_nanos when, pt_nanos period
      * heap's modified_earliest, which makes the owner adjust in time; see
      * pt_timers_verify for the invariant this keeps. */
     pt_timers *h = st_heap(w);
-    pt_nanos prev = pt_timers_next_time(h);
+    pt_nanos prev = pt__timers_next_time(h);
     uint32_t ns = when < t->when ? PT_TIMER_MODIFIED_EARLIER : PT_TIMER_MODIFIED_LATER;
     set_fields(t, mode, when, period, f, arg, seq);
     /* Read h's wake while Modifying pins t in h: once that ends, h's owner
@@ -186,7 +186,7 @@ timer_arm(pt_timers *ts, pt_timer *t, uint64_t w, pt_nanos when, pt_nanos period
 int pt_timer_start(pt_timers *ts, pt_timer *t, pt_nanos when, pt_nanos period)
 {
     uint64_t w;
-    if (!pt_timers_valid(ts) || !st_valid(t, &w) || period < 0)
+    if (!pt__timers_valid(ts) || !st_valid(t, &w) || period < 0)
         return -EINVAL;
     int r = timer_arm(ts, t, w, when, period, NULL, NULL, 0, ARM_START);
     return r < 0 ? r : 0;
@@ -196,7 +196,7 @@ int pt_timer_modify(pt_timers *ts, pt_timer *t, pt_nanos when, pt_nanos period, 
                     void *arg, uintptr_t seq)
 {
     uint64_t w;
-    if (!pt_timers_valid(ts) || !st_valid(t, &w) || period < 0)
+    if (!pt__timers_valid(ts) || !st_valid(t, &w) || period < 0)
         return -EINVAL;
     return timer_arm(ts, t, w, when, period, f, arg, seq, ARM_MODIFY);
 }
@@ -204,7 +204,7 @@ int pt_timer_modify(pt_timers *ts, pt_timer *t, pt_nanos when, pt_nanos period, 
 int pt_timer_reset(pt_timers *ts, pt_timer *t, pt_nanos when)
 {
     uint64_t w;
-    if (!pt_timers_valid(ts) || !st_valid(t, &w))
+    if (!pt__timers_valid(ts) || !st_valid(t, &w))
         return -EINVAL;
     return timer_arm(ts, t, w, when, 0, NULL, NULL, 0, ARM_RESET);
 }
@@ -220,13 +220,13 @@ static void unlink_deleted(pt_timer *t)
         if (st_status(w) != PT_TIMER_DELETED)
             return;
         if (!ts)
-            pt_bad_timer(t, "stop_sync"); /* Deleted is always in a heap */
-        pt_lock(&ts->lock);
+            pt__bad_timer(t, "stop_sync"); /* Deleted is always in a heap */
+        pt__lock(&ts->lock);
         /* Cleaned, moved or revived since we looked? Only then leave it. */
         w = st_word(t);
         if (st_heap(w) == ts && st_status(w) == PT_TIMER_DELETED)
             retire_deleted(ts, t, w, NULL, "stop_sync");
-        pt_unlock(&ts->lock);
+        pt__unlock(&ts->lock);
     }
 }
 
@@ -237,13 +237,13 @@ static void wait_callbacks(pt_timer *t, uint32_t mine)
         /* acquire: pairs with the release in the runner's decrement, so the
          * callback's effects are visible once we return */
         uint32_t v = atomic_load_explicit(&t->callbacks, memory_order_acquire);
-        if (pt_cb_running(v) <= mine)
+        if (pt__cb_running(v) <= mine)
             return;
         if (!(v & 1) && !atomic_compare_exchange_weak_explicit(&t->callbacks, &v, v | 1,
                                                                memory_order_acquire,
                                                                memory_order_relaxed))
             continue;
-        pt_futex_wait(&t->callbacks, v | 1, 0);
+        pt__futex_wait(&t->callbacks, v | 1, 0);
     }
 }
 
@@ -254,7 +254,7 @@ int pt_timer_stop_sync(pt_timer *t)
         return -EINVAL;
     int ret = timer_stop(t, w);
     uint32_t mine = 0;
-    for (struct pt_cb_frame *fr = pt_cb_top; fr; fr = fr->prev)
+    for (struct pt__cb_frame *fr = pt__cb_top; fr; fr = fr->prev)
         if (fr->t == t && !fr->disposed)
             mine++;
     for (;;) {
@@ -266,11 +266,11 @@ int pt_timer_stop_sync(pt_timer *t)
          * the runner counts a start before it releases Running. Found by
          * the spin model (test/model, stop_sync_returns_during_callback). */
         uint32_t started =
-            pt_cb_started(atomic_load_explicit(&t->callbacks, memory_order_acquire));
+            pt__cb_started(atomic_load_explicit(&t->callbacks, memory_order_acquire));
         wait_callbacks(t, mine);
         uint32_t s = st_load(t);
         if ((s == PT_TIMER_NOSTATUS || s == PT_TIMER_REMOVED) &&
-            pt_cb_started(atomic_load_explicit(&t->callbacks, memory_order_acquire)) == started)
+            pt__cb_started(atomic_load_explicit(&t->callbacks, memory_order_acquire)) == started)
             break;
         /* A callback re-armed it (a ticker, or a reset from inside), or it
          * is in a transient state: stop it again and look once more. */
@@ -279,10 +279,10 @@ int pt_timer_stop_sync(pt_timer *t)
     if (mine) {
         /* Our own frames stop counting: the caller may free t once its
          * callback returns, so the runner must not touch it again. */
-        for (struct pt_cb_frame *fr = pt_cb_top; fr; fr = fr->prev)
+        for (struct pt__cb_frame *fr = pt__cb_top; fr; fr = fr->prev)
             if (fr->t == t)
                 fr->disposed = true;
-        atomic_fetch_sub_explicit(&t->callbacks, PT_CB_RUNNING * mine, memory_order_relaxed);
+        atomic_fetch_sub_explicit(&t->callbacks, PT__CB_RUNNING * mine, memory_order_relaxed);
     }
     return ret;
 }

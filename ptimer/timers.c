@@ -14,27 +14,21 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "heap_locked.h"
+#include "ptimer/heap_locked.h"
 
-_Thread_local struct pt_cb_frame *pt_cb_top;
+_Thread_local struct pt__cb_frame *pt__cb_top;
 
-void pt_timers_init(pt_timers *ts, pt_wake_func wake, void *ctx)
+int pt_timers_init(pt_timers *ts, pt_wake_func wake, void *ctx)
 {
     if (!ts)
-        return;
+        return -EINVAL;
     ts->magic = 0;
-    if (!st_heap_fits(ts)) {
-        /* A timer names its heap in 48 bits of its state word. Refused
-         * loudly: init cannot return an error, and every later call on ts
-         * returning -EINVAL would otherwise be a puzzle. */
-        fprintf(stderr,
-                "ptimer: pt_timers_init(%p): a heap's address must fit in 48 bits (a tagged "
-                "pointer?); calls on this heap return -EINVAL\n",
-                (void *)ts);
-        return;
-    }
-    pt_lock_init(&ts->lock);
-    pt_heap4_init(&ts->heap, (int32_t)offsetof(pt_timer, heap_index));
+    /* A timer names its heap in 48 bits of its state word. The heap stays
+     * uninitialised, so every later call on it is -EINVAL too. */
+    if (!st_heap_fits(ts))
+        return -EINVAL;
+    pt__lock_init(&ts->lock);
+    pt__heap4_init(&ts->heap, (int32_t)offsetof(pt_timer, heap_index));
     atomic_init(&ts->timer0_when, 0);
     atomic_init(&ts->modified_earliest, 0);
     atomic_init(&ts->num_timers, 0);
@@ -44,7 +38,8 @@ void pt_timers_init(pt_timers *ts, pt_wake_func wake, void *ctx)
     ts->running = 0;
     ts->wake = wake;
     ts->wake_ctx = ctx;
-    ts->magic = PT_TIMERS_MAGIC;
+    ts->magic = PT__TIMERS_MAGIC;
+    return 0;
 }
 
 /* One pass over the whole heap: drop Deleted timers, re-key ModifiedXX
@@ -58,7 +53,7 @@ static void compact(pt_timers *ts, const char *op)
      * it raises the value again, one the scan has not reached yet will be
      * re-keyed by it. */
     atomic_store_explicit(&ts->modified_earliest, 0, memory_order_relaxed);
-    pt_heap4 *h = &ts->heap;
+    pt__heap4 *h = &ts->heap;
     uint32_t kept = 0, removed = 0;
     for (uint32_t i = 0; i < h->len; i++) {
         pt_timer *t = h->v[i].item;
@@ -85,29 +80,29 @@ static void compact(pt_timers *ts, const char *op)
                 st_wait(); /* a few instructions on another thread */
                 continue;
             }
-            pt_bad_timer(t, op);
+            pt__bad_timer(t, op);
         }
         h->v[kept++] = h->v[i];
     next:;
     }
     h->len = kept;
     count_cleaned(ts, removed);
-    pt_heap4_heapify(h);
-    pt_heap4_shrink(h);
+    pt__heap4_heapify(h);
+    pt__heap4_shrink(h);
     update_len(ts);
 }
 
 /* clearDeletedTimers, bounded: from where the last sweep stopped, unlink
- * the Deleted timers among the next PT_SWEEP_BUDGET entries (each is
+ * the Deleted timers among the next PT__SWEEP_BUDGET entries (each is
  * replaced by the last entry, which is examined in turn). Go clears the
  * whole heap at once, and with a million timers that is milliseconds in
  * which nothing on this P fires; compact() is kept for when the sweeps
  * fall behind (half the heap stopped). Row "clear_deleted". */
 static void sweep(pt_timers *ts)
 {
-    pt_heap4 *h = &ts->heap;
+    pt__heap4 *h = &ts->heap;
     uint32_t i = ts->sweep_at;
-    for (uint32_t n = 0; n < PT_SWEEP_BUDGET && n < h->len; n++) {
+    for (uint32_t n = 0; n < PT__SWEEP_BUDGET && n < h->len; n++) {
         if (i >= h->len)
             i = 0;
         pt_timer *t = h->v[i].item;
@@ -116,7 +111,7 @@ static void sweep(pt_timers *ts)
             i++;
     }
     ts->sweep_at = i;
-    pt_heap4_shrink(h);
+    pt__heap4_shrink(h);
 }
 
 /* Run t, which is Running at the head with key `key`; returns with the lock
@@ -128,7 +123,7 @@ static void run_one(pt_timers *ts, pt_timer *t, pt_nanos key, pt_nanos now)
     uintptr_t seq = t->seq;
     /* Counted before the status leaves Running (release), so a stop_sync
      * that sees the new status also sees this callback. */
-    atomic_fetch_add_explicit(&t->callbacks, PT_CB_RUNNING + PT_CB_STARTED,
+    atomic_fetch_add_explicit(&t->callbacks, PT__CB_RUNNING + PT__CB_STARTED,
                               memory_order_relaxed);
     if (t->period > 0) {
         /* run: Waiting -> Running -> Waiting. Skip the ticks missed while
@@ -140,7 +135,7 @@ static void run_one(pt_timers *ts, pt_timer *t, pt_nanos key, pt_nanos now)
             next = PT_MAXWHEN;
         t->when = next;
         ts->heap.v[0].when = next;
-        pt_heap4_fix(&ts->heap, 0);
+        pt__heap4_fix(&ts->heap, 0);
         update_timer0(ts);
         st_set(t, PT_TIMER_RUNNING, PT_TIMER_WAITING, "run");
     } else {
@@ -149,26 +144,26 @@ static void run_one(pt_timers *ts, pt_timer *t, pt_nanos key, pt_nanos now)
         st_set_in(t, PT_TIMER_RUNNING, PT_TIMER_NOSTATUS, NULL, "run");
     }
     ts->running = 1;
-    pt_unlock(&ts->lock);
+    pt__unlock(&ts->lock);
 
-    struct pt_cb_frame frame = {t, false, pt_cb_top};
-    pt_cb_top = &frame;
+    struct pt__cb_frame frame = {t, false, pt__cb_top};
+    pt__cb_top = &frame;
     f(arg, seq);
-    pt_cb_top = frame.prev;
+    pt__cb_top = frame.prev;
     if (!frame.disposed) {
         /* Last touch of t: drop our count and the sleeper bit together,
          * then wake sleepers by address only (t may be freed by then). */
         uint32_t v = atomic_load_explicit(&t->callbacks, memory_order_relaxed);
         while (!atomic_compare_exchange_weak_explicit(&t->callbacks, &v,
-                                                      (v - PT_CB_RUNNING) & ~PT_CB_WAITER,
+                                                      (v - PT__CB_RUNNING) & ~PT__CB_WAITER,
                                                       memory_order_release,
                                                       memory_order_relaxed))
             ;
         if (v & 1)
-            pt_futex_wake(&t->callbacks, INT_MAX);
+            pt__futex_wake(&t->callbacks, INT_MAX);
     }
 
-    pt_lock(&ts->lock);
+    pt__lock(&ts->lock);
     ts->running = 0;
 }
 
@@ -200,7 +195,7 @@ static pt_nanos run_head(pt_timers *ts, pt_nanos now)
             st_wait();
             break;
         default:
-            pt_bad_timer(t, "run");
+            pt__bad_timer(t, "run");
         }
     }
     return -1;
@@ -208,10 +203,10 @@ static pt_nanos run_head(pt_timers *ts, pt_nanos now)
 
 int pt_timers_check(pt_timers *ts, pt_nanos now, bool owner, pt_nanos *poll_until)
 {
-    if (!pt_timers_valid(ts))
+    if (!pt__timers_valid(ts))
         return -EINVAL;
     /* The fast path: two atomic loads, no lock. */
-    pt_nanos next = pt_timers_next_time(ts);
+    pt_nanos next = pt__timers_next_time(ts);
     if (next == 0) {
         if (poll_until)
             *poll_until = 0;
@@ -231,7 +226,7 @@ int pt_timers_check(pt_timers *ts, pt_nanos now, bool owner, pt_nanos *poll_unti
     }
 
     int ran = 0;
-    pt_lock(&ts->lock);
+    pt__lock(&ts->lock);
     /* Another thread is in one of this heap's callbacks and will carry on
      * with the due timers when it returns: callbacks of one heap never run
      * concurrently. */
@@ -247,8 +242,8 @@ int pt_timers_check(pt_timers *ts, pt_nanos now, bool owner, pt_nanos *poll_unti
         else if (dead > ts->heap.len / 4)
             sweep(ts);
     }
-    next = pt_timers_next_time(ts);
-    pt_unlock(&ts->lock);
+    next = pt__timers_next_time(ts);
+    pt__unlock(&ts->lock);
     if (poll_until)
         *poll_until = next;
     return ran;
@@ -256,40 +251,40 @@ int pt_timers_check(pt_timers *ts, pt_nanos now, bool owner, pt_nanos *poll_unti
 
 pt_nanos pt_timers_next(const pt_timers *ts)
 {
-    return pt_timers_valid(ts) ? pt_timers_next_time(ts) : 0;
+    return pt__timers_valid(ts) ? pt__timers_next_time(ts) : 0;
 }
 
 uint32_t pt_timers_deleted(const pt_timers *ts)
 {
-    return pt_timers_valid(ts) ? deleted_count(ts) : 0;
+    return pt__timers_valid(ts) ? deleted_count(ts) : 0;
 }
 
 size_t pt_timers_len(const pt_timers *ts)
 {
-    return pt_timers_valid(ts)
+    return pt__timers_valid(ts)
                ? atomic_load_explicit(&((pt_timers *)ts)->num_timers, memory_order_relaxed)
                : 0;
 }
 
 int pt_timers_move(pt_timers *dst, pt_timers *src)
 {
-    if (!pt_timers_valid(dst) || !pt_timers_valid(src))
+    if (!pt__timers_valid(dst) || !pt__timers_valid(src))
         return -EINVAL;
     if (dst == src)
         return 0;
     /* Two heap locks at once happen only here; address order rules out a
      * deadlock between two moves in opposite directions. */
     pt_timers *first = dst < src ? dst : src, *second = dst < src ? src : dst;
-    pt_lock(&first->lock);
-    pt_lock(&second->lock);
-    int err = pt_heap4_reserve(&dst->heap, src->heap.len);
+    pt__lock(&first->lock);
+    pt__lock(&second->lock);
+    int err = pt__heap4_reserve(&dst->heap, src->heap.len);
     if (err < 0) {
-        pt_unlock(&second->lock);
-        pt_unlock(&first->lock);
+        pt__unlock(&second->lock);
+        pt__unlock(&first->lock);
         return err;
     }
-    pt_nanos prev = pt_timers_next_time(dst);
-    pt_heap4 *from = &src->heap, *to = &dst->heap;
+    pt_nanos prev = pt__timers_next_time(dst);
+    pt__heap4 *from = &src->heap, *to = &dst->heap;
     for (uint32_t i = 0; i < from->len; i++) {
         pt_timer *t = from->v[i].item;
         for (;;) {
@@ -319,20 +314,20 @@ int pt_timers_move(pt_timers *dst, pt_timers *src)
                 st_wait();
                 continue;
             }
-            pt_bad_timer(t, "move");
+            pt__bad_timer(t, "move");
         }
     }
     from->len = 0;
     /* Every Deleted timer was dropped: cleaned catches up with the stops
      * counted so far (a stop counted later is of a timer now on dst). */
     count_cleaned(src, deleted_count(src));
-    pt_heap4_shrink(from);
+    pt__heap4_shrink(from);
     update_len(src);
-    pt_heap4_heapify(to);
+    pt__heap4_heapify(to);
     update_len(dst);
-    pt_nanos now_next = pt_timers_next_time(dst);
-    pt_unlock(&second->lock);
-    pt_unlock(&first->lock);
+    pt_nanos now_next = pt__timers_next_time(dst);
+    pt__unlock(&second->lock);
+    pt__unlock(&first->lock);
     if (dst->wake && now_next != 0 && (prev == 0 || now_next < prev))
         dst->wake(dst->wake_ctx, now_next);
     return 0;
@@ -340,11 +335,11 @@ int pt_timers_move(pt_timers *dst, pt_timers *src)
 
 int pt_timers_destroy(pt_timers *ts)
 {
-    if (!pt_timers_valid(ts))
+    if (!pt__timers_valid(ts))
         return -EINVAL;
-    pt_lock(&ts->lock);
+    pt__lock(&ts->lock);
     if (ts->running) {
-        pt_unlock(&ts->lock);
+        pt__unlock(&ts->lock);
         return -EBUSY;
     }
     /* Unlinking stopped timers is invisible to callers and required: their
@@ -352,33 +347,41 @@ int pt_timers_destroy(pt_timers *ts)
     if (ts->heap.len)
         compact(ts, "destroy");
     if (ts->heap.len) {
-        pt_unlock(&ts->lock);
+        pt__unlock(&ts->lock);
         return -EBUSY;
     }
-    pt_heap4_free(&ts->heap);
+    pt__heap4_free(&ts->heap);
     ts->magic = 0;
-    pt_unlock(&ts->lock);
+    pt__unlock(&ts->lock);
     return 0;
+}
+
+/* The first problem the calling thread's last pt_timers_verify found. */
+static _Thread_local char verify_report[256];
+
+const char *pt_timers_verify_report(void)
+{
+    return verify_report;
 }
 
 #define VERIFY(cond, ...)                                                                      \
     do {                                                                                       \
-        if (!(cond)) {                                                                         \
-            fprintf(stderr, "pt_timers_verify(%p): ", (void *)ts);                             \
-            fprintf(stderr, __VA_ARGS__);                                                      \
-            fputc('\n', stderr);                                                               \
+        if (!(cond) && !bad) {                                                                 \
+            int n_ = snprintf(verify_report, sizeof verify_report, "heap %p: ", (void *)ts);   \
+            snprintf(verify_report + n_, sizeof verify_report - (size_t)n_, __VA_ARGS__);      \
             bad = true;                                                                        \
         }                                                                                      \
     } while (0)
 
 int pt_timers_verify(pt_timers *ts, bool quiescent)
 {
-    if (!pt_timers_valid(ts))
+    if (!pt__timers_valid(ts))
         return -EINVAL;
     bool bad = false;
-    pt_lock(&ts->lock);
-    const pt_heap4 *h = &ts->heap;
-    VERIFY(pt_heap4_valid(h), "heap order or entry indices broken");
+    verify_report[0] = '\0';
+    pt__lock(&ts->lock);
+    const pt__heap4 *h = &ts->heap;
+    VERIFY(pt__heap4_valid(h), "heap order or entry indices broken");
     uint32_t deleted = 0, modifying = 0;
     for (uint32_t i = 0; i < h->len && !bad; i++) {
         pt_timer *t = h->v[i].item;
@@ -427,16 +430,16 @@ int pt_timers_verify(pt_timers *ts, bool quiescent)
            "num_timers %u, heap holds %u",
            atomic_load_explicit(&ts->num_timers, memory_order_relaxed), h->len);
     VERIFY(atomic_load_explicit(&ts->timer0_when, memory_order_relaxed) ==
-               pt_heap4_top_when(h),
+               pt__heap4_top_when(h),
            "timer0_when %lld, head key %lld",
            (long long)atomic_load_explicit(&ts->timer0_when, memory_order_relaxed),
-           (long long)pt_heap4_top_when(h));
+           (long long)pt__heap4_top_when(h));
     uint32_t counted = deleted_count(ts);
     if (quiescent)
         VERIFY(counted == deleted && modifying == 0, "deleted_timers %u, heap holds %u deleted",
                counted, deleted);
     else
         VERIFY(counted <= h->len, "deleted_timers %u exceeds heap size %u", counted, h->len);
-    pt_unlock(&ts->lock);
+    pt__unlock(&ts->lock);
     return bad ? -EUCLEAN : 0;
 }

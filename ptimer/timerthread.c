@@ -41,10 +41,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloc.h"
-#include "lock.h"
+#include "ptimer/base/alloc.h"
+#include "ptimer/base/lock.h"
 #include "ptimer/heap4.h"
-#include "task_pool.h"
+#include "ptimer/task_pool.h"
 
 #define TT_DEFAULT_BUCKETS 13u
 #define TT_MAX_BUCKETS 1024u
@@ -52,16 +52,16 @@
 #define TT_LOCAL_CHUNKS 1024u /* per-thread state for 65536 thread indices */
 
 struct tt_bucket {
-    alignas(64) _Atomic uint32_t lock; /* pt_lock: guards head and nearest */
+    alignas(64) _Atomic uint32_t lock; /* pt__lock: guards head and nearest */
     /* Tasks not yet pulled, newest first. Written under lock; the timer
      * thread peeks at it without the lock (tt_consume says why that is safe). */
-    _Atomic(struct pt_tt_task *) head;
+    _Atomic(struct pt__tt_task *) head;
     pt_nanos nearest; /* earliest `when` pushed since the last drain; PT_MAXWHEN if none */
 };
 
 /* One thread's state in one instance, on its own line. */
 struct tt_local {
-    alignas(64) pt_task_cache cache; /* free tasks: used only by this thread */
+    alignas(64) pt__task_cache cache; /* free tasks: used only by this thread */
     uint32_t bucket;                 /* fmix64(thread index) % nbuckets, fixed */
     /* Written only by this thread (load + release store, no RMW), read by
      * read_stats with acquire. */
@@ -83,9 +83,9 @@ struct pt_timerthread {
     /* Chunks of per-thread state by thread index, published by a release
      * CAS (tt_local_chunk) and never freed before the instance. */
     _Atomic(struct tt_local *) locals[TT_LOCAL_CHUNKS];
-    _Atomic uint32_t shared_lock; /* pt_lock: guards `shared` */
+    _Atomic uint32_t shared_lock; /* pt__lock: guards `shared` */
     struct tt_local shared;       /* for a thread with no index or no chunk */
-    pt_task_pool pool;
+    pt__task_pool pool;
 
     /* The global lock and what it guards, on their own line. */
     alignas(64) _Atomic uint32_t lock;
@@ -93,7 +93,7 @@ struct pt_timerthread {
     _Atomic uint32_t nsignals; /* the futex word the thread sleeps on; bumped under lock */
 
     /* The timer thread's own, on their own line. */
-    alignas(64) pt_heap4 heap; /* {when, task}, only the timer thread */
+    alignas(64) pt__heap4 heap; /* {when, task}, only the timer thread */
     /* Single writer, the timer thread; read by read_stats. triggered is
      * stored with release (see read_stats), the other two relaxed. */
     _Atomic uint64_t triggered;
@@ -126,7 +126,7 @@ static inline void count(_Atomic uint64_t *c)
                           memory_order_release);
 }
 
-_Noreturn static void tt_bad_task(const pt_timerthread *tt, const struct pt_tt_task *t,
+_Noreturn static void tt_bad_task(const pt_timerthread *tt, const struct pt__tt_task *t,
                                   uint32_t version, const char *op)
 {
     fprintf(stderr,
@@ -148,7 +148,7 @@ _Noreturn static void tt_oom(const pt_timerthread *tt, const char *op)
 
 static struct tt_local *tt_local_chunk(pt_timerthread *tt, uint32_t c)
 {
-    struct tt_local *chunk = pt_alloc_lines(TT_LOCALS_PER_CHUNK * sizeof *chunk);
+    struct tt_local *chunk = pt__alloc_lines(TT_LOCALS_PER_CHUNK * sizeof *chunk);
     if (!chunk)
         return NULL;
     memset(chunk, 0, TT_LOCALS_PER_CHUNK * sizeof *chunk);
@@ -162,7 +162,7 @@ static struct tt_local *tt_local_chunk(pt_timerthread *tt, uint32_t c)
      * with the winner's release, as the load in tt_local does. */
     if (!atomic_compare_exchange_strong_explicit(&tt->locals[c], &seen, chunk, memory_order_acq_rel,
                                                  memory_order_acquire)) {
-        pt_free_lines(chunk);
+        pt__free_lines(chunk);
         return seen;
     }
     return chunk;
@@ -172,7 +172,7 @@ static struct tt_local *tt_local_chunk(pt_timerthread *tt, uint32_t c)
  * tt->shared under tt->shared_lock). */
 static inline struct tt_local *tt_local(pt_timerthread *tt)
 {
-    uint32_t i = pt_thread_index();
+    uint32_t i = pt__thread_index();
     uint32_t c = i / TT_LOCALS_PER_CHUNK;
     if (__builtin_expect(c >= TT_LOCAL_CHUNKS, 0))
         return NULL;
@@ -184,15 +184,15 @@ static inline struct tt_local *tt_local(pt_timerthread *tt)
 }
 
 /* Return a task to the pool through the calling thread's cache. */
-static void tt_free_task(pt_timerthread *tt, struct tt_local *l, struct pt_tt_task *t)
+static void tt_free_task(pt_timerthread *tt, struct tt_local *l, struct pt__tt_task *t)
 {
     if (__builtin_expect(l != NULL, 1)) {
-        pt_task_cache_put(&tt->pool, &l->cache, t);
+        pt__task_cache_put(&tt->pool, &l->cache, t);
         return;
     }
-    pt_lock(&tt->shared_lock);
-    pt_task_cache_put(&tt->pool, &tt->shared.cache, t);
-    pt_unlock(&tt->shared_lock);
+    pt__lock(&tt->shared_lock);
+    pt__task_cache_put(&tt->pool, &tt->shared.cache, t);
+    pt__unlock(&tt->shared_lock);
 }
 
 /* ---- schedule and unschedule ------------------------------------------ */
@@ -202,7 +202,7 @@ static void tt_free_task(pt_timerthread *tt, struct tt_local *l, struct pt_tt_ta
 static __attribute__((noinline)) void tt_announce(pt_timerthread *tt, pt_nanos when)
 {
     bool wake = false;
-    pt_lock(&tt->lock);
+    pt__lock(&tt->lock);
     if (when < tt->nearest) {
         tt->nearest = when;
         /* relaxed: the increment is ordered by the lock; the futex
@@ -212,9 +212,9 @@ static __attribute__((noinline)) void tt_announce(pt_timerthread *tt, pt_nanos w
                               memory_order_relaxed);
         wake = true;
     }
-    pt_unlock(&tt->lock);
+    pt__unlock(&tt->lock);
     if (wake)
-        pt_futex_wake(&tt->nsignals, 1);
+        pt__futex_wake(&tt->nsignals, 1);
 }
 
 pt_task_id pt_timerthread_schedule(pt_timerthread *tt, void (*fn)(void *), void *arg, pt_nanos when)
@@ -225,20 +225,20 @@ pt_task_id pt_timerthread_schedule(pt_timerthread *tt, void (*fn)(void *), void 
         when = PT_MAXWHEN;
 
     /* Allocate outside any bucket lock, from this thread's cache. */
-    struct pt_tt_task *t;
+    struct pt__tt_task *t;
     struct tt_local *l = tt_local(tt);
     if (__builtin_expect(l != NULL, 1)) {
-        t = pt_task_cache_get(&tt->pool, &l->cache);
+        t = pt__task_cache_get(&tt->pool, &l->cache);
         if (!t)
             return PT_INVALID_TASK_ID;
         count(&l->scheduled);
     } else {
         l = &tt->shared;
-        pt_lock(&tt->shared_lock);
-        t = pt_task_cache_get(&tt->pool, &l->cache);
+        pt__lock(&tt->shared_lock);
+        t = pt__task_cache_get(&tt->pool, &l->cache);
         if (t)
             count(&l->scheduled);
-        pt_unlock(&tt->shared_lock);
+        pt__unlock(&tt->shared_lock);
         if (!t)
             return PT_INVALID_TASK_ID;
     }
@@ -258,14 +258,14 @@ pt_task_id pt_timerthread_schedule(pt_timerthread *tt, void (*fn)(void *), void 
 
     struct tt_bucket *b = &tt->buckets[l->bucket];
     bool earlier = false;
-    pt_lock(&b->lock);
+    pt__lock(&b->lock);
     t->next = atomic_load_explicit(&b->head, memory_order_relaxed);
     atomic_store_explicit(&b->head, t, memory_order_relaxed);
     if (when < b->nearest) {
         b->nearest = when;
         earlier = true;
     }
-    pt_unlock(&b->lock); /* release: publishes the task's fields to tt_consume */
+    pt__unlock(&b->lock); /* release: publishes the task's fields to tt_consume */
     if (earlier)
         tt_announce(tt, when);
     return id;
@@ -280,7 +280,7 @@ int pt_timerthread_unschedule(pt_timerthread *tt, pt_task_id id)
      * and an odd one could otherwise be taken for "running". */
     if (v == 0 || (v & 1))
         return -1;
-    struct pt_tt_task *t = pt_task_pool_address(&tt->pool, (uint32_t)id);
+    struct pt__tt_task *t = pt__task_pool_address(&tt->pool, (uint32_t)id);
     if (!t)
         return -1;
     uint32_t seen = v;
@@ -294,9 +294,9 @@ int pt_timerthread_unschedule(pt_timerthread *tt, pt_task_id id)
     if (__builtin_expect(l != NULL, 1)) {
         count(&l->unscheduled);
     } else {
-        pt_lock(&tt->shared_lock);
+        pt__lock(&tt->shared_lock);
         count(&tt->shared.unscheduled);
-        pt_unlock(&tt->shared_lock);
+        pt__unlock(&tt->shared_lock);
     }
     return 0;
 }
@@ -312,20 +312,20 @@ int pt_timerthread_unschedule(pt_timerthread *tt, pt_task_id id)
  * again before running or sleeping past it. A push into a non-empty bucket
  * is taken along with the bucket's earlier tasks. (Only a never-task into
  * an empty bucket skips the lock, and it may wait for the next drain.) */
-static struct pt_tt_task *tt_consume(struct tt_bucket *b)
+static struct pt__tt_task *tt_consume(struct tt_bucket *b)
 {
     if (!atomic_load_explicit(&b->head, memory_order_relaxed))
         return NULL;
-    pt_lock(&b->lock);
-    struct pt_tt_task *head = atomic_load_explicit(&b->head, memory_order_relaxed);
+    pt__lock(&b->lock);
+    struct pt__tt_task *head = atomic_load_explicit(&b->head, memory_order_relaxed);
     atomic_store_explicit(&b->head, NULL, memory_order_relaxed);
     b->nearest = PT_MAXWHEN;
-    pt_unlock(&b->lock);
+    pt__unlock(&b->lock);
     return head;
 }
 
 /* free: removed -> free, if t was unscheduled. True if t was freed. */
-static bool tt_try_delete(pt_timerthread *tt, struct tt_local *l, struct pt_tt_task *t)
+static bool tt_try_delete(pt_timerthread *tt, struct tt_local *l, struct pt__tt_task *t)
 {
     /* relaxed: the unscheduler wrote nothing else; whoever reuses the slot
      * is ordered after this thread by the pool's lock or cache. */
@@ -340,7 +340,7 @@ static bool tt_try_delete(pt_timerthread *tt, struct tt_local *l, struct pt_tt_t
 
 /* run: pending -> running -> done, then free; or free if it was removed
  * first. True if fn ran. */
-static bool tt_run_task(pt_timerthread *tt, struct tt_local *l, struct pt_tt_task *t)
+static bool tt_run_task(pt_timerthread *tt, struct tt_local *l, struct pt__tt_task *t)
 {
     uint32_t v = t->id_version, seen = v;
     /* relaxed: the task's fields came to this thread through its bucket's
@@ -366,7 +366,7 @@ static bool tt_stopping(pt_timerthread *tt)
 
 static void tt_loop(pt_timerthread *tt, struct tt_local *l)
 {
-    pt_heap4 *h = &tt->heap;
+    pt__heap4 *h = &tt->heap;
     pt_nanos now = pt_nanotime(), last_sleep = now;
     uint64_t triggered = 0, wakeups = 0, busy = 0;
 
@@ -374,17 +374,17 @@ static void tt_loop(pt_timerthread *tt, struct tt_local *l)
         /* Reset the global nearest time before pulling, so that a task
          * scheduled during the pull that is earlier than what we pulled
          * shows up in it (bRPC's pull_again). */
-        pt_lock(&tt->lock);
+        pt__lock(&tt->lock);
         tt->nearest = PT_MAXWHEN;
-        pt_unlock(&tt->lock);
+        pt__unlock(&tt->lock);
 
         for (uint32_t i = 0; i < tt->nbuckets; i++) {
-            for (struct pt_tt_task *t = tt_consume(&tt->buckets[i]); t;) {
-                struct pt_tt_task *next = t->next; /* before t may be freed */
+            for (struct pt__tt_task *t = tt_consume(&tt->buckets[i]); t;) {
+                struct pt__tt_task *next = t->next; /* before t may be freed */
                 if (!tt_try_delete(tt, l, t)) {
-                    if (pt_heap4_reserve(h, 1) != 0)
+                    if (pt__heap4_reserve(h, 1) != 0)
                         tt_oom(tt, "pull");
-                    pt_heap4_push(h, t->when, t);
+                    pt__heap4_push(h, t->when, t);
                 }
                 t = next;
             }
@@ -392,9 +392,9 @@ static void tt_loop(pt_timerthread *tt, struct tt_local *l)
 
         bool pull_again = false;
         while (h->len > 0) {
-            struct pt_tt_task *t = h->v[0].item;
+            struct pt__tt_task *t = h->v[0].item;
             if (tt_try_delete(tt, l, t)) {
-                pt_heap4_remove(h, 0);
+                pt__heap4_remove(h, 0);
                 continue;
             }
             if (t->when > now) {
@@ -407,14 +407,14 @@ static void tt_loop(pt_timerthread *tt, struct tt_local *l)
              * is still in its bucket. Ascending schedules rarely lower it,
              * so this is rarely true. Stop counts too: destroy drops due
              * tasks rather than run them. */
-            pt_lock(&tt->lock);
+            pt__lock(&tt->lock);
             pull_again = t->when > tt->nearest;
-            pt_unlock(&tt->lock);
+            pt__unlock(&tt->lock);
             if (pull_again || tt_stopping(tt)) {
                 pull_again = true;
                 break;
             }
-            pt_heap4_remove(h, 0);
+            pt__heap4_remove(h, 0);
             if (tt_run_task(tt, l, t))
                 atomic_store_explicit(&tt->triggered, ++triggered, memory_order_release);
         }
@@ -427,26 +427,26 @@ static void tt_loop(pt_timerthread *tt, struct tt_local *l)
          * pull. Otherwise publish what we wait for, so that only an
          * earlier schedule bumps nsignals, and sample nsignals under the
          * same lock: a bump after this makes the futex wait return at once. */
-        pt_lock(&tt->lock);
+        pt__lock(&tt->lock);
         /* stop, again under the lock: a destroy between the pull's reset of
          * nearest and here has already bumped nsignals, so the sample below
          * would sleep through it (the spin model's tt.destroy_lost_wakeup). */
         if (next > tt->nearest || tt_stopping(tt)) {
-            pt_unlock(&tt->lock);
+            pt__unlock(&tt->lock);
             continue;
         }
         tt->nearest = next;
         expected = atomic_load_explicit(&tt->nsignals, memory_order_relaxed);
-        pt_unlock(&tt->lock);
+        pt__unlock(&tt->lock);
 
-        pt_heap4_shrink(h);
+        pt__heap4_shrink(h);
         now = pt_nanotime();
         busy += (uint64_t)(now - last_sleep);
         atomic_store_explicit(&tt->busy_ns, busy, memory_order_relaxed);
         /* An absolute CLOCK_MONOTONIC deadline (PT_MAXWHEN: none). The
          * thread's timer slack is left at the default (50 us): it sets how
          * late this wait may return; ptbench measures whether 1 ns pays. */
-        pt_futex_wait(&tt->nsignals, expected, next);
+        pt__futex_wait(&tt->nsignals, expected, next);
         atomic_store_explicit(&tt->wakeups, ++wakeups, memory_order_relaxed);
         now = last_sleep = pt_nanotime();
     }
@@ -455,12 +455,12 @@ static void tt_loop(pt_timerthread *tt, struct tt_local *l)
 static void tt_free(pt_timerthread *tt)
 {
     /* Tasks still pending are dropped with the pool's blocks, unrun. */
-    pt_heap4_free(&tt->heap);
+    pt__heap4_free(&tt->heap);
     for (uint32_t c = 0; c < TT_LOCAL_CHUNKS; c++)
-        pt_free_lines(atomic_load_explicit(&tt->locals[c], memory_order_acquire));
-    pt_task_pool_destroy(&tt->pool);
-    pt_free_lines(tt->buckets);
-    pt_free_lines(tt);
+        pt__free_lines(atomic_load_explicit(&tt->locals[c], memory_order_acquire));
+    pt__task_pool_destroy(&tt->pool);
+    pt__free_lines(tt->buckets);
+    pt__free_lines(tt);
 }
 
 static void *tt_main(void *arg)
@@ -469,7 +469,7 @@ static void *tt_main(void *arg)
     pthread_setname_np(pthread_self(), "pt_timerthread");
     struct tt_local *l = tt_local(tt);
     atomic_store_explicit(&tt->started, 1, memory_order_release);
-    pt_futex_wake(&tt->started, 1);
+    pt__futex_wake(&tt->started, 1);
     tt_loop(tt, l);
     if (tt->self_destroy)
         tt_free(tt);
@@ -485,33 +485,33 @@ int pt_timerthread_create(pt_timerthread **out, const pt_timerthread_options *op
     unsigned n = opt && opt->num_buckets ? opt->num_buckets : TT_DEFAULT_BUCKETS;
     if (n > TT_MAX_BUCKETS)
         return -EINVAL;
-    pt_timerthread *tt = pt_alloc_lines(sizeof *tt);
+    pt_timerthread *tt = pt__alloc_lines(sizeof *tt);
     if (!tt)
         return -ENOMEM;
     memset(tt, 0, sizeof *tt);
-    tt->buckets = pt_alloc_lines(n * sizeof *tt->buckets);
+    tt->buckets = pt__alloc_lines(n * sizeof *tt->buckets);
     if (!tt->buckets) {
-        pt_free_lines(tt);
+        pt__free_lines(tt);
         return -ENOMEM;
     }
     tt->nbuckets = n;
     for (unsigned i = 0; i < n; i++) {
-        pt_lock_init(&tt->buckets[i].lock);
+        pt__lock_init(&tt->buckets[i].lock);
         atomic_init(&tt->buckets[i].head, NULL);
         tt->buckets[i].nearest = PT_MAXWHEN;
     }
     atomic_init(&tt->stop, false);
     for (uint32_t c = 0; c < TT_LOCAL_CHUNKS; c++)
         atomic_init(&tt->locals[c], NULL);
-    pt_lock_init(&tt->shared_lock);
+    pt__lock_init(&tt->shared_lock);
     tt->shared.bucket = 0;
     atomic_init(&tt->shared.scheduled, 0);
     atomic_init(&tt->shared.unscheduled, 0);
-    pt_task_pool_init(&tt->pool);
-    pt_lock_init(&tt->lock);
+    pt__task_pool_init(&tt->pool);
+    pt__lock_init(&tt->lock);
     tt->nearest = PT_MAXWHEN;
     atomic_init(&tt->nsignals, 0);
-    pt_heap4_init(&tt->heap, PT_HEAP4_NO_INDEX);
+    pt__heap4_init(&tt->heap, PT__HEAP4_NO_INDEX);
     atomic_init(&tt->triggered, 0);
     atomic_init(&tt->wakeups, 0);
     atomic_init(&tt->busy_ns, 0);
@@ -519,12 +519,12 @@ int pt_timerthread_create(pt_timerthread **out, const pt_timerthread_options *op
 
     int rc = pthread_create(&tt->thread, NULL, tt_main, tt);
     if (rc) {
-        pt_free_lines(tt->buckets);
-        pt_free_lines(tt);
+        pt__free_lines(tt->buckets);
+        pt__free_lines(tt);
         return -rc;
     }
     while (!atomic_load_explicit(&tt->started, memory_order_acquire))
-        pt_futex_wait(&tt->started, 0, 0);
+        pt__futex_wait(&tt->started, 0, 0);
     *out = tt;
     return 0;
 }
@@ -534,14 +534,14 @@ void pt_timerthread_destroy(pt_timerthread *tt)
     if (!tt || tt->global)
         return;
     atomic_store_explicit(&tt->stop, true, memory_order_relaxed);
-    pt_lock(&tt->lock);
+    pt__lock(&tt->lock);
     /* Whatever the thread is about to do, nearest 0 makes it pull again
      * (where it sees stop), and the bump makes its futex wait return. */
     tt->nearest = 0;
     atomic_store_explicit(&tt->nsignals,
                           atomic_load_explicit(&tt->nsignals, memory_order_relaxed) + 1,
                           memory_order_relaxed);
-    pt_unlock(&tt->lock);
+    pt__unlock(&tt->lock);
     if (pthread_equal(pthread_self(), tt->thread)) {
         /* From one of tt's callbacks: the thread cannot join itself. It
          * leaves its loop when the callback returns and frees tt. */
@@ -549,7 +549,7 @@ void pt_timerthread_destroy(pt_timerthread *tt)
         pthread_detach(tt->thread);
         return;
     }
-    pt_futex_wake(&tt->nsignals, 1);
+    pt__futex_wake(&tt->nsignals, 1);
     pthread_join(tt->thread, NULL);
     tt_free(tt);
 }
@@ -604,7 +604,7 @@ void pt_timerthread_read_stats(pt_timerthread *tt, pt_timerthread_stats *out)
 }
 
 /* For tests (declared in task_pool.h): the slots tt's pool has handed out. */
-uint32_t pt_timerthread_pool_slots(pt_timerthread *tt)
+uint32_t pt__timerthread_pool_slots(pt_timerthread *tt)
 {
-    return pt_task_pool_slots(&tt->pool);
+    return pt__task_pool_slots(&tt->pool);
 }

@@ -39,6 +39,18 @@ int pt_test_threads_named(const char *prefix);
         }                                                                                      \
     } while (0)
 
+/* pt_timers_verify(ts, quiescent) passes; if not, what it found. A macro
+ * (the harness does not include ptimer.h): the caller does. */
+#define CHECK_VERIFIED(ts, quiescent)                                                          \
+    do {                                                                                       \
+        int v_ = pt_timers_verify((ts), (quiescent));                                          \
+        if (v_ != 0) {                                                                         \
+            fprintf(stderr, "%s:%d: pt_timers_verify(%s) = %d: %s\n", __FILE__, __LINE__, #ts, \
+                    v_, pt_timers_verify_report());                                            \
+            abort();                                                                           \
+        }                                                                                      \
+    } while (0)
+
 /* xorshift64: a fast, reproducible pseudo-random sequence for tests; the
  * state must start nonzero. */
 static inline uint64_t pt_test_rng(uint64_t *x)
@@ -49,8 +61,8 @@ static inline uint64_t pt_test_rng(uint64_t *x)
     return *x;
 }
 
-/* PT_SANITIZED (ptimer/sanitized.h): sanitized builds scale the stress
+/* PT__SANITIZED (ptimer/base/sanitized.h): sanitized builds scale the stress
  * loops down, as they run many times slower. */
-#include "sanitized.h"
+#include "ptimer/base/sanitized.h"
 
 #endif

@@ -25,8 +25,9 @@
  * while container runtimes and kernel.io_uring_disabled often refuse it.
  * When io_uring is asked for but not built in (PT_URING off), or the kernel
  * or a sandbox refuses it (io_uring_setup fails, or a needed opcode is
- * missing), the netpoll falls back to epoll and says so once on stderr;
- * pt_netpoll_backend() tells which one runs.
+ * missing), the netpoll falls back to epoll: pt_netpoll_backend() tells
+ * which one runs and pt_netpoll_fallback() why (the library never prints;
+ * a program that cares says so itself).
  *
  * Readiness is edge-triggered, as in Go: registering (or re-arming) a
  * descriptor reports it once if it is ready now, then each new readiness is
@@ -125,7 +126,7 @@ typedef struct pt_pollfd {
      * it by waiters (Go's atomicInfo) */
     PT_ATOMIC(uint32_t) info;
     PT_ATOMIC(uint32_t) refs;   /* 2 x calls in flight, + 1 while close sleeps on it */
-    PT_ATOMIC(uint32_t) lock;   /* pt_lock: guards rd, wd, rseq, wseq, arming rt and wt */
+    PT_ATOMIC(uint32_t) lock;   /* pt__lock: guards rd, wd, rseq, wseq, arming rt and wt */
     PT_ATOMIC(uint32_t) events; /* interest; written under the netpoll's lock */
     PT_ATOMIC(uint32_t) magic;  /* open or closed: release store, acquire load */
     uint32_t slot;              /* index in the netpoll's table (its lock) */
@@ -170,6 +171,13 @@ PT_API int pt_netpoll_destroy(pt_netpoll *np);
 
 /* The backend in use (after any fallback): PT_NETPOLL_EPOLL or _URING. */
 PT_API enum pt_netpoll_backend pt_netpoll_backend(const pt_netpoll *np);
+
+/* Why the backend in use is not the one asked for: 0 if it is; -ENOSYS
+ * when io_uring was asked for and not built in (PT_URING off); the error
+ * io_uring's setup returned (-EPERM, -ENOMEM, ...) when the kernel or a
+ * sandbox refused it; -EINVAL when $PT_NETPOLL names no backend (epoll is
+ * used). -EINVAL for a bad np as well. */
+PT_API int pt_netpoll_fallback(const pt_netpoll *np);
 
 /* "epoll+epoll_pwait2", "epoll+timerfd", "epoll+ms" or
  * "io_uring+IORING_OP_TIMEOUT": the backend and how it times waits. */

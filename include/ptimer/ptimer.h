@@ -68,7 +68,6 @@
 #include <stdint.h>
 
 #include "ptimer/clock.h"
-#include "ptimer/heap4.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -98,6 +97,17 @@ enum pt_timer_status {
 
 typedef struct pt_timers pt_timers;
 
+/* The storage of one P's 4-ary heap. Its functions are private
+ * (ptimer/heap4.h); the layout is here only so that pt_timers can be
+ * embedded. */
+struct pt__heap4_entry;
+typedef struct pt__heap4 {
+    struct pt__heap4_entry *v;
+    uint32_t len;
+    uint32_t cap;
+    int32_t idx_off;
+} pt__heap4;
+
 /* One timer. Embeddable; treat every field as private. 56 bytes on
  * 64-bit targets. */
 typedef struct pt_timer {
@@ -123,9 +133,9 @@ typedef struct pt_timer {
 
 /* One P's timers. Embeddable; treat every field as private. */
 struct pt_timers {
-    PT_ATOMIC(uint32_t) lock;   /* pt_lock: guards heap, running, its timers' heap_index */
+    PT_ATOMIC(uint32_t) lock;   /* pt__lock: guards heap, running, its timers' heap_index */
     uint32_t magic;             /* set by init, cleared by destroy */
-    pt_heap4 heap;              /* entries {key, pt_timer *} */
+    pt__heap4 heap;              /* entries {key, pt_timer *} */
     /* heap.v[0].when, or 0 if empty: lets pollers decide without the lock.
      * Written under lock, read anywhere. */
     PT_ATOMIC(pt_nanos) timer0_when PT_ALIGN8;
@@ -149,11 +159,12 @@ struct pt_timers {
 
 /* A P's empty timer heap. wake(ctx, when), if not NULL, is called without
  * the lock when a start or modify makes `when` the earliest time of ts
- * (Go's wakeNetPoller): the place to break a sleeping poller. A heap at
- * an address a timer cannot name in 48 bits (only with tagged pointers, or
- * addresses above 2^48 asked for on purpose) is left uninitialised, with a
- * line on stderr saying why: every call on it is then -EINVAL. */
-PT_API void pt_timers_init(pt_timers *ts, pt_wake_func wake, void *ctx);
+ * (Go's wakeNetPoller): the place to break a sleeping poller. 0; -EINVAL
+ * for NULL, or for a heap at an address a timer cannot name in 48 bits
+ * (only with tagged pointers, or addresses above 2^48 asked for on
+ * purpose): that heap is left uninitialised, and every call on it is then
+ * -EINVAL too. */
+PT_API int pt_timers_init(pt_timers *ts, pt_wake_func wake, void *ctx);
 
 /* Frees the heap's storage. Stopped timers still in the heap are unlinked
  * first. 0; -EBUSY while it holds a live timer or runs a callback;
@@ -219,12 +230,16 @@ PT_API size_t pt_timers_len(const pt_timers *ts);
 PT_API uint32_t pt_timers_deleted(const pt_timers *ts);
 
 /* Checks, under the lock, the heap order, every entry's back-pointers, key
- * and status, timer0_when, modified_earliest and the counters; prints what
- * is wrong to stderr. For tests and stress harnesses. Pass quiescent = true
- * when no stop, reset or modify can be in flight on ts's timers: then the
- * deleted count must be exact; otherwise only its bounds are checked.
- * 0 if consistent, -EUCLEAN if not, -EINVAL for a bad heap. */
+ * and status, timer0_when, modified_earliest and the counters. For tests
+ * and stress harnesses. Pass quiescent = true when no stop, reset or modify
+ * can be in flight on ts's timers: then the deleted count must be exact;
+ * otherwise only its bounds are checked. 0 if consistent, -EUCLEAN if not
+ * (pt_timers_verify_report() says what is wrong), -EINVAL for a bad heap. */
 PT_API int pt_timers_verify(pt_timers *ts, bool quiescent);
+
+/* The first inconsistency the calling thread's last pt_timers_verify()
+ * found, as one line; "" if it found none. */
+PT_API const char *pt_timers_verify_report(void);
 
 #ifdef __cplusplus
 }

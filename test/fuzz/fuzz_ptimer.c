@@ -28,7 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "alloc.h"
+#include "ptimer/base/alloc.h"
 #include "fuzz_fail.h"
 #include "ptimer/ptimer.h"
 #include "ref_timers.h"
@@ -369,7 +369,7 @@ static void op_arm(int kind, int h, int i, pt_nanos when, pt_nanos period, uintp
         return;
     }
     if (got == -ENOMEM) {
-        EXPECT(injected && !ref_in_heap(r) && !pt_alloc_fail_armed(),
+        EXPECT(injected && !ref_in_heap(r) && !pt__alloc_fail_armed(),
                "timer %d: -ENOMEM from an arming that needs no allocation", i);
         return;
     }
@@ -385,7 +385,7 @@ static void op_arm(int kind, int h, int i, pt_nanos when, pt_nanos period, uintp
 int PT_FUZZ_ENTRY(const uint8_t *data, size_t size);
 int PT_FUZZ_ENTRY(const uint8_t *data, size_t size)
 {
-    long live0 = pt_alloc_live();
+    long live0 = pt__alloc_live();
     memset(&F, 0, sizeof F);
     F.p = data;
     F.n = size;
@@ -403,7 +403,7 @@ int PT_FUZZ_ENTRY(const uint8_t *data, size_t size)
         uint8_t code = take();
         bool injected = false;
         if (code >= 0xf0) { /* an allocation failure for the next operation */
-            pt_alloc_fail_after(code & 3);
+            pt__alloc_fail_after(code & 3);
             injected = true;
             code = take();
         }
@@ -431,7 +431,7 @@ int PT_FUZZ_ENTRY(const uint8_t *data, size_t size)
         case 4: {
             int src = i % NH, got = pt_timers_move(&F.ts[h], &F.ts[src]);
             if (got == -ENOMEM) {
-                EXPECT(injected && h != src && !pt_alloc_fail_armed(),
+                EXPECT(injected && h != src && !pt__alloc_fail_armed(),
                        "move: -ENOMEM with no failure injected");
                 break;
             }
@@ -507,7 +507,7 @@ int PT_FUZZ_ENTRY(const uint8_t *data, size_t size)
             break;
         }
         }
-        pt_alloc_fail_after(-1);
+        pt__alloc_fail_after(-1);
         verify_all();
     }
 
@@ -523,6 +523,6 @@ int PT_FUZZ_ENTRY(const uint8_t *data, size_t size)
                pt_timers_len(&F.ts[h]));
         EXPECT(pt_timers_destroy(&F.ts[h]) == 0, "heap %d does not destroy", h);
     }
-    EXPECT(pt_alloc_live() == live0, "%ld blocks leaked", pt_alloc_live() - live0);
+    EXPECT(pt__alloc_live() == live0, "%ld blocks leaked", pt__alloc_live() - live0);
     return 0;
 }

@@ -28,7 +28,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "alloc.h"
+#include "ptimer/base/alloc.h"
 #include "fuzz_fail.h"
 #include "ptimer/timerthread.h"
 
@@ -113,7 +113,7 @@ static void schedule(bool due, bool never, bool injected)
     pt_nanos when = due ? 0 : never ? -1 : pt_nanotime() + 3600 * (pt_nanos)1000000000;
     pt_task_id id = pt_timerthread_schedule(Z.tt, due ? task_fn : never_fn, r, when);
     if (id == PT_INVALID_TASK_ID) {
-        EXPECT(injected && !pt_alloc_fail_armed(), "schedule failed with no failure injected");
+        EXPECT(injected && !pt__alloc_fail_armed(), "schedule failed with no failure injected");
         return;
     }
     uint32_t v = (uint32_t)(id >> 32);
@@ -217,7 +217,7 @@ int PT_FUZZ_ENTRY(const uint8_t *data, size_t size);
 int PT_FUZZ_ENTRY(const uint8_t *data, size_t size)
 {
     warm_up();
-    long live0 = pt_alloc_live();
+    long live0 = pt__alloc_live();
     memset(&Z, 0, sizeof Z);
     Z.p = data;
     Z.len = size;
@@ -228,7 +228,7 @@ int PT_FUZZ_ENTRY(const uint8_t *data, size_t size)
         uint8_t code = take();
         bool injected = false;
         if (code >= 0xf0) {
-            pt_alloc_fail_after(code & 3);
+            pt__alloc_fail_after(code & 3);
             injected = true;
             code = take();
         }
@@ -254,7 +254,7 @@ int PT_FUZZ_ENTRY(const uint8_t *data, size_t size)
             wait_due();
             break;
         }
-        pt_alloc_fail_after(-1);
+        pt__alloc_fail_after(-1);
     }
 
     wait_due();
@@ -294,6 +294,6 @@ int PT_FUZZ_ENTRY(const uint8_t *data, size_t size)
     for (int k = 0; k < Z.n; k++)
         if (Z.r[k].due && Z.r[k].state == R_REMOVED)
             EXPECT(atomic_load(&Z.r[k].ran) == 0, "removed task %d ran", k);
-    EXPECT(pt_alloc_live() == live0, "%ld blocks leaked", pt_alloc_live() - live0);
+    EXPECT(pt__alloc_live() == live0, "%ld blocks leaked", pt__alloc_live() - live0);
     return 0;
 }

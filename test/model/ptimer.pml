@@ -164,7 +164,7 @@ inline unlock(p)
     d_step { heap_inv(p); lk[p] = 0 }
 }
 
-/* pt_heap4_top_when into timer0_when (update_timer0); the body, for use
+/* pt__heap4_top_when into timer0_when (update_timer0); the body, for use
  * inside a d_step */
 inline top_into_timer0(p)
 {
@@ -220,7 +220,7 @@ inline head(p, i, t, key)
     }
 }
 
-/* the push in pt_timers_add_locked */
+/* the push in pt__timers_add_locked */
 inline push_locked(p, t)
 {
     d_step {
@@ -255,7 +255,7 @@ inline remove_locked(p, t)
     }
 }
 
-/* pt_heap4_heapify: a set needs no order, only fresh indices */
+/* pt__heap4_heapify: a set needs no order, only fresh indices */
 inline heapify(p)
 {
         hx = 0;
@@ -271,7 +271,7 @@ inline heapify(p)
 }
 
 /* st_set: leave a transient state this thread owns; the C checks the old
- * value and aborts (pt_bad_timer) if another thread changed it. */
+ * value and aborts (pt__bad_timer) if another thread changed it. */
 inline st_set(t, from, to)
 {
     d_step { assert(st[t] == from); st[t] = to }
@@ -320,7 +320,7 @@ inline rekey_modified(p, t, s, ok)
     ok = 0
 }
 
-/* the clean in pt_timers_add_locked (Go's cleantimers): rows "clean" */
+/* the clean in pt__timers_add_locked (Go's cleantimers): rows "clean" */
 inline clean_locked(p)
 {
     do
@@ -382,7 +382,7 @@ inline compact(p)
                 :: else
                 fi
             :: k_s == MODIFYING -> skip /* st_wait */
-            :: else -> assert(false)     /* pt_bad_timer(t, "adjust") */
+            :: else -> assert(false)     /* pt__bad_timer(t, "adjust") */
             fi
         od;
         if
@@ -408,7 +408,7 @@ inline compact(p)
     atomic { k_i = 0; k_kept = 0; k_rm = 0; k_t = 0; k_s = 0; k_keep = 0; k_ok = 0 }
 }
 
-/* pt_timers_next_time: two separate atomic loads */
+/* pt__timers_next_time: two separate atomic loads */
 inline next_time(p, n)
 {
     n = timer0[p];
@@ -475,7 +475,7 @@ inline stop(t, ret)
             ret = 0;
             break
         :: s_s == RUNNING || s_s == MOVING || s_s == MODIFYING -> skip /* st_wait */
-        :: else -> assert(false) /* pt_bad_timer(t, "stop") */
+        :: else -> assert(false) /* pt__bad_timer(t, "stop") */
         fi
     od;
     atomic { s_s = 0; s_g = 0; s_ok = 0; s_h = 0 }
@@ -539,7 +539,7 @@ inline arm(p, t, w, mode, ret)
             fi
         :: a_s == RUNNING || a_s == MOVING || a_s == REMOVING || a_s == MODIFYING ->
             skip /* st_wait */
-        :: else -> assert(false) /* pt_bad_timer(t, op) */
+        :: else -> assert(false) /* pt__bad_timer(t, op) */
         fi
     od;
     if
@@ -602,7 +602,7 @@ inline callback(p, t)
  * the callback with the lock dropped */
 inline run_one(p, t)
 {
-    /* one fetch_add (PT_CB_RUNNING + PT_CB_STARTED), before the status
+    /* one fetch_add (PT__CB_RUNNING + PT__CB_STARTED), before the status
      * leaves Running */
     d_step { cbs[t]++; cstart[t]++ }
     remove_locked(p, t);
@@ -648,7 +648,7 @@ inline run_head(p, n, r)
         :: r_s == DELETED -> remove_deleted(p, r_t, r_ok)
         :: r_s == MOD_EARLIER || r_s == MOD_LATER -> rekey_modified(p, r_t, r_s, r_ok)
         :: r_s == MODIFYING -> skip /* st_wait */
-        :: else -> assert(false)     /* pt_bad_timer(t, "run") */
+        :: else -> assert(false)     /* pt__bad_timer(t, "run") */
         fi
     od;
     atomic { r_i = 0; r_t = 0; r_k = 0; r_s = 0; r_ok = 0 }
@@ -768,7 +768,7 @@ inline move(dst, src)
                 :: else
                 fi
             :: m_s == MODIFYING -> skip /* st_wait */
-            :: else -> assert(false)     /* pt_bad_timer(t, "move") */
+            :: else -> assert(false)     /* pt__bad_timer(t, "move") */
             fi
         od;
         m_i++

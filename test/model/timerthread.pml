@@ -84,7 +84,7 @@ top:
         nearest = next;
         expected = nsig;
         unlock(lk);
-        /* pt_futex_wait(&nsignals, expected, next): returns when the word
+        /* pt__futex_wait(&nsignals, expected, next): returns when the word
          * changed, or at the deadline of a task it holds */
         if
         :: nsig != expected

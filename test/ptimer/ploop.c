@@ -1,6 +1,6 @@
 #include "ploop.h"
 
-#include "futex.h"
+#include "ptimer/base/futex.h"
 #include "harness.h"
 
 static void ploop_wake(void *ctx, pt_nanos when)
@@ -9,7 +9,7 @@ static void ploop_wake(void *ctx, pt_nanos when)
     (void)when;
     atomic_fetch_add(&p->wakes, 1);
     atomic_fetch_add(&p->wakeword, 1);
-    pt_futex_wake(&p->wakeword, 1);
+    pt__futex_wake(&p->wakeword, 1);
 }
 
 static void *ploop_main(void *arg)
@@ -23,13 +23,13 @@ static void *ploop_main(void *arg)
         CHECK(n >= 0);
         atomic_fetch_add(&p->ran, n);
         if (p->verify && ++iter % 64 == 0)
-            CHECK_EQ(pt_timers_verify(&p->ts, false), 0);
+            CHECK_VERIFIED(&p->ts, false);
         /* Sleep until the next timer, at most 200 us so that stop is seen. */
         pt_nanos now = pt_nanotime(), until = now + 200000;
         if (next != 0 && next < until)
             until = next;
         if (until > now)
-            pt_futex_wait(&p->wakeword, w, until);
+            pt__futex_wait(&p->wakeword, w, until);
     }
     return NULL;
 }
@@ -49,6 +49,6 @@ void ploop_stop(struct ploop *p)
 {
     atomic_store(&p->stop, true);
     atomic_fetch_add(&p->wakeword, 1);
-    pt_futex_wake(&p->wakeword, 1);
+    pt__futex_wake(&p->wakeword, 1);
     CHECK_EQ(pthread_join(p->thread, NULL), 0);
 }

@@ -236,7 +236,7 @@ void test_random_reset_stop_sequences_lose_no_firing(void)
                 CHECK_EQ(pt_timers_check(&ts, now, (pt_test_rng(&x) & 1) != 0, NULL), due);
                 for (int j = 0; j < N; j++)
                     CHECK_EQ(fired[j], want[j]);
-                CHECK_EQ(pt_timers_verify(&ts, true), 0);
+                CHECK_VERIFIED(&ts, true);
                 break;
             }
             }
@@ -255,7 +255,7 @@ void test_random_reset_stop_sequences_lose_no_firing(void)
         CHECK_EQ(pt_timers_check(&ts, now, true, NULL), due);
         for (int j = 0; j < N; j++)
             CHECK_EQ(fired[j], want[j]);
-        CHECK_EQ(pt_timers_verify(&ts, true), 0);
+        CHECK_VERIFIED(&ts, true);
         CHECK_EQ(pt_timers_check(&ts, now + 4 * LONG, true, NULL), 0);
     }
     teardown(&ts, t, N);
@@ -313,7 +313,7 @@ void test_ticker_near_maxwhen_clamps_next_when_to_never(void)
     CHECK_EQ(t[1].when, PT_MAXWHEN);
     CHECK_EQ(pt_timers_check(&ts, INT64_MAX - 1, true, NULL), 0);
     CHECK_EQ(n, 2);
-    CHECK_EQ(pt_timers_verify(&ts, true), 0);
+    CHECK_VERIFIED(&ts, true);
     CHECK_EQ(pt_timer_stop_sync(&t[0]), 1);
     CHECK_EQ(pt_timer_stop_sync(&t[1]), 1);
     CHECK_EQ(pt_timers_len(&ts), 0);
@@ -541,7 +541,7 @@ void test_ticker_stop_synced_from_its_callback_never_fires_again(void)
     CHECK_EQ(s.ret, 1); /* the ticker was pending at its next tick */
     CHECK_STATUS(&t, PT_TIMER_REMOVED);
     CHECK_EQ(pt_timers_len(&ts), 0);
-    CHECK_EQ(pt_cb_running(atomic_load(&t.callbacks)), 0);
+    CHECK_EQ(pt__cb_running(atomic_load(&t.callbacks)), 0);
     CHECK_EQ(pt_timers_check(&ts, 1100, true, NULL), 0);
     CHECK_EQ(pt_timers_check(&ts, 100000, true, NULL), 0);
     CHECK_EQ(s.calls, 1);
@@ -581,7 +581,7 @@ void test_heap_timer_stop_synced_and_freed_in_its_callback_is_clean(void)
         CHECK_EQ(s.ret, period ? 1 : 0);
         CHECK(s.t == NULL);
         CHECK_EQ(pt_timers_len(&ts), 0);
-        CHECK_EQ(pt_timers_verify(&ts, true), 0);
+        CHECK_VERIFIED(&ts, true);
         CHECK_EQ(pt_timers_check(&ts, 100000, true, NULL), 0);
     }
     CHECK_EQ(n, 2);

@@ -53,7 +53,7 @@ void test_stop_sync_waits_for_callback_running_on_another_thread(void)
     CHECK_EQ(pthread_create(&d, NULL, disposer, t), 0);
     /* The disposer must come to wait on the callbacks word (its sleeper
      * bit), not return: the callback has not returned. */
-    while (!(atomic_load(&t->callbacks) & PT_CB_WAITER) && !atomic_load(&disposer_done)) {
+    while (!(atomic_load(&t->callbacks) & PT__CB_WAITER) && !atomic_load(&disposer_done)) {
         CHECK(pt_nanotime() < give_up);
         sched_yield();
     }
@@ -186,8 +186,8 @@ void test_stop_sync_disposes_100k_timers_in_every_state(void)
     ploop_stop(&ps[1]);
     CHECK_EQ(pt_timers_len(&ps[0].ts), 0);
     CHECK_EQ(pt_timers_len(&ps[1].ts), 0);
-    CHECK_EQ(pt_timers_verify(&ps[0].ts, true), 0);
-    CHECK_EQ(pt_timers_verify(&ps[1].ts, true), 0);
+    CHECK_VERIFIED(&ps[0].ts, true);
+    CHECK_VERIFIED(&ps[1].ts, true);
     CHECK_EQ(pt_timers_destroy(&ps[0].ts), 0);
     CHECK_EQ(pt_timers_destroy(&ps[1].ts), 0);
     free(ms);
@@ -218,7 +218,7 @@ void test_stop_sync_outwaits_a_callback_that_rearms_onto_another_p(void)
     ploop_start(&hop_p[1], false);
     pt_timer t;
     pt_timer_init(&t, hop_callback, &t);
-#ifdef PT_SANITIZED
+#ifdef PT__SANITIZED
     enum { ROUNDS = 300 };
 #else
     enum { ROUNDS = 3000 };

@@ -4,7 +4,7 @@
 
 #include "harness.h"
 #include "ptimer/ptimer.h"
-#include "timer_internal.h"
+#include "ptimer/status.h"
 
 static int order_fired;
 static pt_nanos order_last;
@@ -47,7 +47,7 @@ void test_owner_check_compacts_after_ninety_percent_stopped(void)
     pt_nanos next = 0;
     CHECK_EQ(pt_timers_check(&ts, 10, true, &next), 0);
     CHECK(pt_timers_len(&ts) <= N / 10 + 8);
-    CHECK_EQ(pt_timers_verify(&ts, true), 0);
+    CHECK_VERIFIED(&ts, true);
     CHECK_EQ(next, 1000000); /* t[0], the earliest survivor */
     for (int i = 0; i < N; i++)
         CHECK(pt_timer_status(&t[i]) ==
@@ -80,9 +80,9 @@ void test_owner_check_sweeps_a_bounded_slice_past_a_quarter(void)
     CHECK_EQ(pt_timers_check(&ts, 10, true, NULL), 0);
     uint32_t after_one = pt_timers_deleted(&ts);
     CHECK(after_one < (uint32_t)stopped);
-    CHECK(after_one >= (uint32_t)stopped - PT_SWEEP_BUDGET);
+    CHECK(after_one >= (uint32_t)stopped - PT__SWEEP_BUDGET);
     CHECK_EQ(pt_timers_len(&ts), (size_t)(N - stopped + after_one));
-    CHECK_EQ(pt_timers_verify(&ts, true), 0);
+    CHECK_VERIFIED(&ts, true);
     /* More checks: each unlinks more, until no more than a quarter is left
      * (then checks stay lock-free and unlink nothing). */
     int checks = 1;
@@ -90,7 +90,7 @@ void test_owner_check_sweeps_a_bounded_slice_past_a_quarter(void)
         uint32_t before = pt_timers_deleted(&ts);
         CHECK_EQ(pt_timers_check(&ts, 10, true, NULL), 0);
         CHECK(pt_timers_deleted(&ts) < before);
-        CHECK_EQ(pt_timers_verify(&ts, true), 0);
+        CHECK_VERIFIED(&ts, true);
         CHECK(++checks < N);
     }
     CHECK(checks > 1);
@@ -150,7 +150,7 @@ void test_move_carries_live_timers_and_drops_deleted(void)
     CHECK_EQ(pt_timers_len(&src), 0);
     CHECK_EQ(pt_timers_next(&src), 0);
     CHECK_EQ(pt_timers_len(&dst), live);
-    CHECK_EQ(pt_timers_verify(&dst, true), 0);
+    CHECK_VERIFIED(&dst, true);
     for (int i = 0; i < N; i++)
         CHECK(pt_timer_status(&t[i]) == (i % 5 == 0 ? PT_TIMER_REMOVED : PT_TIMER_WAITING));
     order_last = 0;

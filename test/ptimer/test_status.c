@@ -3,7 +3,7 @@
  * heap) before and after. The clock is the `now` passed to check, so
  * nothing here sleeps. Transient states that only another thread could
  * hold (Running, Moving, Removing, Modifying) are forced with a store to
- * the status word: white-box, through timer_internal.h. */
+ * the status word: white-box, through ptimer/status.h. */
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
@@ -31,7 +31,7 @@ void test_start_of_new_timer_makes_it_waiting_on_that_heap(void)
     CHECK(heap_of(&t) == &ts);
     CHECK_EQ(heap_key(&t), 1000);
     CHECK_EQ(pt_timers_next(&ts), 1000);
-    CHECK_EQ(pt_timers_verify(&ts, true), 0);
+    CHECK_VERIFIED(&ts, true);
     teardown(&ts, &t, 1);
     CHECK_EQ(n, 0);
 }
@@ -85,7 +85,7 @@ void test_start_of_deleted_timer_revives_it_in_its_old_heap(void)
     CHECK_EQ(pt_timers_next(&a), 3000);
     CHECK_EQ(pt_timers_next(&b), 0);
     /* the deleted count went back down: quiescent verify is exact */
-    CHECK_EQ(pt_timers_verify(&a, true), 0);
+    CHECK_VERIFIED(&a, true);
 
     CHECK_EQ(pt_timers_check(&b, 9000, true, NULL), 0);
     CHECK_EQ(pt_timers_check(&a, 3000, true, NULL), 1);
@@ -125,7 +125,7 @@ void test_start_of_pending_timer_returns_ebusy_and_changes_nothing(void)
     }
     CHECK_EQ(pt_timers_len(&ts), 3);
     CHECK_EQ(pt_timers_next(&ts), 4000);
-    CHECK_EQ(pt_timers_verify(&ts, true), 0);
+    CHECK_VERIFIED(&ts, true);
     CHECK_EQ(pt_timers_check(&ts, 3999, true, NULL), 0);
     CHECK_EQ(n, 0);
     teardown(&ts, t, 3);
@@ -147,7 +147,7 @@ void test_stop_of_pending_timer_marks_it_deleted_and_returns_one(void)
         CHECK_EQ(pt_timers_deleted(&ts), i + 1);
     }
     CHECK_EQ(pt_timers_len(&ts), 3);
-    CHECK_EQ(pt_timers_verify(&ts, true), 0);
+    CHECK_VERIFIED(&ts, true);
     CHECK_EQ(pt_timers_check(&ts, 10000, false, NULL), 0);
     CHECK_EQ(n, 0);
     teardown(&ts, t, 3);
@@ -186,7 +186,7 @@ void test_stop_of_inactive_timer_returns_zero_and_keeps_status(void)
     }
     CHECK_EQ(pt_timers_len(&ts), 1);
     CHECK_EQ(pt_timers_deleted(&ts), 1);
-    CHECK_EQ(pt_timers_verify(&ts, true), 0);
+    CHECK_VERIFIED(&ts, true);
     CHECK_EQ(n, 1);
     CHECK_EQ(pt_timer_stop_sync(&deleted), 0);
     CHECK_EQ(pt_timers_destroy(&ts), 0);
@@ -257,7 +257,7 @@ static void op_waits_out(pt_timers *ts, pt_timer *t, int *n, uint32_t transient,
     CHECK_EQ(atomic_load(&w.done), 1);
     CHECK_EQ(w.result, 1);
     CHECK_STATUS(t, want);
-    CHECK_EQ(pt_timers_verify(ts, true), 0);
+    CHECK_VERIFIED(ts, true);
 }
 
 /* op_waits_out for each state in transient[], each on a fresh heap; after
@@ -311,7 +311,7 @@ static void move_waiting_timer(pt_timers *ts, pt_timer *t, int *n, bool by_modif
     CHECK_EQ(heap_key(t), 5000);
     CHECK_EQ(t->when, to);
     CHECK_EQ(atomic_load(&ts->modified_earliest), want == PT_TIMER_MODIFIED_EARLIER ? to : 0);
-    CHECK_EQ(pt_timers_verify(ts, true), 0);
+    CHECK_VERIFIED(ts, true);
 }
 
 void test_modify_of_waiting_timer_to_earlier_time_is_modified_earlier(void)
@@ -358,7 +358,7 @@ void test_modify_of_modified_timer_switches_earlier_and_later(void)
     CHECK_EQ(heap_key(&t), 5000);
     CHECK_EQ(t.when, 6000);
     CHECK_EQ(pt_timers_len(&ts), 1);
-    CHECK_EQ(pt_timers_verify(&ts, true), 0);
+    CHECK_VERIFIED(&ts, true);
     CHECK_EQ(pt_timers_check(&ts, 5999, true, NULL), 0);
     CHECK_EQ(n, 0);
     CHECK_EQ(pt_timers_check(&ts, 6000, true, NULL), 1);
@@ -381,7 +381,7 @@ void test_reset_of_deleted_timer_revives_it_and_returns_zero(void)
     CHECK_STATUS(&t[1], PT_TIMER_MODIFIED_LATER);
     CHECK_EQ(pt_timers_len(&ts), 2);
     CHECK_EQ(pt_timers_deleted(&ts), 0);
-    CHECK_EQ(pt_timers_verify(&ts, true), 0);
+    CHECK_VERIFIED(&ts, true);
     CHECK_EQ(pt_timers_check(&ts, 3000, true, NULL), 1);
     CHECK_EQ(pt_timers_check(&ts, 7000, true, NULL), 1);
     CHECK_EQ(n, 1);
@@ -444,12 +444,12 @@ void test_stop_sync_of_deleted_timer_removes_it_from_its_heap(void)
     CHECK(heap_of(&t[1]) == NULL);
     CHECK_EQ(pt_timers_len(&ts), 2);
     CHECK_EQ(pt_timers_deleted(&ts), 0);
-    CHECK_EQ(pt_timers_verify(&ts, true), 0);
+    CHECK_VERIFIED(&ts, true);
     /* and a pending one in one go: stop, then unlink */
     CHECK_EQ(pt_timer_stop_sync(&t[2]), 1);
     CHECK_STATUS(&t[2], PT_TIMER_REMOVED);
     CHECK_EQ(pt_timers_len(&ts), 1);
-    CHECK_EQ(pt_timers_verify(&ts, true), 0);
+    CHECK_VERIFIED(&ts, true);
     CHECK_EQ(pt_timers_check(&ts, 5000, true, NULL), 1);
     CHECK_EQ(n, 1);
     teardown(&ts, t, 3);
@@ -474,7 +474,7 @@ void test_start_cleans_deleted_timer_at_head(void)
     CHECK_EQ(pt_timers_len(&ts), 2);
     CHECK_EQ(pt_timers_deleted(&ts), 0);
     CHECK_EQ(pt_timers_next(&ts), 3000);
-    CHECK_EQ(pt_timers_verify(&ts, true), 0);
+    CHECK_VERIFIED(&ts, true);
     teardown(&ts, t, 4);
 }
 
@@ -493,7 +493,7 @@ void test_start_rekeys_modified_timer_at_head(void)
     CHECK_EQ(heap_key(&t[0]), 6000);
     CHECK_EQ(pt_timers_len(&ts), 3);
     CHECK_EQ(pt_timers_next(&ts), 2000);
-    CHECK_EQ(pt_timers_verify(&ts, true), 0);
+    CHECK_VERIFIED(&ts, true);
     teardown(&ts, t, 3);
 }
 
@@ -522,7 +522,7 @@ void test_start_takes_the_place_of_the_last_deleted_head(void)
     CHECK_EQ(pt_timers_deleted(&ts), 0);
     CHECK_EQ(w.calls, 2);
     CHECK_EQ(w.when, 1500);
-    CHECK_EQ(pt_timers_verify(&ts, true), 0);
+    CHECK_VERIFIED(&ts, true);
     /* t4 stopped, t1 live: t0 again, at 2500, sinks below t1 and wakes
      * no one (t1's 2000 is still first). */
     CHECK_EQ(pt_timer_stop(&t[4]), 1);
@@ -532,7 +532,7 @@ void test_start_takes_the_place_of_the_last_deleted_head(void)
     CHECK_EQ(pt_timers_len(&ts), 4);
     CHECK_EQ(pt_timers_next(&ts), 2000);
     CHECK_EQ(w.calls, 2);
-    CHECK_EQ(pt_timers_verify(&ts, true), 0);
+    CHECK_VERIFIED(&ts, true);
     /* t1 and t0 stopped (2000, 2500), t2 moved later: the start pops t1,
      * pops t0 too (its successor t2 needs cleaning), re-keys t2 at the
      * head, then pushes t5 (the head, t3, is live). */
@@ -547,7 +547,7 @@ void test_start_takes_the_place_of_the_last_deleted_head(void)
     CHECK_EQ(pt_timers_deleted(&ts), 0);
     CHECK_EQ(pt_timers_next(&ts), 3500);
     CHECK_EQ(w.calls, 3); /* 3500 is earlier than t3's 4000 */
-    CHECK_EQ(pt_timers_verify(&ts, true), 0);
+    CHECK_VERIFIED(&ts, true);
     CHECK_EQ(pt_timers_check(&ts, 10000, true, NULL), 3);
     CHECK_EQ(n, 3);
     teardown(&ts, t, 6);
@@ -577,7 +577,7 @@ void test_start_rekeys_then_takes_the_place_of_a_lone_deleted_head(void)
     CHECK_EQ(pt_timers_len(&ts), 3);
     CHECK_EQ(pt_timers_deleted(&ts), 0);
     CHECK_EQ(w.calls, 1); /* 2500 is earlier than t2's 3000 */
-    CHECK_EQ(pt_timers_verify(&ts, true), 0);
+    CHECK_VERIFIED(&ts, true);
     teardown(&ts, t, 4);
 
     /* One timer, moved earlier (modified_earliest 500) and stopped: the
@@ -595,7 +595,7 @@ void test_start_rekeys_then_takes_the_place_of_a_lone_deleted_head(void)
     CHECK_EQ(pt_timers_next(&ts), 800);
     CHECK_EQ(w.calls, 1); /* the heap was as good as empty */
     CHECK_EQ(w.when, 800);
-    CHECK_EQ(pt_timers_verify(&ts, true), 0);
+    CHECK_VERIFIED(&ts, true);
     teardown(&ts, t, 2);
 }
 
@@ -637,7 +637,7 @@ void test_check_at_modified_earliest_adjusts_every_modified_and_deleted_timer(vo
     CHECK_EQ(pt_timers_deleted(&ts), 0);
     CHECK_EQ(atomic_load(&ts.modified_earliest), 0);
     CHECK_EQ(poll, 10000);
-    CHECK_EQ(pt_timers_verify(&ts, true), 0);
+    CHECK_VERIFIED(&ts, true);
     CHECK_EQ(n, 0);
     teardown(&ts, t, 5);
 }
@@ -668,7 +668,7 @@ void test_check_before_modified_earliest_leaves_modified_timers_alone(void)
     CHECK_EQ(pt_timers_len(&ts), 5);
     CHECK_EQ(pt_timers_deleted(&ts), 2);
     CHECK_EQ(atomic_load(&ts.modified_earliest), 5000);
-    CHECK_EQ(pt_timers_verify(&ts, true), 0);
+    CHECK_VERIFIED(&ts, true);
     /* at modified_earliest it is */
     CHECK_EQ(pt_timers_check(&ts, 5000, false, NULL), 0);
     CHECK_EQ(pt_timers_len(&ts), 3);
@@ -704,7 +704,7 @@ void test_owner_check_clears_deleted_timers_past_a_quarter(void)
         CHECK(heap_of(&t[i]) == NULL);
     }
     CHECK_EQ(pt_timers_deleted(&ts), 0);
-    CHECK_EQ(pt_timers_verify(&ts, true), 0);
+    CHECK_VERIFIED(&ts, true);
     CHECK_EQ(pt_timers_check(&ts, 9000, true, NULL), 5);
     CHECK_EQ(n, 6);
     teardown(&ts, t, 9);
@@ -724,7 +724,7 @@ void test_non_owner_check_leaves_deleted_timers_in_heap(void)
     for (int i = 4; i < 8; i++)
         CHECK_STATUS(&t[i], PT_TIMER_DELETED);
     CHECK_EQ(pt_timers_deleted(&ts), 4);
-    CHECK_EQ(pt_timers_verify(&ts, true), 0);
+    CHECK_VERIFIED(&ts, true);
     /* the owner then does it */
     CHECK_EQ(pt_timers_check(&ts, 1000, true, NULL), 0);
     CHECK_EQ(pt_timers_len(&ts), 3);
@@ -850,7 +850,7 @@ void test_run_rekeys_modified_timer_at_head_without_firing_it(void)
     CHECK_EQ(heap_key(&t[1]), 2000);
     CHECK_EQ(pt_timers_len(&ts), 3);
     CHECK_EQ(n, 0);
-    CHECK_EQ(pt_timers_verify(&ts, true), 0);
+    CHECK_VERIFIED(&ts, true);
     CHECK_EQ(pt_timers_check(&ts, 3000, false, NULL), 2);
     teardown(&ts, t, 3);
 }
@@ -911,8 +911,8 @@ void test_move_takes_live_timers_as_waiting_and_drops_deleted(void)
     CHECK_STATUS(&t[4], PT_TIMER_REMOVED);
     CHECK(heap_of(&t[3]) == NULL);
     CHECK(heap_of(&t[4]) == NULL);
-    CHECK_EQ(pt_timers_verify(&src, true), 0);
-    CHECK_EQ(pt_timers_verify(&dst, true), 0);
+    CHECK_VERIFIED(&src, true);
+    CHECK_VERIFIED(&dst, true);
     CHECK_EQ(w.calls, 0); /* 4000 was already dst's earliest */
 
     CHECK_EQ(pt_timers_check(&src, 100000, true, NULL), 0);
@@ -1060,7 +1060,7 @@ void test_corrupt_status_aborts_with_status_and_operation(void)
 
 /* ---- bad input -------------------------------------------------------- */
 
-/* pt_timers_verify finds what corruption leaves (and says so on stderr):
+/* pt_timers_verify finds what corruption leaves (and its report says what):
  * a timer whose word names another heap, a waiting timer whose when is
  * not its key; and passes again once they are mended. */
 void test_verify_reports_a_timer_naming_another_heap_or_off_its_key(void)
@@ -1070,29 +1070,33 @@ void test_verify_reports_a_timer_naming_another_heap_or_off_its_key(void)
     int n = 0;
     started_timers(&a, t, 2, &n, 1000, 10);
     pt_timers_init(&b, NULL, NULL);
-    CHECK_EQ(pt_timers_verify(&a, true), 0);
+    CHECK_VERIFIED(&a, true);
     uint64_t w = atomic_load(&t[1].state);
-    atomic_store(&t[1].state, (w & PT_STATE_LOW_MASK) | st_pack(&b, 0));
+    atomic_store(&t[1].state, (w & PT__STATE_LOW_MASK) | st_pack(&b, 0));
     CHECK_EQ(pt_timers_verify(&a, true), -EUCLEAN);
+    CHECK(strstr(pt_timers_verify_report(), "names heap"));
     atomic_store(&t[1].state, w);
-    CHECK_EQ(pt_timers_verify(&a, true), 0);
+    CHECK_VERIFIED(&a, true);
+    CHECK_EQ(pt_timers_verify_report()[0], '\0');
     /* not a timer's word, though its status bits read Waiting: reported,
      * not touched (a status CAS on it would abort in the restore) */
-    atomic_store(&t[1].state, w ^ PT_STATE_CHECK);
+    atomic_store(&t[1].state, w ^ PT__STATE_CHECK);
     CHECK_EQ(pt_timers_verify(&a, true), -EUCLEAN);
-    CHECK_EQ(atomic_load(&t[1].state), w ^ PT_STATE_CHECK);
+    CHECK(strstr(pt_timers_verify_report(), "is not a timer"));
+    CHECK_EQ(atomic_load(&t[1].state), w ^ PT__STATE_CHECK);
     atomic_store(&t[1].state, w);
-    CHECK_EQ(pt_timers_verify(&a, true), 0);
+    CHECK_VERIFIED(&a, true);
     t[0].when += 5;
     CHECK_EQ(pt_timers_verify(&a, true), -EUCLEAN);
+    CHECK(strstr(pt_timers_verify_report(), "has when"));
     t[0].when -= 5;
-    CHECK_EQ(pt_timers_verify(&a, true), 0);
+    CHECK_VERIFIED(&a, true);
     CHECK_EQ(n, 0);
     teardown(&a, t, 2);
     CHECK_EQ(pt_timers_destroy(&b), 0);
 }
 
-/* The state word's three parts (timer_internal.h) never bleed into each
+/* The state word's three parts (ptimer/status.h) never bleed into each
  * other, and a heap address that does not fit is refused. */
 void test_state_word_keeps_heap_status_and_check_apart(void)
 {
@@ -1103,7 +1107,7 @@ void test_state_word_keeps_heap_status_and_check_apart(void)
             uint64_t w = st_pack(heaps[h], s);
             CHECK(st_heap(w) == heaps[h]);
             CHECK_EQ(st_status(w), s);
-            CHECK_EQ(w & PT_STATE_CHECK_MASK, PT_STATE_CHECK);
+            CHECK_EQ(w & PT__STATE_CHECK_MASK, PT__STATE_CHECK);
         }
     CHECK(st_heap_fits(&ts));
     CHECK(st_heap_fits((pt_timers *)(uintptr_t)UINT64_C(0xffffffffffff)));
@@ -1257,7 +1261,7 @@ void test_destroy_of_heap_with_pending_timer_returns_ebusy_and_timer_still_fires
     CHECK_EQ(pt_timer_stop(&stopped), 1);
     CHECK_EQ(pt_timers_destroy(&ts), -EBUSY);
     CHECK_STATUS(&live, PT_TIMER_WAITING);
-    CHECK_EQ(pt_timers_verify(&ts, true), 0);
+    CHECK_VERIFIED(&ts, true);
     CHECK_EQ(pt_timers_check(&ts, 2000, true, NULL), 1);
     CHECK_EQ(n, 1);
     /* a ticker is live too, and a modified one keeps its new time */

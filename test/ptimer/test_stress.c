@@ -18,7 +18,7 @@
 #include "ploop.h"
 #include "util.h"
 
-#ifdef PT_SANITIZED
+#ifdef PT__SANITIZED
 #define STRESS_OPS 300000
 #else
 #define STRESS_OPS 1500000
@@ -199,8 +199,8 @@ void test_concurrent_mutators_lose_and_duplicate_nothing(void)
     ploop_stop(&ps[1]);
     for (uintptr_t s = final_first_seq; s < final_first_seq + NTIMERS; s++)
         CHECK_EQ(atomic_load(&fired[s]), 1);
-    CHECK_EQ(pt_timers_verify(&ps[0].ts, true), 0);
-    CHECK_EQ(pt_timers_verify(&ps[1].ts, true), 0);
+    CHECK_VERIFIED(&ps[0].ts, true);
+    CHECK_VERIFIED(&ps[1].ts, true);
     for (int i = 0; i < NTIMERS; i++) {
         /* all one-shots fired: nothing is pending, so nothing to cancel */
         CHECK(pt_timer_status(&timers[i]) == PT_TIMER_NOSTATUS);

@@ -9,7 +9,8 @@
 
 #include "harness.h"
 #include "ptimer/ptimer.h"
-#include "timer_internal.h"
+#include "ptimer/heap4.h"
+#include "ptimer/status.h"
 
 #define SECOND ((pt_nanos)1000000000)
 
@@ -87,7 +88,7 @@ static inline pt_timers *heap_of(const pt_timer *t) { return st_heap(st_word(t))
 static inline void force_status(pt_timer *t, uint32_t s)
 {
     uint64_t w = atomic_load(&t->state);
-    atomic_store(&t->state, (w & ~PT_STATE_STATUS_MASK) | (s & PT_STATE_STATUS_MASK));
+    atomic_store(&t->state, (w & ~PT__STATE_STATUS_MASK) | (s & PT__STATE_STATUS_MASK));
 }
 
 /* The key a timer is filed under in its heap (not its asked-for when). */
@@ -106,7 +107,7 @@ static inline void teardown(pt_timers *ts, pt_timer *t, int n)
     for (int i = 0; i < n; i++)
         CHECK(pt_timer_stop_sync(&t[i]) >= 0);
     CHECK_EQ(pt_timers_len(ts), 0);
-    CHECK_EQ(pt_timers_verify(ts, true), 0);
+    CHECK_VERIFIED(ts, true);
     CHECK_EQ(pt_timers_destroy(ts), 0);
 }
 

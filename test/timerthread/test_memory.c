@@ -5,12 +5,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "task_pool.h"
+#include "ptimer/task_pool.h"
 #include "util.h"
 
 /* Many million pairs in a normal build; scaled down so a sanitizer build
  * stays near a second. PT_TT_RPC_PAIRS in the environment overrides. */
-#ifdef PT_SANITIZED
+#ifdef PT__SANITIZED
 #define RPC_PAIRS 400000L
 #else
 #define RPC_PAIRS 8000000L
@@ -43,7 +43,7 @@ void test_rpc_pattern_keeps_pool_bounded(void)
         CHECK(r >= -1 && r <= 1);
         answers[r + 1]++;
     }
-    uint32_t slots = pt_timerthread_pool_slots(tt);
+    uint32_t slots = pt__timerthread_pool_slots(tt);
     printf("%ld pairs: %ld removed, %ld running, %ld ran; pool %u slots (%u KiB)\n", pairs,
            answers[1], answers[2], answers[0], slots, slots / 16);
     /* Without reuse the pool would hold a slot per pair. With it, the
@@ -72,7 +72,7 @@ struct churn {
 static void *churn_thread(void *arg)
 {
     struct churn *c = arg;
-    c->index = pt_thread_index();
+    c->index = pt__thread_index();
     for (int i = 0; i < 100; i++) {
         pt_task_id id = pt_timerthread_schedule(c->tt, noop, NULL, pt_nanotime() + HOUR);
         CHECK(id != PT_INVALID_TASK_ID);
@@ -101,7 +101,7 @@ void test_thread_churn_reuses_caches(void)
      * and the timer thread take theirs first: the timer thread takes its
      * index as it starts, which a kick proves has happened (else it could
      * take the one thread a gives back, as CI once saw: 2 != 1). */
-    (void)pt_thread_index();
+    (void)pt__thread_index();
     kick(tt);
     struct churn a = {tt, 0}, b = {tt, 0};
     run_churn(&a, 1);
@@ -117,7 +117,7 @@ void test_thread_churn_reuses_caches(void)
             c[i] = (struct churn){tt, 0};
         run_churn(c, 4);
     }
-    uint32_t slots = pt_timerthread_pool_slots(tt);
+    uint32_t slots = pt__timerthread_pool_slots(tt);
     printf("pool after 402 threads: %u slots\n", slots);
     CHECK(slots <= 4096);
     pt_timerthread_destroy(tt);

@@ -13,7 +13,7 @@
 
 #include "util.h"
 
-#ifdef PT_SANITIZED
+#ifdef PT__SANITIZED
 #define OPS_PER_THREAD 100000
 #else
 #define OPS_PER_THREAD 1000000

@@ -5,7 +5,7 @@
 #include <sched.h>
 #include <stdlib.h>
 
-#include "task_pool.h"
+#include "ptimer/task_pool.h"
 #include "util.h"
 
 void test_unschedule_before_run_returns_zero_and_it_never_runs(void)
@@ -163,7 +163,7 @@ void test_unschedule_of_never_issued_id_returns_minus_one(void)
     uint32_t slot = (uint32_t)live, v = (uint32_t)(live >> 32);
     CHECK_EQ(pt_timerthread_unschedule(tt, PT_INVALID_TASK_ID), -1);
     /* slots never handed out, from just past the pool to the last one */
-    CHECK_EQ(pt_timerthread_unschedule(tt, ((pt_task_id)2 << 32) | pt_timerthread_pool_slots(tt)),
+    CHECK_EQ(pt_timerthread_unschedule(tt, ((pt_task_id)2 << 32) | pt__timerthread_pool_slots(tt)),
              -1);
     CHECK_EQ(pt_timerthread_unschedule(tt, ((pt_task_id)2 << 32) | 0x7fffffffu), -1);
     CHECK_EQ(pt_timerthread_unschedule(tt, ((pt_task_id)2 << 32) | 0xffffffffu), -1);

@@ -70,7 +70,7 @@ static void check_good_unchanged(struct good *g)
     CHECK_STATUS(&g->stopped, PT_TIMER_DELETED);
     CHECK_EQ(pt_timers_len(&g->ts), 2);
     CHECK_EQ(pt_timers_next(&g->ts), 500); /* the stopped one's stale key */
-    CHECK_EQ(pt_timers_verify(&g->ts, true), 0);
+    CHECK_VERIFIED(&g->ts, true);
     CHECK_EQ(g->n, 0);
 }
 
@@ -92,13 +92,13 @@ static void make_bad_timers(pt_timer *zero, pt_timer *garbage)
 
 static void row_pt_timers_init(void)
 {
-    pt_timers_init(NULL, NULL, NULL); /* NULL: nothing happens */
+    CHECK_EQ(pt_timers_init(NULL, NULL, NULL), -EINVAL);
     /* re-initialising an empty destroyed heap makes it usable again */
     pt_timers ts;
-    pt_timers_init(&ts, NULL, NULL);
+    CHECK_EQ(pt_timers_init(&ts, NULL, NULL), 0);
     CHECK_EQ(pt_timers_destroy(&ts), 0);
     CHECK_EQ(pt_timers_check(&ts, 1, true, NULL), -EINVAL);
-    pt_timers_init(&ts, NULL, NULL);
+    CHECK_EQ(pt_timers_init(&ts, NULL, NULL), 0);
     CHECK_EQ(pt_timers_check(&ts, 1, true, NULL), 0);
     CHECK_EQ(pt_timers_destroy(&ts), 0);
 }
@@ -116,7 +116,7 @@ static void row_pt_timers_destroy(void)
     /* (destroy unlinks the stopped timer even when it refuses) */
     CHECK_STATUS(&g.stopped, PT_TIMER_REMOVED);
     CHECK_STATUS(&g.live, PT_TIMER_WAITING);
-    CHECK_EQ(pt_timers_verify(&g.ts, true), 0);
+    CHECK_VERIFIED(&g.ts, true);
     CHECK_EQ(pt_timer_stop_sync(&g.live), 1);
     CHECK_EQ(pt_timers_destroy(&g.ts), 0);
     /* after destroy */
@@ -331,6 +331,7 @@ static void row_pt_timers_verify(void)
     for (int i = 0; i < N_BAD_HEAPS; i++) {
         CHECK_EQ(pt_timers_verify(bad_heap(&b, i), true), -EINVAL);
         CHECK_EQ(pt_timers_verify(bad_heap(&b, i), false), -EINVAL);
+        CHECK_EQ(pt_timers_verify_report()[0], '\0'); /* a bad heap is no finding */
     }
 }
 
@@ -469,6 +470,7 @@ static const struct {
     {"pt_timers_len", row_pt_timers_len},
     {"pt_timers_deleted", row_pt_timers_deleted},
     {"pt_timers_verify", row_pt_timers_verify},
+    {"pt_timers_verify_report", row_pt_timers_verify},
     {"pt_timerthread_create", row_pt_timerthread_create},
     {"pt_timerthread_schedule", row_pt_timerthread_schedule},
     {"pt_timerthread_unschedule", row_pt_timerthread_unschedule},

@@ -8,34 +8,34 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sanitized.h"
+#include "ptimer/base/sanitized.h"
 
-void *pt_malloc(size_t n);
-void *pt_realloc(void *p, size_t n);
-void pt_free(void *p);
+void *pt__malloc(size_t n);
+void *pt__realloc(void *p, size_t n);
+void pt__free(void *p);
 
 /* Arrays that can grow large (a heap of a million timers is 16 MiB), sized
- * by the caller, who passes the current size back. From PT_ARRAY_MAP_BYTES
+ * by the caller, who passes the current size back. From PT__ARRAY_MAP_BYTES
  * (one page) up an array is a mapping of its own, grown and shrunk with
  * mremap: no copy under the owner's lock while it grows, no outgrown copy
  * left resident in the allocator, and capacity never touched costs no
  * memory. The line is low on purpose: with it at 64 KiB, the 1-32 KiB
  * copies a heap outgrew on its way to a million timers stayed resident in
  * mimalloc's pages, 108 KB measured (smaps), a tenth of a byte per timer
- * in ptbench's memory figure. Below it, pt_realloc. Failure injection and
- * pt_alloc_live count these as they count pt_realloc. */
-#define PT_ARRAY_MAP_LINE ((size_t)4 << 10)
-#ifdef PT_SANITIZED
+ * in ptbench's memory figure. Below it, pt__realloc. Failure injection and
+ * pt__alloc_live count these as they count pt__realloc. */
+#define PT__ARRAY_MAP_LINE ((size_t)4 << 10)
+#ifdef PT__SANITIZED
 /* Sanitizers do not intercept mremap (a moved mapping keeps stale
  * ThreadSanitizer shadow: false races) and LeakSanitizer does not scan
  * mappings it did not make (timers reachable only from a heap would be
  * reported lost): sanitized builds keep every array in the allocator. */
-#define PT_ARRAY_MAP_BYTES SIZE_MAX
+#define PT__ARRAY_MAP_BYTES SIZE_MAX
 #else
-#define PT_ARRAY_MAP_BYTES PT_ARRAY_MAP_LINE
+#define PT__ARRAY_MAP_BYTES PT__ARRAY_MAP_LINE
 #endif
-void *pt_array_realloc(void *p, size_t old_bytes, size_t new_bytes);
-void pt_array_free(void *p, size_t bytes);
+void *pt__array_realloc(void *p, size_t old_bytes, size_t new_bytes);
+void pt__array_free(void *p, size_t bytes);
 
 /* Fault injection, for tests (test/verify/). Compiled in always: the
  * library allocates only when a heap grows or shrinks and when the
@@ -44,17 +44,17 @@ void pt_array_free(void *p, size_t bytes);
  * relaxed counter update per allocation cost nothing measurable, and the
  * tests exercise the very library that ships rather than a special build.
  *
- * pt_alloc_fail_after(n): the calling thread's n-th allocation from now
+ * pt__alloc_fail_after(n): the calling thread's n-th allocation from now
  * (n = 0: the very next one) returns NULL, once; n < 0 disarms. Only the
  * calling thread: a test drives one operation deterministically while the
  * TimerThread's own thread (whose heap growth aborts on failure, having no
- * caller to report to) allocates normally. pt_realloc failing leaves the
+ * caller to report to) allocates normally. pt__realloc failing leaves the
  * old block as it was, as realloc does. */
-void pt_alloc_fail_after(long n);
+void pt__alloc_fail_after(long n);
 /* True while an injected failure is armed and has not happened yet. */
-bool pt_alloc_fail_armed(void);
-/* Blocks allocated through pt_malloc/pt_realloc and not yet freed, by any
+bool pt__alloc_fail_armed(void);
+/* Blocks allocated through pt__malloc/pt__realloc and not yet freed, by any
  * thread: lets a test show an operation that failed leaked nothing. */
-long pt_alloc_live(void);
+long pt__alloc_live(void);
 
 #endif

@@ -9,17 +9,17 @@
 
 #include "ptimer/ptimer.h"
 
-#include "lock.h"
+#include "ptimer/base/lock.h"
 
-#define PT_TIMERS_MAGIC 0x70746873u /* "pths" */
+#define PT__TIMERS_MAGIC 0x70746873u /* "pths" */
 
 /* Heap entries one owner check examines when more than a quarter (and at
  * most half) of its heap is stopped (timers.c, sweep): at a quarter
  * stopped that unlinks about 256 timers, each in O(1) on average (most
  * entries are leaves), so a check never stalls its P for long. */
-#define PT_SWEEP_BUDGET 1024u
+#define PT__SWEEP_BUDGET 1024u
 
-/* The state word (pt_timer.state): the status in bits 0-3, PT_STATE_CHECK
+/* The state word (pt_timer.state): the status in bits 0-3, PT__STATE_CHECK
  * in bits 4-15, the heap holding the timer in bits 16-63 (its address
  * shifted up: user-space addresses fit in 48 bits). One word, so a status
  * CAS carries the heap with it: whoever sees a status sees the heap that
@@ -30,31 +30,31 @@
  * constants). The heap part changes only while its writer owns a
  * transient status (st_set_in, st_claim), so for any other status it is
  * stable until the status changes. */
-#define PT_STATE_STATUS_MASK UINT64_C(0xf)
-#define PT_STATE_CHECK_MASK UINT64_C(0xfff0)
-#define PT_STATE_LOW_MASK (PT_STATE_STATUS_MASK | PT_STATE_CHECK_MASK)
-#define PT_STATE_HEAP_SHIFT 16
+#define PT__STATE_STATUS_MASK UINT64_C(0xf)
+#define PT__STATE_CHECK_MASK UINT64_C(0xfff0)
+#define PT__STATE_LOW_MASK (PT__STATE_STATUS_MASK | PT__STATE_CHECK_MASK)
+#define PT__STATE_HEAP_SHIFT 16
 /* Set by pt_timer_init: a zeroed or garbage word is not a timer. */
-#define PT_STATE_CHECK UINT64_C(0x7d10)
-_Static_assert(PT_TIMER_MOVING <= PT_STATE_STATUS_MASK, "every status fits its 4 bits");
+#define PT__STATE_CHECK UINT64_C(0x7d10)
+_Static_assert(PT_TIMER_MOVING <= PT__STATE_STATUS_MASK, "every status fits its 4 bits");
 /* One word, updated by CAS from any thread: it must be a real atomic, not
  * a library lock (i386 has cmpxchg8b; a target without it is refused). */
 _Static_assert(__atomic_always_lock_free(sizeof(uint64_t), 0), "lock-free 64-bit atomics");
 
-static inline uint32_t st_status(uint64_t w) { return (uint32_t)(w & PT_STATE_STATUS_MASK); }
+static inline uint32_t st_status(uint64_t w) { return (uint32_t)(w & PT__STATE_STATUS_MASK); }
 static inline pt_timers *st_heap(uint64_t w)
 {
-    return (pt_timers *)(uintptr_t)(w >> PT_STATE_HEAP_SHIFT);
+    return (pt_timers *)(uintptr_t)(w >> PT__STATE_HEAP_SHIFT);
 }
 static inline uint64_t st_pack(const pt_timers *ts, uint32_t s)
 {
-    return (uint64_t)(uintptr_t)ts << PT_STATE_HEAP_SHIFT | PT_STATE_CHECK | s;
+    return (uint64_t)(uintptr_t)ts << PT__STATE_HEAP_SHIFT | PT__STATE_CHECK | s;
 }
 /* A heap address the word can hold (all of user space on x86-64 and
  * AArch64, short of opting in to 57/52-bit addresses or tagged pointers). */
 static inline bool st_heap_fits(const pt_timers *ts)
 {
-    return (uint64_t)(uintptr_t)ts >> (64 - PT_STATE_HEAP_SHIFT) == 0;
+    return (uint64_t)(uintptr_t)ts >> (64 - PT__STATE_HEAP_SHIFT) == 0;
 }
 
 /* Access. Acquire on load and on every CAS into a state, release on every
@@ -68,7 +68,7 @@ static inline uint64_t st_word(const pt_timer *t)
 
 static inline uint32_t st_load(const pt_timer *t) { return st_status(st_word(t)); }
 
-_Noreturn void pt_bad_timer(const pt_timer *t, const char *op);
+_Noreturn void pt__bad_timer(const pt_timer *t, const char *op);
 
 /* From the word w (as loaded) to status `to`, the heap kept: fails if
  * anything changed since the load. */
@@ -87,8 +87,8 @@ static inline bool st_cas(pt_timer *t, uint64_t w, uint32_t to)
 static inline uint64_t st_owned(const pt_timer *t, uint32_t from, const char *op)
 {
     uint64_t w = atomic_load_explicit(&((pt_timer *)t)->state, memory_order_relaxed);
-    if ((w & PT_STATE_LOW_MASK) != st_pack(NULL, from))
-        pt_bad_timer(t, op);
+    if ((w & PT__STATE_LOW_MASK) != st_pack(NULL, from))
+        pt__bad_timer(t, op);
     return w;
 }
 
@@ -122,7 +122,7 @@ static inline void st_claim(pt_timer *t, const pt_timers *ts)
 static inline void st_wait(void) { sched_yield(); }
 
 /* Whether a word is an initialised timer's. */
-static inline bool st_checked(uint64_t w) { return (w & PT_STATE_CHECK_MASK) == PT_STATE_CHECK; }
+static inline bool st_checked(uint64_t w) { return (w & PT__STATE_CHECK_MASK) == PT__STATE_CHECK; }
 
 /* Whether t is an initialised timer; its word (acquire) in *w if so, so
  * that an operation's first look at the status is this same load. */
@@ -130,34 +130,34 @@ static inline bool st_valid(const pt_timer *t, uint64_t *w)
 {
     return t && st_checked(*w = st_word(t));
 }
-static inline bool pt_timers_valid(const pt_timers *ts)
+static inline bool pt__timers_valid(const pt_timers *ts)
 {
-    return ts && ts->magic == PT_TIMERS_MAGIC;
+    return ts && ts->magic == PT__TIMERS_MAGIC;
 }
 
 /* Normalise a user `when`: negative is never, 0 is "at once" but kept as 1
  * so that 0 can mean "none" in next and poll_until. */
-static inline pt_nanos pt_norm_when(pt_nanos when)
+static inline pt_nanos pt__norm_when(pt_nanos when)
 {
     return when < 0 ? PT_MAXWHEN : when == 0 ? 1 : when;
 }
 
 /* The callbacks word of a pt_timer (see ptimer.h). */
-#define PT_CB_WAITER 1u
-#define PT_CB_RUNNING 2u                /* one running callback */
-#define PT_CB_STARTED (1u << 16)        /* one started callback */
-#define PT_CB_RUNNING_MASK 0xfffeu
-static inline uint32_t pt_cb_running(uint32_t v) { return (v & PT_CB_RUNNING_MASK) >> 1; }
-static inline uint32_t pt_cb_started(uint32_t v) { return v >> 16; }
+#define PT__CB_WAITER 1u
+#define PT__CB_RUNNING 2u                /* one running callback */
+#define PT__CB_STARTED (1u << 16)        /* one started callback */
+#define PT__CB_RUNNING_MASK 0xfffeu
+static inline uint32_t pt__cb_running(uint32_t v) { return (v & PT__CB_RUNNING_MASK) >> 1; }
+static inline uint32_t pt__cb_started(uint32_t v) { return v >> 16; }
 
 /* Callbacks running on this thread, innermost first: lets stop_sync called
  * from a timer's own callback skip waiting for itself, and tell the runner
  * not to touch a timer its callback may have freed. */
-struct pt_cb_frame {
+struct pt__cb_frame {
     pt_timer *t;
     bool disposed;
-    struct pt_cb_frame *prev;
+    struct pt__cb_frame *prev;
 };
-extern _Thread_local struct pt_cb_frame *pt_cb_top;
+extern _Thread_local struct pt__cb_frame *pt__cb_top;
 
 #endif

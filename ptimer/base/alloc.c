@@ -1,5 +1,5 @@
 #define _GNU_SOURCE /* mremap */
-#include "alloc.h"
+#include "ptimer/base/alloc.h"
 
 #include <stdatomic.h>
 #include <string.h>
@@ -12,17 +12,17 @@ static _Thread_local long fail_countdown = -1;
  * quiet; nothing is ordered by it. */
 static atomic_long live_blocks;
 
-void pt_alloc_fail_after(long n)
+void pt__alloc_fail_after(long n)
 {
     fail_countdown = n < 0 ? -1 : n;
 }
 
-bool pt_alloc_fail_armed(void)
+bool pt__alloc_fail_armed(void)
 {
     return fail_countdown >= 0;
 }
 
-long pt_alloc_live(void)
+long pt__alloc_live(void)
 {
     return atomic_load_explicit(&live_blocks, memory_order_relaxed);
 }
@@ -46,7 +46,7 @@ static inline bool inject_failure(void)
 #define RAW_FREE free
 #endif
 
-void *pt_malloc(size_t n)
+void *pt__malloc(size_t n)
 {
     if (inject_failure())
         return NULL;
@@ -56,7 +56,7 @@ void *pt_malloc(size_t n)
     return p;
 }
 
-void *pt_realloc(void *p, size_t n)
+void *pt__realloc(void *p, size_t n)
 {
     if (inject_failure())
         return NULL;
@@ -66,7 +66,7 @@ void *pt_realloc(void *p, size_t n)
     return q;
 }
 
-void pt_free(void *p)
+void pt__free(void *p)
 {
     if (p)
         atomic_fetch_sub_explicit(&live_blocks, 1, memory_order_relaxed);
@@ -77,7 +77,7 @@ void pt_free(void *p)
 
 static bool array_mapped(size_t bytes)
 {
-    return bytes >= PT_ARRAY_MAP_BYTES;
+    return bytes >= PT__ARRAY_MAP_BYTES;
 }
 
 static size_t page_round(size_t bytes)
@@ -86,12 +86,12 @@ static size_t page_round(size_t bytes)
     return (bytes + page - 1) & ~(page - 1);
 }
 
-void *pt_array_realloc(void *p, size_t old_bytes, size_t new_bytes)
+void *pt__array_realloc(void *p, size_t old_bytes, size_t new_bytes)
 {
     if (!p)
         old_bytes = 0;
     if (!array_mapped(old_bytes) && !array_mapped(new_bytes))
-        return pt_realloc(p, new_bytes);
+        return pt__realloc(p, new_bytes);
     if (inject_failure())
         return NULL;
     void *q;
@@ -121,12 +121,12 @@ void *pt_array_realloc(void *p, size_t old_bytes, size_t new_bytes)
     return q;
 }
 
-void pt_array_free(void *p, size_t bytes)
+void pt__array_free(void *p, size_t bytes)
 {
     if (!p)
         return;
     if (!array_mapped(bytes)) {
-        pt_free(p);
+        pt__free(p);
         return;
     }
     atomic_fetch_sub_explicit(&live_blocks, 1, memory_order_relaxed);

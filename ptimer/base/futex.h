@@ -17,7 +17,7 @@
 /* Sleep while *w == val, until woken or until the CLOCK_MONOTONIC time
  * `deadline` (deadline <= 0 or PT_MAXWHEN: no limit). Spurious returns are
  * allowed: callers re-check their condition. */
-static inline void pt_futex_wait(_Atomic uint32_t *w, uint32_t val, pt_nanos deadline)
+static inline void pt__futex_wait(_Atomic uint32_t *w, uint32_t val, pt_nanos deadline)
 {
     struct timespec ts, *tp = NULL;
     if (deadline > 0 && deadline != PT_MAXWHEN) {
@@ -33,7 +33,7 @@ static inline void pt_futex_wait(_Atomic uint32_t *w, uint32_t val, pt_nanos dea
 
 /* Wake up to n sleepers on w (INT_MAX: all). Safe on memory that was
  * freed after the last atomic access: the kernel only hashes the address. */
-static inline void pt_futex_wake(_Atomic uint32_t *w, int n)
+static inline void pt__futex_wake(_Atomic uint32_t *w, int n)
 {
     syscall(SYS_futex, (uint32_t *)w, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
 }

@@ -1,4 +1,4 @@
-/* pt_lock: a 4-byte futex mutex (Drepper's "mutex3": 0 free, 1 held,
+/* pt__lock: a 4-byte futex mutex (Drepper's "mutex3": 0 free, 1 held,
  * 2 held with sleepers). Uncontended lock and unlock are one atomic each,
  * cheaper than pthread_mutex and small enough to embed in every heap.
  * A short spin before sleeping covers the common case of a holder doing a
@@ -9,9 +9,9 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
-#include "futex.h"
+#include "ptimer/base/futex.h"
 
-static inline void pt_cpu_relax(void)
+static inline void pt__cpu_relax(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
@@ -20,37 +20,37 @@ static inline void pt_cpu_relax(void)
 #endif
 }
 
-static inline void pt_lock_init(_Atomic uint32_t *l) { atomic_init(l, 0); }
+static inline void pt__lock_init(_Atomic uint32_t *l) { atomic_init(l, 0); }
 
-static inline void pt_lock_slow(_Atomic uint32_t *l)
+static inline void pt__lock_slow(_Atomic uint32_t *l)
 {
     for (int spin = 0; spin < 100; spin++) {
         uint32_t c = 0;
-        /* acquire: pairs with the release in pt_unlock */
+        /* acquire: pairs with the release in pt__unlock */
         if (atomic_load_explicit(l, memory_order_relaxed) == 0 &&
             atomic_compare_exchange_weak_explicit(l, &c, 1, memory_order_acquire,
                                                   memory_order_relaxed))
             return;
-        pt_cpu_relax();
+        pt__cpu_relax();
     }
     /* Mark contended; whoever unlocks from 2 wakes one sleeper. */
     while (atomic_exchange_explicit(l, 2, memory_order_acquire) != 0)
-        pt_futex_wait(l, 2, 0);
+        pt__futex_wait(l, 2, 0);
 }
 
-static inline void pt_lock(_Atomic uint32_t *l)
+static inline void pt__lock(_Atomic uint32_t *l)
 {
     uint32_t c = 0;
     if (!atomic_compare_exchange_strong_explicit(l, &c, 1, memory_order_acquire,
                                                  memory_order_relaxed))
-        pt_lock_slow(l);
+        pt__lock_slow(l);
 }
 
-static inline void pt_unlock(_Atomic uint32_t *l)
+static inline void pt__unlock(_Atomic uint32_t *l)
 {
-    /* release: publishes the critical section to the next pt_lock */
+    /* release: publishes the critical section to the next pt__lock */
     if (atomic_exchange_explicit(l, 0, memory_order_release) == 2)
-        pt_futex_wake(l, 1);
+        pt__futex_wake(l, 1);
 }
 
 #endif

@@ -1,4 +1,4 @@
-/* ptimer/heap4.h: a 4-ary min-heap of {when, item} entries, used by every
+/* A 4-ary min-heap of {when, item} entries, used by every
  * part that needs a timer heap (per-P timers, the TimerThread's private heap, the bench's
  * global heap).
  *
@@ -21,34 +21,27 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ptimer/clock.h"
+#include "ptimer/ptimer.h" /* struct pt__heap4: pt_timers embeds one */
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-typedef struct pt_heap4_entry {
+typedef struct pt__heap4_entry {
     pt_nanos when;
     void *item;
-} pt_heap4_entry;
+} pt__heap4_entry;
 
-typedef struct pt_heap4 {
-    pt_heap4_entry *v;
-    uint32_t len;
-    uint32_t cap;
-    int32_t idx_off; /* byte offset of the item's uint32_t index, or -1 */
-} pt_heap4;
+#define PT__HEAP4_NO_INDEX (-1)
 
-#define PT_HEAP4_NO_INDEX (-1)
-
-PT_API void pt_heap4_init(pt_heap4 *h, int32_t idx_off);
-PT_API void pt_heap4_free(pt_heap4 *h);
+void pt__heap4_init(pt__heap4 *h, int32_t idx_off);
+void pt__heap4_free(pt__heap4 *h);
 
 /* Make room for `more` pushes; 0 or -ENOMEM (the heap is unchanged). */
-PT_API int pt_heap4_reserve(pt_heap4 *h, uint32_t more);
+int pt__heap4_reserve(pt__heap4 *h, uint32_t more);
 
 /* Insert; room must have been reserved. Returns the entry's final index. */
-PT_API uint32_t pt_heap4_push(pt_heap4 *h, pt_nanos when, void *item);
+uint32_t pt__heap4_push(pt__heap4 *h, pt_nanos when, void *item);
 
 /* Put {when, item} in the top entry's place (len > 0): the same entries
  * as a pop of the top and a push (among equal keys the order may differ),
@@ -57,34 +50,34 @@ PT_API uint32_t pt_heap4_push(pt_heap4 *h, pt_nanos when, void *item);
  * entry earlier than everything stays at the top without moving). No
  * room is needed. Returns the entry's final index. With len == 0 it is a
  * push, and room must have been reserved. */
-PT_API uint32_t pt_heap4_replace_top(pt_heap4 *h, pt_nanos when, void *item);
+uint32_t pt__heap4_replace_top(pt__heap4 *h, pt_nanos when, void *item);
 
 /* The index of the entry that becomes the top if the top is removed, or
  * 0 if none would remain (len <= 1). */
-PT_API uint32_t pt_heap4_second(const pt_heap4 *h);
+uint32_t pt__heap4_second(const pt__heap4 *h);
 
 /* Remove the entry at index i (i < len). */
-PT_API void pt_heap4_remove(pt_heap4 *h, uint32_t i);
+void pt__heap4_remove(pt__heap4 *h, uint32_t i);
 
 /* Restore order after v[i].when was changed in place. */
-PT_API void pt_heap4_fix(pt_heap4 *h, uint32_t i);
+void pt__heap4_fix(pt__heap4 *h, uint32_t i);
 
 /* Rebuild order in O(n) after the caller rewrote v[0..len) in bulk (for
  * example after compacting out dead entries); refreshes every index. */
-PT_API void pt_heap4_heapify(pt_heap4 *h);
+void pt__heap4_heapify(pt__heap4 *h);
 
 /* Give back memory when the heap has become much smaller than its array. */
-PT_API void pt_heap4_shrink(pt_heap4 *h);
+void pt__heap4_shrink(pt__heap4 *h);
 
 /* True when the order and the stored indices are all consistent. */
-PT_API bool pt_heap4_valid(const pt_heap4 *h);
+bool pt__heap4_valid(const pt__heap4 *h);
 
-static inline pt_nanos pt_heap4_top_when(const pt_heap4 *h)
+static inline pt_nanos pt__heap4_top_when(const pt__heap4 *h)
 {
     return h->len ? h->v[0].when : 0;
 }
 
-static inline void pt_heap4_set_index(const pt_heap4 *h, uint32_t i)
+static inline void pt__heap4_set_index(const pt__heap4 *h, uint32_t i)
 {
     if (h->idx_off >= 0)
         *(uint32_t *)((char *)h->v[i].item + h->idx_off) = i;

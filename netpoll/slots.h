@@ -1,0 +1,41 @@
+/* The slot table: maps what the kernel hands back with an event (a tag,
+ * netpoll/internal.h) to its descriptor, and a descriptor's fd to its slot.
+ * A slot's generation changes on every close and re-arm, so an event the
+ * kernel queued before either is recognised as stale. Everything here runs
+ * with np->lock held, or takes it. */
+#ifndef PTIMER_NETPOLL_SLOTS_H
+#define PTIMER_NETPOLL_SLOTS_H
+
+#include <stdint.h>
+
+#include "ptimer/netpoll.h"
+
+struct np_slot {
+    pt_pollfd *pd; /* NULL: free */
+    uint32_t gen;  /* bumped on every close and re-arm */
+    uint32_t next; /* free list */
+};
+
+/* Guarded by the owning pt_netpoll's lock. */
+struct np_slots {
+    struct np_slot *v;
+    uint32_t nslots, free_head;
+    uint32_t *fdmap; /* fd -> slot + 1, 0 if not registered */
+    uint32_t fdmap_len;
+    uint32_t nopen; /* descriptors registered */
+};
+
+void pt__np_slots_init(pt_netpoll *np);
+void pt__np_slots_free(pt_netpoll *np);
+
+/* Register pd (its fd, udata and events set) with the kernel; change its
+ * interest; take it back. Each takes np->lock. */
+int pt__np_register(pt_netpoll *np, pt_pollfd *pd, unsigned events);
+int pt__np_rearm(pt_netpoll *np, pt_pollfd *pd, unsigned events);
+void pt__np_unregister(pt_netpoll *np, pt_pollfd *pd);
+
+/* The descriptor an fd event's tag names, or NULL if the event is stale
+ * (its slot was closed or re-armed since). np->lock held. */
+pt_pollfd *pt__np_slot_pd(pt_netpoll *np, uint64_t tag);
+
+#endif
