@@ -121,6 +121,46 @@ static inline void st_claim(pt_timer *t, const pt_timers *ts)
 /* Another thread holds a transient state; let it finish. */
 static inline void st_wait(void) { sched_yield(); }
 
+/* A row of an operation in the table of ptimer.h, as data for st_step:
+ * for each status (the index), what the operation does with a timer it
+ * finds there. Statuses a row leaves out are 0, ST_BAD: corruption. */
+#define ST_BAD 0u
+#define ST_KEEP 1u              /* leave the status as it is */
+#define ST_WAIT 2u              /* another thread holds it briefly: yield, look again */
+#define ST_TO(s) (0x10u | (s)) /* CAS it into status s */
+typedef uint8_t st_rows[16];   /* indexed by the 4-bit status */
+
+/* The one "load the status, look up the row, CAS or wait" loop that every
+ * status change runs. w holds t's word as last loaded; on return it holds
+ * the word the status was found in, and the status found is returned: the
+ * timer is now in rows[s]'s target when that is an ST_TO, else untouched.
+ * Always inlined with a constant row, so each caller gets the switch it
+ * would have spelled out. */
+static inline __attribute__((always_inline)) uint32_t st_step(pt_timer *t, uint64_t *w,
+                                                              const st_rows rows, const char *op)
+{
+    for (;; *w = st_word(t)) {
+        uint32_t s = st_status(*w), r = rows[s];
+        if (r >= ST_TO(0)) {
+            if (st_cas(t, *w, r & PT__STATE_STATUS_MASK))
+                return s;
+        } else if (r == ST_KEEP) {
+            return s;
+        } else if (r == ST_WAIT) {
+            st_wait();
+        } else {
+            pt__bad_timer(t, op);
+        }
+    }
+}
+
+/* Whether a status is one of a timer pending in a heap. */
+static inline bool st_pending(uint32_t s)
+{
+    return s == PT_TIMER_WAITING || s == PT_TIMER_MODIFIED_EARLIER ||
+           s == PT_TIMER_MODIFIED_LATER;
+}
+
 /* Whether a word is an initialised timer's. */
 static inline bool st_checked(uint64_t w) { return (w & PT__STATE_CHECK_MASK) == PT__STATE_CHECK; }
 

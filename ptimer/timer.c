@@ -33,38 +33,33 @@ static void lower_modified_earliest(pt_timers *ts, pt_nanos when)
             break;
 }
 
-/* deltimer. Row "stop". w: t's word, just loaded. */
-static int timer_stop(pt_timer *t, uint64_t w)
+/* Row "stop". */
+static const st_rows stop_rows = {
+    [PT_TIMER_WAITING] = ST_TO(PT_TIMER_MODIFYING),
+    [PT_TIMER_MODIFIED_EARLIER] = ST_TO(PT_TIMER_MODIFYING),
+    [PT_TIMER_MODIFIED_LATER] = ST_TO(PT_TIMER_MODIFYING),
+    [PT_TIMER_NOSTATUS] = ST_KEEP,
+    [PT_TIMER_DELETED] = ST_KEEP,
+    [PT_TIMER_REMOVING] = ST_KEEP,
+    [PT_TIMER_REMOVED] = ST_KEEP,
+    [PT_TIMER_RUNNING] = ST_WAIT,
+    [PT_TIMER_MOVING] = ST_WAIT,
+    [PT_TIMER_MODIFYING] = ST_WAIT,
+};
+
+/* deltimer. w: t's word, just loaded. Inlined: GCC kept it out of line
+ * once its loop became st_step, a call on every stop. */
+static inline __attribute__((always_inline)) int timer_stop(pt_timer *t, uint64_t w)
 {
-    for (;; w = st_word(t)) {
-        switch (st_status(w)) {
-        case PT_TIMER_WAITING:
-        case PT_TIMER_MODIFIED_EARLIER:
-        case PT_TIMER_MODIFIED_LATER:
-            /* stop: Waiting, ModifiedXX -> Modifying -> Deleted. The count
-             * goes up before the Deleted status is visible, so any clean of
-             * this timer (counted in deleted_cleaned) comes after it: what
-             * keeps deleted_count (heap_locked.h) from going below zero. */
-            if (st_cas(t, w, PT_TIMER_MODIFYING)) {
-                atomic_fetch_add_explicit(&st_heap(w)->deleted_timers, 1, memory_order_relaxed);
-                st_set(t, PT_TIMER_MODIFYING, PT_TIMER_DELETED, "stop");
-                return 1;
-            }
-            break;
-        case PT_TIMER_NOSTATUS:
-        case PT_TIMER_DELETED:
-        case PT_TIMER_REMOVING:
-        case PT_TIMER_REMOVED:
-            return 0;
-        case PT_TIMER_RUNNING:
-        case PT_TIMER_MOVING:
-        case PT_TIMER_MODIFYING:
-            st_wait();
-            break;
-        default:
-            pt__bad_timer(t, "stop");
-        }
-    }
+    if (!st_pending(st_step(t, &w, stop_rows, "stop")))
+        return 0;
+    /* stop: Waiting, ModifiedXX -> Modifying -> Deleted. The count goes up
+     * before the Deleted status is visible, so any clean of this timer
+     * (counted in deleted_cleaned) comes after it: what keeps
+     * deleted_count (heap_locked.h) from going below zero. */
+    atomic_fetch_add_explicit(&st_heap(w)->deleted_timers, 1, memory_order_relaxed);
+    st_set(t, PT_TIMER_MODIFYING, PT_TIMER_DELETED, "stop");
+    return 1;
 }
 
 int pt_timer_stop(pt_timer *t)
@@ -94,6 +89,22 @@ static void set_fields(pt_timer *t, enum arm_mode mode, pt_nanos when, pt_nanos 
     t->seq = seq;
 }
 
+/* Rows "start" and "modify, reset": a pending timer is -EBUSY to start
+ * and re-armed by modify; one in no heap is pushed onto ts; a Deleted one
+ * is revived in the heap that holds it. */
+#define ARM_ROWS(pending)                                                                      \
+    {                                                                                          \
+        [PT_TIMER_WAITING] = pending, [PT_TIMER_MODIFIED_EARLIER] = pending,                   \
+        [PT_TIMER_MODIFIED_LATER] = pending,                                                   \
+        [PT_TIMER_NOSTATUS] = ST_TO(PT_TIMER_MODIFYING),                                       \
+        [PT_TIMER_REMOVED] = ST_TO(PT_TIMER_MODIFYING),                                        \
+        [PT_TIMER_DELETED] = ST_TO(PT_TIMER_MODIFYING), [PT_TIMER_RUNNING] = ST_WAIT,           \
+        [PT_TIMER_MOVING] = ST_WAIT, [PT_TIMER_REMOVING] = ST_WAIT,                            \
+        [PT_TIMER_MODIFYING] = ST_WAIT,                                                        \
+    }
+static const st_rows start_rows = ARM_ROWS(ST_KEEP);
+static const st_rows arm_rows = ARM_ROWS(ST_TO(PT_TIMER_MODIFYING));
+
 /* addtimer and modtimer in one: claim the status, set the fields, then
  * either push onto ts (the timer is in no heap) or leave the re-keying to
  * the heap that holds it. Inlined into each of its three callers, where
@@ -103,40 +114,13 @@ timer_arm(pt_timers *ts, pt_timer *t, uint64_t w, pt_nanos when, pt_nanos period
           void *arg, uintptr_t seq, enum arm_mode mode)
 {
     const char *op = mode == ARM_START ? "start" : mode == ARM_RESET ? "reset" : "modify";
-    uint32_t s;
-    bool pending = false, in_heap;
     when = pt__norm_when(when);
-    for (;; w = st_word(t)) {
-        s = st_status(w);
-        if (s == PT_TIMER_WAITING || s == PT_TIMER_MODIFIED_EARLIER ||
-            s == PT_TIMER_MODIFIED_LATER) {
-            if (mode == ARM_START)
-                return -EBUSY;
-            /* modify: Waiting, ModifiedXX -> Modifying -> ModifiedXX */
-            if (st_cas(t, w, PT_TIMER_MODIFYING)) {
-                pending = in_heap = true;
-                break;
-            }
-        } else if (s == PT_TIMER_NOSTATUS || s == PT_TIMER_REMOVED) {
-            /* start, modify: NoStatus, Removed -> Modifying -> Waiting */
-            if (st_cas(t, w, PT_TIMER_MODIFYING)) {
-                in_heap = false;
-                break;
-            }
-        } else if (s == PT_TIMER_DELETED) {
-            /* start, modify: Deleted -> Modifying -> ModifiedXX */
-            if (st_cas(t, w, PT_TIMER_MODIFYING)) {
-                atomic_fetch_sub_explicit(&st_heap(w)->deleted_timers, 1, memory_order_relaxed);
-                in_heap = true;
-                break;
-            }
-        } else if (s == PT_TIMER_RUNNING || s == PT_TIMER_MOVING || s == PT_TIMER_REMOVING ||
-                   s == PT_TIMER_MODIFYING) {
-            st_wait();
-        } else {
-            pt__bad_timer(t, op);
-        }
-    }
+    uint32_t s = st_step(t, &w, mode == ARM_START ? start_rows : arm_rows, op);
+    bool pending = st_pending(s), in_heap = pending || s == PT_TIMER_DELETED;
+    if (mode == ARM_START && pending)
+        return -EBUSY;
+    if (s == PT_TIMER_DELETED)
+        atomic_fetch_sub_explicit(&st_heap(w)->deleted_timers, 1, memory_order_relaxed);
 
     if (!in_heap) {
         /* Not in any heap: push onto ts. Taking a lock while Modifying is

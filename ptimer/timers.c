@@ -42,6 +42,31 @@ int pt_timers_init(pt_timers *ts, pt_wake_func wake, void *ctx)
     return 0;
 }
 
+/* The owner's claim on heap entry t (lock held): waits out a Modifying,
+ * aborts (naming op) on a status no heap entry can have, and returns the
+ * status it found. A Deleted timer is unlinked (Deleted -> Removing ->
+ * Removed; the caller drops its entry and counts it cleaned); a live one
+ * is in what `rows` made of it (Moving, or Waiting left as it is) for the
+ * caller to re-key or move on. Serves compact and move. */
+static inline uint32_t entry_claim(pt_timer *t, const st_rows rows, const char *op)
+{
+    uint64_t w = st_word(t);
+    uint32_t s = st_step(t, &w, rows, op);
+    if (s == PT_TIMER_DELETED)
+        st_set_in(t, PT_TIMER_REMOVING, PT_TIMER_REMOVED, NULL, op);
+    return s;
+}
+
+/* Rows "adjust", "clear_deleted" (compact) and "move". */
+#define ENTRY_ROWS(waiting)                                                                    \
+    {                                                                                          \
+        [PT_TIMER_WAITING] = waiting, [PT_TIMER_DELETED] = ST_TO(PT_TIMER_REMOVING),           \
+        [PT_TIMER_MODIFIED_EARLIER] = ST_TO(PT_TIMER_MOVING),                                  \
+        [PT_TIMER_MODIFIED_LATER] = ST_TO(PT_TIMER_MOVING), [PT_TIMER_MODIFYING] = ST_WAIT,    \
+    }
+static const st_rows compact_rows = ENTRY_ROWS(ST_KEEP);
+static const st_rows move_rows = ENTRY_ROWS(ST_TO(PT_TIMER_MOVING));
+
 /* One pass over the whole heap: drop Deleted timers, re-key ModifiedXX
  * ones, compact the survivors in place, then re-heapify once. O(n) with no
  * allocation, where Go 1.14-1.22 removed entries one by one (and had to
@@ -57,33 +82,16 @@ static void compact(pt_timers *ts, const char *op)
     uint32_t kept = 0, removed = 0;
     for (uint32_t i = 0; i < h->len; i++) {
         pt_timer *t = h->v[i].item;
-        for (;;) {
-            uint64_t w = st_word(t);
-            uint32_t s = st_status(w);
-            if (s == PT_TIMER_WAITING)
-                break;
-            if (s == PT_TIMER_DELETED) {
-                if (!st_cas(t, w, PT_TIMER_REMOVING))
-                    continue;
-                st_set_in(t, PT_TIMER_REMOVING, PT_TIMER_REMOVED, NULL, op);
-                removed++;
-                goto next;
-            }
-            if (s == PT_TIMER_MODIFIED_EARLIER || s == PT_TIMER_MODIFIED_LATER) {
-                if (!st_cas(t, w, PT_TIMER_MOVING))
-                    continue;
-                h->v[i].when = t->when;
-                st_set(t, PT_TIMER_MOVING, PT_TIMER_WAITING, op);
-                break;
-            }
-            if (s == PT_TIMER_MODIFYING) {
-                st_wait(); /* a few instructions on another thread */
-                continue;
-            }
-            pt__bad_timer(t, op);
+        uint32_t s = entry_claim(t, compact_rows, op);
+        if (s == PT_TIMER_DELETED) {
+            removed++;
+            continue;
+        }
+        if (s != PT_TIMER_WAITING) {
+            h->v[i].when = t->when;
+            st_set(t, PT_TIMER_MOVING, PT_TIMER_WAITING, op);
         }
         h->v[kept++] = h->v[i];
-    next:;
     }
     h->len = kept;
     count_cleaned(ts, removed);
@@ -167,6 +175,14 @@ static void run_one(pt_timers *ts, pt_timer *t, pt_nanos key, pt_nanos now)
     ts->running = 0;
 }
 
+/* Row "run": every status a head may be in, the CASes its own (they
+ * depend on the time and the key). */
+static const st_rows run_rows = {
+    [PT_TIMER_WAITING] = ST_KEEP,          [PT_TIMER_DELETED] = ST_KEEP,
+    [PT_TIMER_MODIFIED_EARLIER] = ST_KEEP, [PT_TIMER_MODIFIED_LATER] = ST_KEEP,
+    [PT_TIMER_MODIFYING] = ST_WAIT,
+};
+
 /* Go's runtimer: look at the head. Returns 0 after running one timer, the
  * head's key when it is not due, or -1 when the heap is empty. */
 static pt_nanos run_head(pt_timers *ts, pt_nanos now)
@@ -175,7 +191,7 @@ static pt_nanos run_head(pt_timers *ts, pt_nanos now)
         pt_timer *t = ts->heap.v[0].item;
         pt_nanos key = ts->heap.v[0].when;
         uint64_t w = st_word(t);
-        switch (st_status(w)) {
+        switch (st_step(t, &w, run_rows, "run")) {
         case PT_TIMER_WAITING:
             if (key > now || key == PT_MAXWHEN)
                 return key; /* run: Waiting -> Waiting (never is never due) */
@@ -187,15 +203,9 @@ static pt_nanos run_head(pt_timers *ts, pt_nanos now)
         case PT_TIMER_DELETED:
             retire_deleted(ts, t, w, NULL, "run");
             break;
-        case PT_TIMER_MODIFIED_EARLIER:
-        case PT_TIMER_MODIFIED_LATER:
+        default: /* ModifiedXX */
             rekey_modified(ts, t, w, "run");
             break;
-        case PT_TIMER_MODIFYING:
-            st_wait();
-            break;
-        default:
-            pt__bad_timer(t, "run");
         }
     }
     return -1;
@@ -287,35 +297,16 @@ int pt_timers_move(pt_timers *dst, pt_timers *src)
     pt__heap4 *from = &src->heap, *to = &dst->heap;
     for (uint32_t i = 0; i < from->len; i++) {
         pt_timer *t = from->v[i].item;
-        for (;;) {
-            uint64_t w = st_word(t);
-            uint32_t s = st_status(w);
-            if (s == PT_TIMER_WAITING || s == PT_TIMER_MODIFIED_EARLIER ||
-                s == PT_TIMER_MODIFIED_LATER) {
-                /* move: Waiting, ModifiedXX -> Moving -> Waiting onto dst */
-                if (!st_cas(t, w, PT_TIMER_MOVING))
-                    continue;
-                to->v[to->len].when = t->when;
-                to->v[to->len].item = t;
-                to->len++;
-                st_set_in(t, PT_TIMER_MOVING, PT_TIMER_WAITING, dst, "move");
-                break;
-            }
-            if (s == PT_TIMER_DELETED) {
-                /* move: Deleted -> Removing -> Removed, dropped. Not
-                 * straight to Removed (Go's row), as every unlink does:
-                 * one row for all of them in the table and the model. */
-                if (!st_cas(t, w, PT_TIMER_REMOVING))
-                    continue;
-                st_set_in(t, PT_TIMER_REMOVING, PT_TIMER_REMOVED, NULL, "move");
-                break;
-            }
-            if (s == PT_TIMER_MODIFYING) {
-                st_wait();
-                continue;
-            }
-            pt__bad_timer(t, "move");
-        }
+        /* move: Waiting, ModifiedXX -> Moving -> Waiting onto dst; Deleted
+         * -> Removing -> Removed, dropped (not straight to Removed, Go's
+         * row, as every unlink goes: one row for all in the table and the
+         * model) */
+        if (entry_claim(t, move_rows, "move") == PT_TIMER_DELETED)
+            continue;
+        to->v[to->len].when = t->when;
+        to->v[to->len].item = t;
+        to->len++;
+        st_set_in(t, PT_TIMER_MOVING, PT_TIMER_WAITING, dst, "move");
     }
     from->len = 0;
     /* Every Deleted timer was dropped: cleaned catches up with the stops
@@ -373,6 +364,15 @@ const char *pt_timers_verify_report(void)
         }                                                                                      \
     } while (0)
 
+/* Row "verify". */
+static const st_rows verify_rows = {
+    [PT_TIMER_WAITING] = ST_TO(PT_TIMER_MOVING),
+    [PT_TIMER_MODIFIED_EARLIER] = ST_TO(PT_TIMER_MOVING),
+    [PT_TIMER_MODIFIED_LATER] = ST_TO(PT_TIMER_MOVING),
+    [PT_TIMER_DELETED] = ST_TO(PT_TIMER_MOVING),
+    [PT_TIMER_MODIFYING] = ST_KEEP,
+};
+
 int pt_timers_verify(pt_timers *ts, bool quiescent)
 {
     if (!pt__timers_valid(ts))
@@ -393,19 +393,16 @@ int pt_timers_verify(pt_timers *ts, bool quiescent)
         if (bad)
             break; /* reported; a status CAS on a word that is not ours proves nothing */
         uint32_t s = st_status(w);
-        if (s == PT_TIMER_MODIFYING) {
-            modifying++; /* mid-flight on another thread: nothing to read */
-            continue;
-        }
-        if (s != PT_TIMER_WAITING && s != PT_TIMER_MODIFIED_EARLIER &&
-            s != PT_TIMER_MODIFIED_LATER && s != PT_TIMER_DELETED) {
+        if (s != PT_TIMER_MODIFYING && !st_pending(s) && s != PT_TIMER_DELETED) {
             VERIFY(false, "entry %u: timer %p in a heap with status %u", i, (void *)t, s);
             continue;
         }
         /* verify: X -> Moving -> X. Owning the status (under the lock, like
-         * the owner's re-keying) is what makes t->when safe to read. */
-        if (!st_cas(t, w, PT_TIMER_MOVING)) {
-            i--; /* changed under us: look again */
+         * the owner's re-keying) is what makes t->when safe to read. Under
+         * the lock no other status can appear. */
+        s = st_step(t, &w, verify_rows, "verify");
+        if (s == PT_TIMER_MODIFYING) {
+            modifying++; /* mid-flight on another thread: nothing to read */
             continue;
         }
         pt_nanos when = t->when;
