@@ -1,8 +1,8 @@
 /* One P's heap as its lock holder edits it: the primitives timers.c's
  * owner operations (clean, run, sweep, move) are built of, and the push an
  * arm makes (timer.c). In a header so that the arm's push inlines: it is
- * on every arm of a timer in no heap, where the call cost about 30 of an
- * arm + stop pair's 530 instructions (callgrind, ptbench rpc). Everything
+ * on every arm of a timer in no heap, where a call across files is a
+ * visible share of an arm + stop pair. Everything
  * but the lock-free readers at the top needs ts->lock held. */
 #ifndef PTIMER_HEAP_LOCKED_H
 #define PTIMER_HEAP_LOCKED_H

@@ -1,7 +1,9 @@
-/* Shared between timer.c (operations on one timer, from any thread) and
- * timers.c (operations on one P's heap, under its lock). */
-#ifndef PTIMER_TIMER_INTERNAL_H
-#define PTIMER_TIMER_INTERNAL_H
+/* The timer's status word: its layout, the transitions every operation
+ * makes through it (st_*), and the corruption abort and status names
+ * (status.c). Used by timer.c (operations on one timer, from any thread)
+ * and timers.c (operations on one P's heap, under its lock). */
+#ifndef PTIMER_STATUS_H
+#define PTIMER_STATUS_H
 
 #include <sched.h>
 #include <stdatomic.h>
@@ -25,9 +27,8 @@
  * CAS carries the heap with it: whoever sees a status sees the heap that
  * went with it, and the timer is 56 bytes instead of 64 with a separate
  * heap pointer and magic. The status and the check sit at the bottom so
- * that every mask is a small immediate (with them at the top, an rpc pair
- * cost 56 more instructions under callgrind, most of them 64-bit
- * constants). The heap part changes only while its writer owns a
+ * that every mask is a small immediate (at the top, every mask and check
+ * is a 64-bit constant to load on the hot path). The heap part changes only while its writer owns a
  * transient status (st_set_in, st_claim), so for any other status it is
  * stable until the status changes. */
 #define PT__STATE_STATUS_MASK UINT64_C(0xf)
@@ -182,7 +183,10 @@ static inline pt_nanos pt__norm_when(pt_nanos when)
     return when < 0 ? PT_MAXWHEN : when == 0 ? 1 : when;
 }
 
-/* The callbacks word of a pt_timer (see ptimer.h). */
+/* The callbacks word of a pt_timer. Bit 0: a stop_sync sleeps on this
+ * word. Bits 1-15: callbacks of this timer running now. Bits 16-31:
+ * callbacks ever started, mod 2^16, which is how stop_sync tells that one
+ * started behind its back. */
 #define PT__CB_WAITER 1u
 #define PT__CB_RUNNING 2u                /* one running callback */
 #define PT__CB_STARTED (1u << 16)        /* one started callback */

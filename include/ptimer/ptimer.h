@@ -108,19 +108,14 @@ typedef struct pt__heap4 {
     int32_t idx_off;
 } pt__heap4;
 
-/* One timer. Embeddable; treat every field as private. 56 bytes on
- * 64-bit targets. */
+/* One timer. Embeddable; every field is private, laid out here only so
+ * that a timer can live inside the caller's own objects (56 bytes on
+ * 64-bit targets; pt_timer_status() reads the status). The layout of the
+ * state and callbacks words is the library's own (ptimer/status.h). */
 typedef struct pt_timer {
-    /* Its enum pt_timer_status (bits 0-3), a check set by pt_timer_init
-     * (bits 4-15) and the heap holding it (bits 16-63), in one word: a
-     * status change carries the heap with it. The heap part is written
-     * only by whoever owns a transient status, under that heap's lock. */
-    PT_ATOMIC(uint64_t) state PT_ALIGN8;
-    uint32_t heap_index;        /* position in the heap's array; guarded by its lock */
-    /* Bit 0: a stop_sync sleeps on this word. Bits 1-15: callbacks of this
-     * timer running now. Bits 16-31: callbacks ever started, mod 2^16,
-     * which is how stop_sync tells that one started behind its back. */
-    PT_ATOMIC(uint32_t) callbacks;
+    PT_ATOMIC(uint64_t) state PT_ALIGN8; /* status, a check, and the heap holding it */
+    uint32_t heap_index;                 /* position in that heap; guarded by its lock */
+    PT_ATOMIC(uint32_t) callbacks;       /* running and started callbacks, for stop_sync */
     /* The time the user asked for. While the timer is Waiting it equals its
      * heap key; while ModifiedXX it is the new time and the heap key is the
      * old one, until the owner re-keys it (Go keeps this in `nextwhen`). */

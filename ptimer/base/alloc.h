@@ -19,10 +19,10 @@ void pt__free(void *p);
  * (one page) up an array is a mapping of its own, grown and shrunk with
  * mremap: no copy under the owner's lock while it grows, no outgrown copy
  * left resident in the allocator, and capacity never touched costs no
- * memory. The line is low on purpose: with it at 64 KiB, the 1-32 KiB
- * copies a heap outgrew on its way to a million timers stayed resident in
- * mimalloc's pages, 108 KB measured (smaps), a tenth of a byte per timer
- * in ptbench's memory figure. Below it, pt__realloc. Failure injection and
+ * memory. The line is low on purpose: with it much higher, the smaller
+ * copies a heap outgrows on its way to a million timers stay resident in
+ * the allocator's pages, which ptbench's memory figure counts against every
+ * timer. Below it, pt__realloc. Failure injection and
  * pt__alloc_live count these as they count pt__realloc. */
 #define PT__ARRAY_MAP_LINE ((size_t)4 << 10)
 #ifdef PT__SANITIZED

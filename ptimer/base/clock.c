@@ -1,6 +1,6 @@
 /* pt_nanotime: CLOCK_MONOTONIC through the vDSO.
  *
- * The TSC would be cheaper (about 10 ns against 24 ns here), but it needs a
+ * The TSC would be cheaper to read, but it needs a
  * calibration that is proven to agree with CLOCK_MONOTONIC; until a test
  * bounds that error, the kernel's clock is the only clock.
  */
