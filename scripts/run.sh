@@ -7,5 +7,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh golang-1.19-go libuv1-dev gnuplot-nox git
 cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DPT_BUILD_TESTS=OFF >/dev/null
-cmake --build build-bench -j"$(nproc)" --target ptbench ptbench-uv
+cmake --build build-bench -j"$(nproc)" --target ptbench ptbench-uv ptbench-layout
 ./build-bench/bench/ptbench compare -o results "$@"

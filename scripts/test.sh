@@ -3,17 +3,19 @@
 #   scripts/test.sh                 release build, every test
 #   scripts/test.sh thread          the same under ThreadSanitizer
 #   scripts/test.sh address         the same under AddressSanitizer (+LeakSanitizer)
+#   scripts/test.sh minimal         release, without mimalloc and without liburing
 # Extra arguments go to ctest (e.g. -L unit for the quick run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh
 san="${1:-}"
 case "$san" in
-    thread|address|undefined) shift ;;
-    *) san="" ;;
+    thread|address|undefined) shift; opts=(-DPT_SANITIZE="$san") ;;
+    minimal) shift; opts=(-DPT_MIMALLOC=OFF -DPT_URING=OFF) ;;
+    *) san=""; opts=(-DPT_SANITIZE=) ;;
 esac
 dir="build${san:+-$san}"
-cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPT_SANITIZE="$san" >/dev/null
+cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "${opts[@]}" >/dev/null
 cmake --build "$dir" -j"$(nproc)"
 cd "$dir"
 ctest --output-on-failure -j1 "$@"
