@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages ptimer builds with, if any is missing.
-# Sourced by the other scripts; uses sudo when not root.
+# Run by the other scripts (bash scripts/deps.sh [extra packages...]); uses
+# sudo when not root.
 set -euo pipefail
 pt_deps=(cmake gcc make pkg-config libmimalloc-dev liburing-dev "$@")
 missing=()
@@ -12,6 +13,10 @@ if [ ${#missing[@]} -gt 0 ]; then
     sudo=""
     [ "$(id -u)" -eq 0 ] || sudo="sudo"
     export DEBIAN_FRONTEND=noninteractive
-    $sudo apt-get update -qq || true
+    # A failed update (no network, a broken mirror) need not be fatal: the
+    # package lists already on the machine may still hold what is missing.
+    if ! $sudo apt-get update -qq; then
+        echo "ptimer: apt-get update failed; trying the install with the package lists as they are" >&2
+    fi
     $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
