@@ -22,7 +22,8 @@ static void tick(void *arg, uintptr_t seq)
 int main(void)
 {
     pt_timers p;                       /* one P's heap */
-    pt_timers_init(&p, NULL, NULL);    /* no poller to wake */
+    if (pt_timers_init(&p, NULL, NULL) != 0) /* no poller to wake */
+        return EXIT_FAILURE;
 
     pt_timer t, tk;
     pt_timer_init(&t, once, "deadline");
