@@ -15,24 +15,6 @@
 _Static_assert(sizeof(struct pt__tt_task) == 64, "a task is one cache line");
 _Static_assert(BLOCK_TASKS % PT__TASK_BATCH == 0, "a carved chain never spans two blocks");
 
-void *pt__alloc_lines(size_t size)
-{
-    /* pt__malloc gives 16-byte alignment, so there are at least 16 bytes
-     * below the aligned address to keep the raw pointer in. */
-    char *raw = pt__malloc(size + 64);
-    if (!raw)
-        return NULL;
-    char *p = (char *)(((uintptr_t)raw + 64) & ~(uintptr_t)63);
-    ((void **)p)[-1] = raw;
-    return p;
-}
-
-void pt__free_lines(void *p)
-{
-    if (p)
-        pt__free(((void **)p)[-1]);
-}
-
 void pt__task_pool_init(pt__task_pool *p)
 {
     pt__lock_init(&p->lock);

@@ -141,8 +141,4 @@ static inline uint32_t pt__thread_index(void)
 struct pt_timerthread;
 uint32_t pt__timerthread_pool_slots(struct pt_timerthread *tt);
 
-/* 64-byte aligned allocation through pt__malloc, for per-line structures. */
-void *pt__alloc_lines(size_t size);
-void pt__free_lines(void *p);
-
 #endif

@@ -73,6 +73,24 @@ void pt__free(void *p)
     RAW_FREE(p);
 }
 
+void *pt__alloc_lines(size_t size)
+{
+    /* pt__malloc gives 16-byte alignment, so there are at least 16 bytes
+     * below the aligned address to keep the raw pointer in. */
+    char *raw = pt__malloc(size + 64);
+    if (!raw)
+        return NULL;
+    char *p = (char *)(((uintptr_t)raw + 64) & ~(uintptr_t)63);
+    ((void **)p)[-1] = raw;
+    return p;
+}
+
+void pt__free_lines(void *p)
+{
+    if (p)
+        pt__free(((void **)p)[-1]);
+}
+
 /* ---- large arrays (alloc.h) ---------------------------------------- */
 
 static bool array_mapped(size_t bytes)

@@ -14,6 +14,12 @@ void *pt__malloc(size_t n);
 void *pt__realloc(void *p, size_t n);
 void pt__free(void *p);
 
+/* 64-byte aligned blocks through pt__malloc, for structures laid out in
+ * cache lines (per-thread or per-P state that others must not share a line
+ * with). */
+void *pt__alloc_lines(size_t size);
+void pt__free_lines(void *p);
+
 /* Arrays that can grow large (a heap of a million timers is 16 MiB), sized
  * by the caller, who passes the current size back. From PT__ARRAY_MAP_BYTES
  * (one page) up an array is a mapping of its own, grown and shrunk with

@@ -31,11 +31,13 @@ static inline void pt__futex_wait(_Atomic uint32_t *w, uint32_t val, pt_nanos de
             FUTEX_BITSET_MATCH_ANY);
 }
 
-/* Wake up to n sleepers on w (INT_MAX: all). Safe on memory that was
- * freed after the last atomic access: the kernel only hashes the address. */
-static inline void pt__futex_wake(_Atomic uint32_t *w, int n)
+/* Wake up to n sleepers on w (INT_MAX: all); returns how many woke (0 on
+ * error). Safe on memory that was freed after the last atomic access: the
+ * kernel only hashes the address. */
+static inline int pt__futex_wake(_Atomic uint32_t *w, int n)
 {
-    syscall(SYS_futex, (uint32_t *)w, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
+    long r = syscall(SYS_futex, (uint32_t *)w, FUTEX_WAKE_PRIVATE, n, NULL, NULL, 0);
+    return r > 0 ? (int)r : 0;
 }
 
 #endif
