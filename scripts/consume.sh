@@ -34,19 +34,24 @@ exports() { # library-name header...
 }
 exports ptimer clock.h ptimer.h timerthread.h
 exports ptimer_netpoll netpoll.h
+exports ptimer_sched sched.h
 
 # pkg-config: each example against its package, linked shared
 cc -std=c11 -Wall -Werror examples/usage.c $(pkg-config --cflags --libs ptimer) \
     $rpath -o "$work/usage-pc"
 cc -std=c11 -Wall -Werror examples/deadline.c -pthread \
     $(pkg-config --cflags --libs ptimer-netpoll) $rpath -o "$work/deadline-pc"
-for exe in usage-pc deadline-pc; do
+cc -std=c11 -Wall -Werror examples/sleepers.c \
+    $(pkg-config --cflags --libs ptimer-sched) $rpath -o "$work/sleepers-pc"
+for exe in usage-pc deadline-pc sleepers-pc; do
     ldd "$work/$exe" | grep -q "libptimer.so" || { echo "$exe: not linked shared" >&2; exit 1; }
     "$work/$exe" >/dev/null
 done
 ldd "$work/deadline-pc" | grep -q "libptimer_netpoll.so" ||
     { echo "deadline-pc: netpoll not linked shared" >&2; exit 1; }
-echo "pkg-config: ok (ptimer, ptimer-netpoll; shared)"
+ldd "$work/sleepers-pc" | grep -q "libptimer_sched.so" ||
+    { echo "sleepers-pc: sched not linked shared" >&2; exit 1; }
+echo "pkg-config: ok (ptimer, ptimer-netpoll, ptimer-sched; shared)"
 
 # C++: every installed header in one translation unit
 for h in "$work"/prefix/include/ptimer/*.h; do
@@ -59,7 +64,7 @@ echo "C++ headers: ok ($(ls "$work"/prefix/include/ptimer/*.h | wc -l) headers)"
 
 # find_package: the imported targets are the shared libraries
 mkdir -p "$work/consumer"
-cp examples/usage.c examples/deadline.c "$work/consumer/"
+cp examples/usage.c examples/deadline.c examples/sleepers.c "$work/consumer/"
 cat > "$work/consumer/CMakeLists.txt" <<'CM'
 cmake_minimum_required(VERSION 3.20)
 project(consumer C)
@@ -68,12 +73,14 @@ add_executable(usage usage.c)
 target_link_libraries(usage PRIVATE ptimer::ptimer)
 add_executable(deadline deadline.c)
 target_link_libraries(deadline PRIVATE ptimer::netpoll)
+add_executable(sleepers sleepers.c)
+target_link_libraries(sleepers PRIVATE ptimer::sched)
 CM
 cmake -S "$work/consumer" -B "$work/consumer/build" -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null
 cmake --build "$work/consumer/build" >/dev/null
-for exe in usage deadline; do
+for exe in usage deadline sleepers; do
     ldd "$work/consumer/build/$exe" | grep -q "libptimer.so" ||
         { echo "$exe: not linked shared" >&2; exit 1; }
     "$work/consumer/build/$exe" >/dev/null
 done
-echo "find_package: ok (ptimer::ptimer, ptimer::netpoll; shared)"
+echo "find_package: ok (ptimer::ptimer, ptimer::netpoll, ptimer::sched; shared)"

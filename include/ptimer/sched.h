@@ -1,0 +1,159 @@
+/* ptimer/sched.h: a goroutine-style M:N scheduler (Go's runtime/proc.go
+ * G/M/P model) whose processors run the per-P timers (ptimer.h).
+ *
+ * Gs are coroutines on stacks of their own (mmap'd, a guard page below
+ * each: a G that overflows its stack faults on the guard page with
+ * SIGSEGV instead of corrupting memory). Ms are OS threads, one per P. A P
+ * is a processor: a local run queue, a heap of timers (pt_timers) and a
+ * pool of finished Gs whose stacks it reuses. An M with nothing to run
+ * looks at its P's timers, its queue, the global queue, then steals half
+ * of another P's queue and runs other Ps' due timers; with nothing found,
+ * one idle M sleeps in the netpoller until the earliest timer of any P and
+ * the others park. A new earliest timer breaks that sleep (Go's
+ * wakeNetPoller).
+ *
+ * C has no preemption: a G that never yields keeps its M. A monitor
+ * thread (Go's sysmon) notices Ps whose timers are overdue because their
+ * M is busy, and gets those timers run: by waking an idle M that steals
+ * them, or, when every P is busy, by running their runtime work itself (a
+ * sleeping G made runnable goes on the global queue).
+ *
+ * Timer mode: PT_TIMERS_PER_P (Go) puts every sleep on the calling P's
+ * heap; PT_TIMERS_TIMERTHREAD puts it on the process's TimerThread, whose
+ * thread readies the G remotely (bthread_usleep's way). A sleep from a
+ * thread that is not running a G sleeps that thread.
+ *
+ * Errors: every call that can fail returns a negative errno and changes
+ * nothing. A call marked "G" must run inside a G: elsewhere it is -EPERM.
+ * Durations are pt_nanos; a duration <= 0 means now (Go's rule).
+ */
+#ifndef PTIMER_SCHED_H
+#define PTIMER_SCHED_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ptimer/clock.h"
+
+#ifdef __cplusplus
+extern "C" {
+#define PT_SCHED_ATOMIC(T) T /* layout only: C++ code does not touch the fields */
+#else
+#define PT_SCHED_ATOMIC(T) _Atomic(T)
+#endif
+
+typedef struct pt_sched pt_sched;
+typedef struct pt_g pt_g;
+
+enum pt_timer_mode {
+    PT_TIMERS_PER_P = 0,       /* sleeps and timeouts on the calling P's heap (Go) */
+    PT_TIMERS_TIMERTHREAD = 1, /* on the process's TimerThread (bthread) */
+};
+
+/* NULL or zeroed: the defaults. */
+typedef struct pt_sched_options {
+    int procs;                 /* Ps; 0: the CPUs this process may run on */
+    size_t stack_size;         /* per G, rounded up to pages, plus a guard page; 0: 64 KiB */
+    enum pt_timer_mode timers; /* where sleeps, timeouts and time.* timers live */
+} pt_sched_options;
+
+/* Counters since create, exact once the scheduler is quiet (each is
+ * updated by one atomic or by its P's own M). */
+typedef struct pt_sched_stats {
+    uint64_t gs_created;        /* Gs started by pt_go */
+    uint64_t gs_running_now;    /* Gs started and not finished (Go's NumGoroutine) */
+    uint64_t steals;            /* Gs taken from another P's queue */
+    uint64_t timers_run_owner;  /* per-P timers run by their own P */
+    uint64_t timers_run_stolen; /* ... by another P while looking for work */
+    uint64_t timers_run_sysmon; /* ... on the monitor's say-so, every P being busy */
+    uint64_t netpoll_waits;     /* times an idle M slept in the netpoller */
+    uint64_t netpoll_breaks;    /* times a new earliest timer or work broke that sleep */
+    uint64_t parks;             /* times an idle M parked on its futex */
+    uint64_t spinning_max;      /* most Ms ever looking for work at once */
+    uint64_t sysmon_wakeps;     /* idle Ms the monitor woke to run overdue timers */
+    uint64_t procs;             /* Ps now */
+} pt_sched_stats;
+
+/* Starts the Ps and their Ms. 0; -EINVAL (out NULL, procs < 0 or > 1024,
+ * an unknown timer mode); -ENOMEM; -EAGAIN (threads). */
+PT_API int pt_sched_create(pt_sched **out, const pt_sched_options *opt);
+
+/* Blocks the calling thread (not a G) until no G of s is left. 0;
+ * -EDEADLK from a G; -EINVAL. */
+PT_API int pt_sched_wait(pt_sched *s);
+
+/* Stops the Ms and frees everything. 0; -EBUSY while Gs remain; -EDEADLK
+ * from a G of s; -EINVAL. */
+PT_API int pt_sched_destroy(pt_sched *s);
+
+/* A whole program's main: create, pt_go(fn, arg), wait, destroy. */
+PT_API int pt_sched_run(const pt_sched_options *opt, void (*fn)(void *), void *arg);
+
+/* procresize: 1 to 1024 Ps. A P removed hands its runnable Gs to the
+ * global queue and its timers to P 0 (pt_timers_move) when its M next
+ * schedules (at once when idle; after the running G yields or parks when
+ * busy). 0; -EINVAL. */
+PT_API int pt_sched_set_procs(pt_sched *s, int procs);
+
+/* GOMAXPROCS; -EINVAL for a bad s. */
+PT_API int pt_sched_procs(const pt_sched *s);
+
+PT_API void pt_sched_read_stats(pt_sched *s, pt_sched_stats *out);
+
+/* The scheduler running the calling G; NULL outside a G. */
+PT_API pt_sched *pt_sched_current(void);
+
+/* go fn(arg): from a G (s NULL: the caller's scheduler; the new G goes
+ * first in line on the caller's P) or from any thread (on the global
+ * queue). 0; -EINVAL (fn NULL, s NULL outside a G, s stopping); -ENOMEM. */
+PT_API int pt_go(pt_sched *s, void (*fn)(void *), void *arg);
+
+/* Gosched (G): lets the other runnable Gs run first. */
+PT_API void pt_yield(void);
+
+/* time.Sleep. In a G, parks it and arms its wake-up timer (per the mode)
+ * once it is off its stack; elsewhere, sleeps the calling thread. Never
+ * returns early. 0. */
+PT_API int pt_sleep(pt_nanos d);
+PT_API int pt_sleep_until(pt_nanos when);
+
+/* getg: the calling G; NULL outside a G. */
+PT_API pt_g *pt_g_current(void);
+
+/* gopark (G): once the G is off its stack, commit(arg) runs on its M (it
+ * may be NULL); true keeps the G parked until pt_ready, false resumes it
+ * at once. The G must be published to whoever readies it only inside
+ * commit (or later): a pt_ready that comes before the G is parked is
+ * refused. Go's unlock function: commit is the place to release a lock
+ * that guards the wait list. It must not block or call into the
+ * scheduler. 0; -EPERM outside a G. */
+PT_API int pt_park(bool (*commit)(void *arg), void *arg);
+
+/* goready, from any thread: a parked G becomes runnable (on the caller's
+ * P when the caller is a G of the same scheduler, else on the global
+ * queue). 0; -EINVAL (NULL, or a G that is not parked). */
+PT_API int pt_ready(pt_g *g);
+
+/* sync.WaitGroup. Embeddable; every field is private. */
+typedef struct pt_wg {
+    PT_SCHED_ATOMIC(uint32_t) lock;
+    PT_SCHED_ATOMIC(uint32_t) seq; /* bumped when the count reaches zero: threads sleep on it */
+    int64_t count;
+    pt_g *waiters;                 /* parked Gs, linked through the G */
+} pt_wg;
+
+PT_API int pt_wg_init(pt_wg *w);
+/* Adds n (may be negative). 0; -EINVAL (NULL, or the count would go
+ * below zero: nothing changes). Reaching zero wakes every waiter. */
+PT_API int pt_wg_add(pt_wg *w, int64_t n);
+PT_API int pt_wg_done(pt_wg *w);
+/* Blocks until the count is zero: parks a G, or sleeps a plain thread.
+ * 0; -EINVAL. */
+PT_API int pt_wg_wait(pt_wg *w);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,246 @@
+/* Gs: where they come from (a P's pool of finished Gs, the global pool,
+ * or a fresh stack), how an M runs one (execute), and what a G asks of
+ * its M when it switches back (yield, park, exit). A G switches only to
+ * its M's g0, never to another G: what it asked for is done on g0, off
+ * its stack, which is what makes park's commit safe (Go's gopark runs its
+ * unlock function on g0 for the same reason). */
+#include <errno.h>
+#include <limits.h>
+#include <string.h>
+
+#include "ptimer/base/alloc.h"
+#include "ptimer/base/futex.h"
+#include "ptimer/base/lock.h"
+#include "sched/internal.h"
+
+/* ---- the pools --------------------------------------------------------- */
+
+static void g_entry(void *arg);
+
+static pt_g *g_new(pt_sched *s)
+{
+    pt_g *g = pt__malloc(sizeof *g);
+    if (!g)
+        return NULL;
+    memset(g, 0, sizeof *g);
+    if (pt__stack_alloc(&g->stack, s->stack_size) < 0) {
+        pt__free(g);
+        return NULL;
+    }
+    g->s = s;
+    atomic_init(&g->status, PT__G_IDLE);
+    pt__g_timer_init(g);
+    return g;
+}
+
+static void g_free(pt_g *g)
+{
+    pt__g_timer_fini(g);
+    pt__fiber_destroy(&g->fiber);
+    pt__stack_free(&g->stack);
+    pt__free(g);
+}
+
+/* A G to start: the caller's P's pool (M only), else a batch from the
+ * global pool, else a new one. */
+static pt_g *g_get(pt_sched *s, struct pt__p *p)
+{
+    pt_g *g;
+    if (p && (g = p->pool)) {
+        p->pool = g->next;
+        p->npool--;
+        return g;
+    }
+    if (atomic_load_explicit(&s->gpool, memory_order_relaxed)) { /* a peek: the lock decides */
+        pt__lock(&s->lock);
+        g = atomic_load_explicit(&s->gpool, memory_order_relaxed);
+        if (g)
+            atomic_store_explicit(&s->gpool, g->next, memory_order_relaxed);
+        pt__unlock(&s->lock);
+        if (g)
+            return g;
+    }
+    return g_new(s);
+}
+
+/* A finished G back to its M's P's pool; past PT__G_POOL_LOCAL, half the
+ * pool goes to the global one, where other Ps and other threads find it. */
+static void g_put(struct pt__p *p, pt_g *g)
+{
+    atomic_store_explicit(&g->status, PT__G_IDLE, memory_order_relaxed);
+    g->next = p->pool;
+    p->pool = g;
+    if (++p->npool < PT__G_POOL_LOCAL)
+        return;
+    pt_g *head = p->pool, *tail = head;
+    for (uint32_t i = 1; i < PT__G_POOL_LOCAL / 2; i++)
+        tail = tail->next;
+    p->pool = tail->next;
+    p->npool -= PT__G_POOL_LOCAL / 2;
+    pt__lock(&p->s->lock);
+    tail->next = atomic_load_explicit(&p->s->gpool, memory_order_relaxed);
+    atomic_store_explicit(&p->s->gpool, head, memory_order_relaxed);
+    pt__unlock(&p->s->lock);
+}
+
+void pt__g_free_all(pt_sched *s)
+{
+    int n = atomic_load_explicit(&s->maxprocs_made, memory_order_acquire);
+    for (int i = 0; i < n; i++) {
+        struct pt__p *p = s->ps[i];
+        for (pt_g *g = p->pool, *nx; g; g = nx) {
+            nx = g->next;
+            g_free(g);
+        }
+        p->pool = NULL;
+        p->npool = 0;
+    }
+    for (pt_g *g = atomic_load_explicit(&s->gpool, memory_order_relaxed), *nx; g; g = nx) {
+        nx = g->next;
+        g_free(g);
+    }
+    atomic_store_explicit(&s->gpool, NULL, memory_order_relaxed);
+}
+
+/* ---- running a G ---------------------------------------------------------- */
+
+static void g_exit(pt_sched *s)
+{
+    /* release: the G's effects happen before a waiter's return */
+    if (atomic_fetch_sub_explicit(&s->gcount, 1, memory_order_acq_rel) == 1) {
+        atomic_fetch_add_explicit(&s->gdone_word, 1, memory_order_release);
+        pt__futex_wake(&s->gdone_word, INT_MAX);
+    }
+}
+
+void pt__execute(struct pt__m *m, pt_g *g)
+{
+    for (;;) {
+        atomic_store_explicit(&g->status, PT__G_RUNNING, memory_order_relaxed);
+        atomic_store_explicit(&m->curg, g, memory_order_relaxed);
+        pt__fiber_switch(&m->g0, &g->fiber);
+        atomic_store_explicit(&m->curg, NULL, memory_order_relaxed);
+        switch (g->action) {
+        case PT__G_DO_YIELD:
+            /* Go's Gosched: behind everything, on the global queue */
+            atomic_store_explicit(&g->status, PT__G_RUNNABLE, memory_order_relaxed);
+            pt__globq_put(m->s, g);
+            return;
+        case PT__G_DO_PARK:
+            /* release: whoever readies g (after commit publishes it) sees
+             * everything it did before parking */
+            atomic_store_explicit(&g->status, PT__G_WAITING, memory_order_release);
+            if (!g->commit || g->commit(g->commit_arg))
+                return; /* g may be running elsewhere already: not touched again */
+            {
+                uint32_t w = PT__G_WAITING;
+                /* commit said no: resume at once, unless it was readied
+                 * after all (a commit that published g and then refused) */
+                if (!atomic_compare_exchange_strong_explicit(&g->status, &w, PT__G_RUNNING,
+                                                             memory_order_acq_rel,
+                                                             memory_order_relaxed))
+                    return;
+            }
+            continue;
+        case PT__G_DO_EXIT: {
+            pt_sched *s = g->s;
+            atomic_store_explicit(&g->status, PT__G_DEAD, memory_order_relaxed);
+            g_put(m->p, g);
+            g_exit(s);
+            return;
+        }
+        default:
+            pt__sched_bad(g, "execute");
+        }
+    }
+}
+
+/* Every G starts here, on its own stack. */
+static void g_entry(void *arg)
+{
+    pt_g *g = arg;
+    pt__fiber_started(&g->fiber);
+    g->fn(g->arg);
+    g->action = PT__G_DO_EXIT;
+    pt__fiber_exit(&g->fiber, &pt__cur_m()->g0);
+}
+
+/* Back to the M that runs g, asking it for `action`. */
+static void g_switch_out(pt_g *g, uint32_t action)
+{
+    g->action = action;
+    pt__fiber_switch(&g->fiber, &pt__cur_m()->g0);
+}
+
+/* ---- the API ---------------------------------------------------------------- */
+
+static inline bool sched_valid(const pt_sched *s)
+{
+    return s && s->magic == PT__SCHED_MAGIC;
+}
+
+pt_g *pt_g_current(void)
+{
+    struct pt__m *m = pt__cur_m();
+    return m ? atomic_load_explicit(&m->curg, memory_order_relaxed) : NULL;
+}
+
+pt_sched *pt_sched_current(void)
+{
+    struct pt__m *m = pt__cur_m();
+    return m && atomic_load_explicit(&m->curg, memory_order_relaxed) ? m->s : NULL;
+}
+
+int pt_go(pt_sched *s, void (*fn)(void *), void *arg)
+{
+    struct pt__m *m = pt__cur_m();
+    if (!s && m && atomic_load_explicit(&m->curg, memory_order_relaxed))
+        s = m->s;
+    if (!fn || !sched_valid(s) || atomic_load_explicit(&s->stopping, memory_order_acquire))
+        return -EINVAL;
+    struct pt__p *p = m && m->s == s ? m->p : NULL;
+    pt_g *g = g_get(s, p);
+    if (!g)
+        return -ENOMEM;
+    g->fn = fn;
+    g->arg = arg;
+    g->id = atomic_fetch_add_explicit(&s->next_gid, 1, memory_order_relaxed) + 1;
+    pt__fiber_make(&g->fiber, g->stack.lo, g->stack.size, g_entry, g);
+    atomic_store_explicit(&g->status, PT__G_RUNNABLE, memory_order_relaxed);
+    atomic_fetch_add_explicit(&s->gcount, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&s->st.gs_created, 1, memory_order_relaxed);
+    pt__g_put_runnable(s, g);
+    return 0;
+}
+
+void pt_yield(void)
+{
+    pt_g *g = pt_g_current();
+    if (g)
+        g_switch_out(g, PT__G_DO_YIELD);
+}
+
+int pt_park(bool (*commit)(void *arg), void *arg)
+{
+    pt_g *g = pt_g_current();
+    if (!g)
+        return -EPERM;
+    g->commit = commit;
+    g->commit_arg = arg;
+    g_switch_out(g, PT__G_DO_PARK);
+    return 0;
+}
+
+int pt_ready(pt_g *g)
+{
+    if (!g)
+        return -EINVAL;
+    uint32_t w = PT__G_WAITING;
+    /* acquire: pairs with the M's release store of Waiting, so the G's
+     * state before it parked is visible to whoever runs it next */
+    if (!atomic_compare_exchange_strong_explicit(&g->status, &w, PT__G_RUNNABLE,
+                                                 memory_order_acq_rel, memory_order_relaxed))
+        return -EINVAL;
+    pt__g_put_runnable(g->s, g);
+    return 0;
+}

@@ -1,0 +1,205 @@
+/* The scheduler's own structures, shared by its files:
+ *   g.c       Gs: creation, the pools, go, yield, park, ready
+ *   proc.c    an M's life: schedule, findrunnable, idling, wakep
+ *   runq.c    a P's local run queue and the global queue
+ *   sched.c   create, wait, destroy, set_procs, stats
+ *   sleep.c   sleeps on either timer design
+ *   sysmon.c  the monitor thread
+ *   wg.c      the wait group
+ *
+ * Locks, outermost first: s->lock (the global queue, the global G pool,
+ * set_procs), then a P's timer heap lock (inside pt_timers). No lock is
+ * held across a context switch or a timer callback.
+ */
+#ifndef PTIMER_SCHED_INTERNAL_H
+#define PTIMER_SCHED_INTERNAL_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ptimer/ptimer.h"
+#include "ptimer/sched.h"
+#include "ptimer/timerthread.h"
+#include "ptimer/netpoll.h"
+#include "sched/fiber.h"
+#include "sched/stack.h"
+
+#define PT__MAX_PROCS 1024
+#define PT__RUNQ_SIZE 256u   /* a P's local queue (Go's) */
+#define PT__G_POOL_LOCAL 64u /* finished Gs a P keeps before handing half to the global pool */
+
+/* A G's status. Transitions: Runnable -> Running (an M takes it),
+ * Running -> Runnable (yield), Running -> Waiting (park: set on the M,
+ * after the G is off its stack), Waiting -> Runnable (ready: a CAS, so a
+ * G is readied once), Running -> Dead (its function returned). */
+enum {
+    PT__G_IDLE,     /* in a pool */
+    PT__G_RUNNABLE, /* in a run queue */
+    PT__G_RUNNING,  /* on an M */
+    PT__G_WAITING,  /* parked */
+    PT__G_DEAD,     /* finished, not yet pooled */
+};
+
+/* What a G asks of its M when it switches back to it. */
+enum { PT__G_DO_YIELD = 1, PT__G_DO_PARK, PT__G_DO_EXIT };
+
+struct pt__p;
+struct pt__m;
+
+struct pt_g {
+    struct pt__fiber fiber;
+    struct pt__stack stack;
+    _Atomic uint32_t status;
+    uint32_t action;        /* PT__G_DO_*, for the M */
+    pt_sched *s;
+    void (*fn)(void *);
+    void *arg;
+    bool (*commit)(void *); /* pt_park's, run on the M after the switch */
+    void *commit_arg;
+    pt_g *next;             /* in the global queue, a pool, or a wait group */
+    pt_timer timer;         /* its sleeps in per-P mode (initialised once, reused) */
+    pt_nanos sleep_until;   /* for the commit that arms it */
+    uint64_t id;
+};
+
+/* A processor. Fields marked (M) are touched only by the M holding it. */
+struct pt__p {
+    int id;
+    pt_sched *s;
+    /* Go's runq: a ring the owner pushes at tail (release) and anyone
+     * takes from at head (CAS); runnext is the G to run next, ahead of
+     * the ring (a G just readied or spawned by this P: it inherits the
+     * time slice, which keeps ping-pong pairs on one P). */
+    _Atomic uint32_t runq_head;
+    _Atomic uint32_t runq_tail;
+    pt_g *_Atomic runnext;
+    pt_g *_Atomic runq[PT__RUNQ_SIZE];
+    pt_timers timers;       /* Go's per-P timers; its wake is wake_timers (proc.c) */
+    pt_g *pool;             /* finished Gs, their stacks kept (M) */
+    uint32_t npool;         /* (M) */
+    /* Gs run (M): every 61st round looks at the global queue first, and
+     * sysmon tells a P stuck in one G by a count that does not move. */
+    _Atomic uint32_t schedtick;
+    _Atomic int dead;       /* removed by set_procs and retired by its M */
+    struct pt__m *m;        /* the M that runs it (one each, for life) */
+    /* counters written by its M only (relaxed loads elsewhere) */
+    _Atomic uint64_t n_timers_owner, n_timers_stolen, n_steals;
+};
+
+/* A machine: an OS thread bound to one P for life. */
+struct pt__m {
+    pthread_t thread;
+    struct pt__p *p;
+    pt_sched *s;
+    struct pt__fiber g0; /* the thread's own stack: where schedule runs */
+    pt_g *_Atomic curg;  /* the G it runs now, NULL on g0 (sysmon reads it) */
+    bool spinning;       /* looking for work, counted in s->nmspinning */
+    uint64_t rng;        /* steal order */
+    _Atomic uint32_t retired_word; /* futex: a removed P's M waits here until regrown */
+};
+
+struct pt_sched {
+    uint32_t magic;
+    pt_sched_options opt;
+    size_t stack_size;
+    struct pt__p *ps[PT__MAX_PROCS];   /* created on demand, freed by destroy */
+    _Atomic int nprocs;                /* GOMAXPROCS */
+    _Atomic int maxprocs_made;         /* Ps created so far (written under s->lock) */
+
+    _Atomic uint32_t lock;             /* pt__lock: global queue, global pool, set_procs */
+    pt_g *globq_head, *globq_tail;
+    _Atomic uint32_t globq_len;
+    pt_g *_Atomic gpool;               /* finished Gs beyond the Ps' pools (s->lock; peeked without) */
+
+    /* Idle Ms and spinning: read by wakep on every ready, so on their own
+     * line. npidle counts Ps whose M is idle (parked or polling). */
+    _Alignas(64) _Atomic int32_t npidle;
+    _Atomic int32_t nmspinning;
+    _Atomic uint32_t wakeup_pending;   /* a wakep's signal is on its way */
+    /* bthread's ParkingLot: idle Ms read the word, look for work once
+     * more, and sleep only while it is unchanged; every signal adds 1. */
+    _Alignas(64) _Atomic uint32_t park_word;
+    /* 1 while an idle M owns the netpoller (blocked in it, or about to). */
+    _Atomic uint32_t polling;
+    pt_netpoll *np;
+
+    _Alignas(64) _Atomic int64_t gcount; /* Gs started and not finished */
+    _Atomic uint32_t gdone_word;         /* futex for pt_sched_wait: bumped when gcount hits 0 */
+    _Atomic uint64_t next_gid;
+    _Atomic uint32_t stopping;
+
+    pthread_t sysmon;
+    _Atomic uint32_t sysmon_word;        /* futex: sysmon sleeps here when every P is idle */
+    _Atomic uint32_t sysmon_sleeping;
+
+    pt_timerthread *tt;                  /* PT_TIMERS_TIMERTHREAD: the process's */
+
+    struct {
+        _Atomic uint64_t gs_created, timers_sysmon, netpoll_waits, netpoll_breaks, parks,
+            spinning_max, sysmon_wakeps;
+    } st;
+};
+
+#define PT__SCHED_MAGIC 0x73636864u /* "schd" */
+
+/* A counter with one writer: a load and a store, no locked instruction;
+ * relaxed, since readers only sum them. */
+static inline void pt__count(_Atomic uint64_t *c, uint64_t n)
+{
+    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n,
+                          memory_order_relaxed);
+}
+static inline void pt__count32(_Atomic uint32_t *c, uint32_t n)
+{
+    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + n,
+                          memory_order_relaxed);
+}
+
+/* ---- proc.c ---- */
+/* The M and P the calling thread runs as, NULL elsewhere. Read through
+ * these functions, never cached across a switch: a G resumes on whatever
+ * M took it. */
+struct pt__m *pt__cur_m(void);
+void *pt__m_main(void *m);
+/* Makes g runnable somewhere and gets an M to it. */
+void pt__g_put_runnable(pt_sched *s, pt_g *g);
+void pt__wakep(pt_sched *s);
+/* A P's pt_wake_func: a new earliest timer (Go's wakeNetPoller). */
+void pt__wake_timers(void *p, pt_nanos when);
+/* Wakes every idle M (destroy, set_procs). */
+void pt__wake_all(pt_sched *s);
+
+/* ---- runq.c ---- */
+bool pt__runq_put(struct pt__p *p, pt_g *g, bool next);
+pt_g *pt__runq_get(struct pt__p *p);
+bool pt__runq_empty(struct pt__p *p);
+/* Half of victim's queue onto p's; returns one of them to run (NULL: none)
+ * and how many were taken in *stolen. */
+pt_g *pt__runq_steal(struct pt__p *p, struct pt__p *victim, bool take_next, uint32_t *stolen);
+void pt__runq_put_slow_all(struct pt__p *p); /* everything to the global queue (retire) */
+void pt__globq_put(pt_sched *s, pt_g *g);    /* s->lock taken inside */
+void pt__globq_put_batch(pt_sched *s, pt_g *head, pt_g *tail, uint32_t n);
+pt_g *pt__globq_get(pt_sched *s, struct pt__p *p, uint32_t max); /* one to run, the rest to p */
+
+/* ---- sched.c ---- */
+/* Corruption (a G in a state its operation cannot meet): aborts with the
+ * G, its status and the operation. */
+_Noreturn void pt__sched_bad(const pt_g *g, const char *op);
+
+/* ---- g.c ---- */
+/* Runs g on the calling M until it yields, parks or exits; then does
+ * what it asked. */
+void pt__execute(struct pt__m *m, pt_g *g);
+void pt__g_free_all(pt_sched *s);
+
+/* ---- sleep.c ---- */
+void pt__g_timer_init(pt_g *g);
+void pt__g_timer_fini(pt_g *g);
+
+/* ---- sysmon.c ---- */
+void *pt__sysmon_main(void *s);
+void pt__sysmon_kick(pt_sched *s);
+
+#endif

@@ -1,0 +1,364 @@
+/* An M's life (Go's schedule, findrunnable, stealWork, stopm, wakep,
+ * wakeNetPoller), with one M bound to each P for life: Gs never block in
+ * system calls here (I/O goes through the netpoller, sleeps through
+ * timers), so Go's handoff of a P to a fresh M has no work to do, and an
+ * idle P is simply one whose M sleeps.
+ *
+ * Finding work, in order: this P's due timers (the lock-free check when
+ * nothing is due), every 61st round the global queue first (fairness),
+ * this P's queue, the global queue, then, as a spinning M (at most half as
+ * many spinning as busy Ps, as Go bounds them), four passes over the other
+ * Ps in random order stealing half a queue, and on the last pass running
+ * their due timers and taking their runnext. Nothing: the M goes idle.
+ *
+ * Going idle without losing a wake-up (the reason for every ordering
+ * below). An idle M reads the parking word, counts itself idle (npidle),
+ * stops spinning, and then looks at every queue and timer once more. A
+ * waker publishes its G first and then reads npidle and nmspinning. One of
+ * the two sees the other: either the M finds the G, or the waker signals
+ * (bumps the parking word, so an M that read it earlier does not sleep).
+ * With nothing found, one idle M owns the netpoller and sleeps in it until
+ * the earliest timer of any P; the others park on the parking word. A new
+ * earliest timer breaks the netpoller's sleep (pt_netpoll_wake, which
+ * keeps the break if the poller has not started waiting yet).
+ */
+#define _GNU_SOURCE /* pthread_setname_np */
+#include <errno.h>
+#include <limits.h>
+
+#include "ptimer/base/futex.h"
+#include "ptimer/base/lock.h"
+#include "sched/internal.h"
+
+/* The calling thread's M. */
+static _Thread_local struct pt__m *tls_m;
+
+/* A G that resumed on another M must read the variable on that M's
+ * thread: see PT__TLS_READER (sched/fiber.h). */
+PT__TLS_READER struct pt__m *pt__cur_m(void)
+{
+    return tls_m;
+}
+
+static inline int32_t load_i32(_Atomic int32_t *v)
+{
+    return atomic_load_explicit(v, memory_order_relaxed);
+}
+
+static uint64_t rng_next(uint64_t *x)
+{
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    return *x;
+}
+
+/* Ps made so far (never fewer: a removed P stays, retired, until
+ * destroy); scans for queues and timers cover them all, since a P being
+ * removed may still hold work until its M retires it. */
+static inline int made_procs(pt_sched *s)
+{
+    return atomic_load_explicit(&s->maxprocs_made, memory_order_acquire);
+}
+
+/* ---- waking an idle M ---------------------------------------------------- */
+
+void pt__wakep(pt_sched *s)
+{
+    /* A full fence between the caller's publication (a queued G, an armed
+     * timer) and these loads: the idle M's side is a read-modify-write of
+     * npidle followed by its last look at the queues (see the top). */
+    atomic_thread_fence(memory_order_seq_cst);
+    if (load_i32(&s->npidle) <= 0 || load_i32(&s->nmspinning) != 0)
+        return;
+    /* One signal in flight at a time: the woken M clears the flag once it
+     * runs, so a burst of readies costs one futex wake, not one each. */
+    if (atomic_exchange_explicit(&s->wakeup_pending, 1, memory_order_acq_rel))
+        return;
+    atomic_fetch_add_explicit(&s->park_word, 1, memory_order_release);
+    if (pt__futex_wake(&s->park_word, 1) > 0)
+        return;
+    /* Nobody was parked: the idle M is the poller, or one about to park
+     * (the bumped word sends it straight back). */
+    if (atomic_load_explicit(&s->polling, memory_order_acquire))
+        pt_netpoll_break(s->np); /* the poller clears the flag when it wakes */
+    else
+        atomic_store_explicit(&s->wakeup_pending, 0, memory_order_release);
+}
+
+void pt__wake_all(pt_sched *s)
+{
+    atomic_fetch_add_explicit(&s->park_word, 1, memory_order_release);
+    pt__futex_wake(&s->park_word, INT_MAX);
+    pt_netpoll_break(s->np);
+    int n = made_procs(s);
+    for (int i = 0; i < n; i++) {
+        struct pt__m *m = s->ps[i]->m;
+        atomic_fetch_add_explicit(&m->retired_word, 1, memory_order_release);
+        pt__futex_wake(&m->retired_word, INT_MAX);
+    }
+}
+
+/* The wake function of every P's heap: Go's wakeNetPoller. `when` is now
+ * the earliest time of that heap. If an M sleeps in the netpoller, break
+ * its sleep unless it wakes by `when` anyway; otherwise get an idle M
+ * going, which will poll with the new time. */
+void pt__wake_timers(void *ctx, pt_nanos when)
+{
+    struct pt__p *p = ctx;
+    pt_sched *s = p->s;
+    /* a read-modify-write: ordered after the caller's heap update, as the
+     * poller orders its claim before its look at the heaps */
+    if (atomic_fetch_add_explicit(&s->polling, 0, memory_order_seq_cst))
+        pt_netpoll_wake(s->np, when);
+    else
+        pt__wakep(s);
+}
+
+/* Where a G made runnable goes: first in line on the caller's P when the
+ * caller is an M of s (Go's ready), else the global queue. */
+void pt__g_put_runnable(pt_sched *s, pt_g *g)
+{
+    struct pt__m *m = pt__cur_m();
+    if (m && m->s == s && !atomic_load_explicit(&m->p->dead, memory_order_relaxed))
+        pt__runq_put(m->p, g, true);
+    else
+        pt__globq_put(s, g);
+    pt__wakep(s);
+}
+
+/* ---- spinning ------------------------------------------------------------ */
+
+static bool start_spinning(struct pt__m *m)
+{
+    pt_sched *s = m->s;
+    if (m->spinning)
+        return true;
+    int32_t busy = atomic_load_explicit(&s->nprocs, memory_order_relaxed) - load_i32(&s->npidle);
+    if (2 * load_i32(&s->nmspinning) >= busy)
+        return false;
+    m->spinning = true;
+    uint64_t n = (uint64_t)atomic_fetch_add_explicit(&s->nmspinning, 1, memory_order_acq_rel) + 1;
+    uint64_t max = atomic_load_explicit(&s->st.spinning_max, memory_order_relaxed);
+    while (n > max && !atomic_compare_exchange_weak_explicit(&s->st.spinning_max, &max, n,
+                                                             memory_order_relaxed,
+                                                             memory_order_relaxed))
+        ;
+    return true;
+}
+
+/* Stops spinning (seq_cst: the decrement comes before the caller's last
+ * look at the queues). Returns whether this was the last spinning M. */
+static bool stop_spinning(struct pt__m *m)
+{
+    if (!m->spinning)
+        return false;
+    m->spinning = false;
+    return atomic_fetch_sub_explicit(&m->s->nmspinning, 1, memory_order_seq_cst) == 1;
+}
+
+/* Go's resetspinning: a spinning M found work. If it was the last one,
+ * wake another, so that one M keeps looking while work may be left. */
+static pt_g *found(struct pt__m *m, pt_g *g)
+{
+    if (stop_spinning(m))
+        pt__wakep(m->s);
+    return g;
+}
+
+/* ---- timers -------------------------------------------------------------- */
+
+/* Runs the due timers of P q from this M (q's own M or not). */
+static void run_timers(struct pt__m *m, struct pt__p *q, pt_nanos now)
+{
+    int n = pt_timers_check(&q->timers, now, q == m->p, NULL);
+    if (n > 0)
+        pt__count(q == m->p ? &m->p->n_timers_owner : &m->p->n_timers_stolen, (uint64_t)n);
+}
+
+/* The earliest timer of any P (0: none). */
+static pt_nanos earliest_timer(pt_sched *s)
+{
+    pt_nanos min = 0;
+    int n = made_procs(s);
+    for (int i = 0; i < n; i++) {
+        pt_nanos w = pt_timers_next(&s->ps[i]->timers);
+        if (w != 0 && (min == 0 || w < min))
+            min = w;
+    }
+    return min;
+}
+
+/* Runs every P's due timers; true if any ran. */
+static bool run_all_due_timers(struct pt__m *m, pt_nanos now)
+{
+    pt_sched *s = m->s;
+    bool any = false;
+    int n = made_procs(s);
+    for (int i = 0; i < n; i++) {
+        pt_nanos w = pt_timers_next(&s->ps[i]->timers);
+        if (w != 0 && w <= now) {
+            run_timers(m, s->ps[i], now);
+            any = true;
+        }
+    }
+    return any;
+}
+
+/* ---- stealing ------------------------------------------------------------ */
+
+/* Go's stealWork: four passes over the other Ps from a random start; the
+ * last also runs their due timers and takes their runnext. */
+static pt_g *steal_work(struct pt__m *m)
+{
+    pt_sched *s = m->s;
+    struct pt__p *p = m->p;
+    int n = made_procs(s);
+    if (n < 2)
+        return NULL;
+    for (int pass = 0; pass < 4; pass++) {
+        bool last = pass == 3;
+        pt_nanos now = last ? pt_nanotime() : 0;
+        int start = (int)(rng_next(&m->rng) % (uint64_t)n);
+        for (int k = 0; k < n; k++) {
+            struct pt__p *q = s->ps[(start + k) % n];
+            if (q == p)
+                continue;
+            if (last) {
+                pt_nanos w = pt_timers_next(&q->timers);
+                if (w != 0 && w <= now) {
+                    run_timers(m, q, now);
+                    pt_g *g = pt__runq_get(p);
+                    if (g)
+                        return g;
+                }
+            }
+            if (pt__runq_empty(q))
+                continue;
+            uint32_t stolen;
+            pt_g *g = pt__runq_steal(p, q, last, &stolen);
+            if (g) {
+                pt__count(&p->n_steals, stolen);
+                return g;
+            }
+        }
+    }
+    return NULL;
+}
+
+/* Whether any queue holds a G (the idle M's last look). */
+static bool work_anywhere(pt_sched *s)
+{
+    if (atomic_load_explicit(&s->globq_len, memory_order_acquire))
+        return true;
+    int n = made_procs(s);
+    for (int i = 0; i < n; i++)
+        if (!pt__runq_empty(s->ps[i]))
+            return true;
+    return false;
+}
+
+/* ---- a removed P ----------------------------------------------------------- */
+
+/* set_procs removed this M's P: hand its Gs to the global queue and its
+ * timers to P 0, then wait until the P is wanted again or the scheduler
+ * stops. */
+static void retire(struct pt__m *m)
+{
+    pt_sched *s = m->s;
+    struct pt__p *p = m->p;
+    stop_spinning(m);
+    atomic_store_explicit(&p->dead, 1, memory_order_release);
+    pt__runq_put_slow_all(p);
+    /* P 0 is never removed. Its wake function breaks the poller if it
+     * gained an earlier timer. Moving needs room on P 0 (-ENOMEM leaves
+     * every timer here): retry, the timers are never dropped. */
+    while (pt_timers_move(&s->ps[0]->timers, &p->timers) == -ENOMEM)
+        sched_yield();
+    pt__wakep(s);
+    for (;;) {
+        uint32_t seen = atomic_load_explicit(&m->retired_word, memory_order_acquire);
+        if (atomic_load_explicit(&s->stopping, memory_order_acquire) ||
+            p->id < atomic_load_explicit(&s->nprocs, memory_order_acquire))
+            break;
+        pt__futex_wait(&m->retired_word, seen, 0);
+    }
+    atomic_store_explicit(&p->dead, 0, memory_order_release);
+}
+
+/* ---- finding work ---------------------------------------------------------- */
+
+/* Go's findrunnable: a G to run, or NULL once the scheduler stops. */
+static pt_g *find_runnable(struct pt__m *m)
+{
+    pt_sched *s = m->s;
+    struct pt__p *p = m->p;
+    for (;;) {
+        if (atomic_load_explicit(&s->stopping, memory_order_acquire))
+            return found(m, NULL);
+        if (p->id >= atomic_load_explicit(&s->nprocs, memory_order_acquire)) {
+            retire(m);
+            continue;
+        }
+        run_timers(m, p, 0); /* two atomic loads when nothing is due */
+
+        pt_g *g = NULL;
+        if (atomic_load_explicit(&p->schedtick, memory_order_relaxed) % 61 == 0)
+            g = pt__globq_get(s, p, 1);
+        if (g || (g = pt__runq_get(p)) || (g = pt__globq_get(s, p, 0)))
+            return found(m, g);
+        if (start_spinning(m) && (g = steal_work(m)))
+            return found(m, g);
+        if (run_all_due_timers(m, pt_nanotime()))
+            continue;
+
+        /* Idle. The order is what keeps wake-ups: see the top. */
+        uint32_t seen = atomic_load_explicit(&s->park_word, memory_order_acquire);
+        atomic_fetch_add_explicit(&s->npidle, 1, memory_order_seq_cst);
+        bool was_spinning = m->spinning;
+        stop_spinning(m);
+        pt_nanos now = pt_nanotime(), until = earliest_timer(s);
+        if (work_anywhere(s) || (until != 0 && until <= now) ||
+            atomic_load_explicit(&s->stopping, memory_order_acquire) ||
+            p->id >= atomic_load_explicit(&s->nprocs, memory_order_acquire)) {
+            atomic_fetch_sub_explicit(&s->npidle, 1, memory_order_seq_cst);
+            if (was_spinning)
+                start_spinning(m);
+            continue;
+        }
+        if (!atomic_exchange_explicit(&s->polling, 1, memory_order_seq_cst)) {
+            /* The poller: its claim above comes before this look at the
+             * heaps, as a timer's arming comes before its wake's look at
+             * `polling` (pt__wake_timers). */
+            until = earliest_timer(s);
+            now = pt_nanotime();
+            pt_poll_event ev[8];
+            atomic_fetch_add_explicit(&s->st.netpoll_waits, 1, memory_order_relaxed);
+            pt_netpoll_wait(s->np, until == 0 ? -1 : until > now ? until - now : 0, ev, 8);
+            atomic_store_explicit(&s->polling, 0, memory_order_release);
+        } else {
+            atomic_fetch_add_explicit(&s->st.parks, 1, memory_order_relaxed);
+            pt__futex_wait(&s->park_word, seen, 0);
+        }
+        atomic_store_explicit(&s->wakeup_pending, 0, memory_order_release);
+        if (atomic_fetch_sub_explicit(&s->npidle, 1, memory_order_seq_cst) ==
+                atomic_load_explicit(&s->nprocs, memory_order_relaxed) &&
+            atomic_load_explicit(&s->sysmon_sleeping, memory_order_acquire))
+            pt__sysmon_kick(s); /* the first M to leave a fully idle scheduler */
+    }
+}
+
+void *pt__m_main(void *arg)
+{
+    struct pt__m *m = arg;
+    tls_m = m;
+    pthread_setname_np(pthread_self(), "pt_sched_m");
+    pt__fiber_init_thread(&m->g0);
+    pt_g *g;
+    while ((g = find_runnable(m))) {
+        pt__count32(&m->p->schedtick, 1);
+        pt__execute(m, g);
+    }
+    tls_m = NULL;
+    return NULL;
+}

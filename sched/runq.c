@@ -1,0 +1,227 @@
+/* Run queues: each P's bounded lock-free ring with runnext (Go's runqput,
+ * runqget, runqgrab, runqsteal), and the global queue beside them.
+ *
+ * The ring: only the owning M writes slots and tail (tail published with
+ * release, so a slot is written before anyone can read it); anyone takes
+ * from head with a CAS, after reading the slots it takes. A stealer copies
+ * half of the victim's entries straight into its own ring past its tail,
+ * where nobody else reads, and publishes them with one tail store. Slots
+ * are atomics (relaxed) because a thief may read a slot the owner is about
+ * to overwrite; the head CAS then fails and the read is discarded.
+ */
+#include "ptimer/base/lock.h"
+#include "sched/internal.h"
+
+#define MASK (PT__RUNQ_SIZE - 1)
+
+static inline pt_g *slot_load(struct pt__p *p, uint32_t i)
+{
+    return atomic_load_explicit(&p->runq[i & MASK], memory_order_relaxed);
+}
+
+static inline void slot_store(struct pt__p *p, uint32_t i, pt_g *g)
+{
+    atomic_store_explicit(&p->runq[i & MASK], g, memory_order_relaxed);
+}
+
+/* ---- the global queue (s->lock) ---- */
+
+void pt__globq_put_batch(pt_sched *s, pt_g *head, pt_g *tail, uint32_t n)
+{
+    tail->next = NULL;
+    pt__lock(&s->lock);
+    if (s->globq_tail)
+        s->globq_tail->next = head;
+    else
+        s->globq_head = head;
+    s->globq_tail = tail;
+    /* release: a lock-free reader that sees the length sees the Gs once it
+     * takes the lock (the length is only a hint for those readers) */
+    atomic_store_explicit(&s->globq_len,
+                          atomic_load_explicit(&s->globq_len, memory_order_relaxed) + n,
+                          memory_order_release);
+    pt__unlock(&s->lock);
+}
+
+void pt__globq_put(pt_sched *s, pt_g *g)
+{
+    pt__globq_put_batch(s, g, g, 1);
+}
+
+/* Go's globrunqget: a fair share of the global queue (len/procs + 1, at
+ * most max and half a ring): one to run now, the rest onto p's ring. */
+pt_g *pt__globq_get(pt_sched *s, struct pt__p *p, uint32_t max)
+{
+    if (atomic_load_explicit(&s->globq_len, memory_order_acquire) == 0)
+        return NULL;
+    pt__lock(&s->lock);
+    uint32_t len = atomic_load_explicit(&s->globq_len, memory_order_relaxed);
+    uint32_t procs = (uint32_t)atomic_load_explicit(&s->nprocs, memory_order_relaxed);
+    uint32_t n = len / procs + 1;
+    if (n > len)
+        n = len;
+    if (max && n > max)
+        n = max;
+    if (n > PT__RUNQ_SIZE / 2)
+        n = PT__RUNQ_SIZE / 2;
+    pt_g *first = NULL, *rest = NULL, **link = &rest;
+    for (uint32_t i = 0; i < n; i++) {
+        pt_g *g = s->globq_head;
+        s->globq_head = g->next;
+        if (!first) {
+            first = g;
+        } else {
+            *link = g;
+            link = &g->next;
+        }
+    }
+    *link = NULL;
+    if (!s->globq_head)
+        s->globq_tail = NULL;
+    atomic_store_explicit(&s->globq_len, len - n, memory_order_relaxed);
+    pt__unlock(&s->lock);
+    for (pt_g *g = rest, *nx; g; g = nx) {
+        nx = g->next;
+        pt__runq_put(p, g, false);
+    }
+    return first;
+}
+
+/* ---- a P's ring ---- */
+
+/* The ring is full: move half of it and g to the global queue, in one
+ * lock (Go's runqputslow). False if a thief took some meanwhile. */
+static bool put_slow(struct pt__p *p, pt_g *g, uint32_t h, uint32_t t)
+{
+    pt_g *batch[PT__RUNQ_SIZE / 2 + 1];
+    uint32_t n = (t - h) / 2;
+    for (uint32_t i = 0; i < n; i++)
+        batch[i] = slot_load(p, h + i);
+    if (!atomic_compare_exchange_strong_explicit(&p->runq_head, &h, h + n, memory_order_release,
+                                                 memory_order_relaxed))
+        return false;
+    batch[n] = g;
+    for (uint32_t i = 0; i < n; i++)
+        batch[i]->next = batch[i + 1];
+    pt__globq_put_batch(p->s, batch[0], batch[n], n + 1);
+    return true;
+}
+
+bool pt__runq_put(struct pt__p *p, pt_g *g, bool next)
+{
+    if (next) {
+        /* the old runnext, if any, goes to the tail */
+        g = atomic_exchange_explicit(&p->runnext, g, memory_order_acq_rel);
+        if (!g)
+            return true;
+    }
+    for (;;) {
+        /* acquire: pairs with thieves' release CAS, so their reads of the
+         * slots they took come before our reuse of them */
+        uint32_t h = atomic_load_explicit(&p->runq_head, memory_order_acquire);
+        uint32_t t = atomic_load_explicit(&p->runq_tail, memory_order_relaxed);
+        if (t - h < PT__RUNQ_SIZE) {
+            slot_store(p, t, g);
+            atomic_store_explicit(&p->runq_tail, t + 1, memory_order_release);
+            return true;
+        }
+        if (put_slow(p, g, h, t))
+            return false;
+    }
+}
+
+pt_g *pt__runq_get(struct pt__p *p)
+{
+    pt_g *next = atomic_load_explicit(&p->runnext, memory_order_relaxed);
+    if (next && atomic_compare_exchange_strong_explicit(&p->runnext, &next, NULL,
+                                                        memory_order_acquire, memory_order_relaxed))
+        return next;
+    for (;;) {
+        uint32_t h = atomic_load_explicit(&p->runq_head, memory_order_acquire);
+        uint32_t t = atomic_load_explicit(&p->runq_tail, memory_order_relaxed);
+        if (t == h)
+            return NULL;
+        pt_g *g = slot_load(p, h);
+        if (atomic_compare_exchange_weak_explicit(&p->runq_head, &h, h + 1, memory_order_release,
+                                                  memory_order_relaxed))
+            return g;
+    }
+}
+
+bool pt__runq_empty(struct pt__p *p)
+{
+    /* the same consistent-snapshot loop as Go's runqempty: a runnext taken
+     * between the loads would otherwise make a busy P look empty */
+    for (;;) {
+        uint32_t h = atomic_load_explicit(&p->runq_head, memory_order_acquire);
+        uint32_t t = atomic_load_explicit(&p->runq_tail, memory_order_acquire);
+        pt_g *next = atomic_load_explicit(&p->runnext, memory_order_acquire);
+        if (atomic_load_explicit(&p->runq_tail, memory_order_acquire) == t)
+            return h == t && next == NULL;
+    }
+}
+
+/* Go's runqgrab: copy half of victim's ring into p's, past p's tail
+ * (starting at slot `at`); with nothing there, take its runnext if
+ * take_next. Returns how many were copied. */
+static uint32_t grab(struct pt__p *p, struct pt__p *victim, uint32_t at, bool take_next)
+{
+    for (;;) {
+        uint32_t h = atomic_load_explicit(&victim->runq_head, memory_order_acquire);
+        uint32_t t = atomic_load_explicit(&victim->runq_tail, memory_order_acquire);
+        uint32_t n = t - h;
+        n -= n / 2;
+        if (n == 0) {
+            if (!take_next)
+                return 0;
+            pt_g *next = atomic_load_explicit(&victim->runnext, memory_order_acquire);
+            if (!next)
+                return 0;
+            if (!atomic_compare_exchange_strong_explicit(&victim->runnext, &next, NULL,
+                                                         memory_order_acq_rel,
+                                                         memory_order_relaxed))
+                continue;
+            slot_store(p, at, next);
+            return 1;
+        }
+        if (n > PT__RUNQ_SIZE / 2)
+            continue; /* read head and tail at different times: look again */
+        for (uint32_t i = 0; i < n; i++)
+            slot_store(p, at + i, slot_load(victim, h + i));
+        if (atomic_compare_exchange_strong_explicit(&victim->runq_head, &h, h + n,
+                                                    memory_order_release, memory_order_relaxed))
+            return n;
+    }
+}
+
+pt_g *pt__runq_steal(struct pt__p *p, struct pt__p *victim, bool take_next, uint32_t *stolen)
+{
+    uint32_t t = atomic_load_explicit(&p->runq_tail, memory_order_relaxed);
+    uint32_t n = grab(p, victim, t, take_next);
+    *stolen = n;
+    if (n == 0)
+        return NULL;
+    n--;
+    pt_g *g = slot_load(p, t + n);
+    if (n)
+        atomic_store_explicit(&p->runq_tail, t + n, memory_order_release);
+    return g;
+}
+
+/* A retiring P's queue, runnext first, to the global queue. */
+void pt__runq_put_slow_all(struct pt__p *p)
+{
+    pt_g *head = NULL, *tail = NULL, *g;
+    uint32_t n = 0;
+    while ((g = pt__runq_get(p))) {
+        g->next = NULL;
+        if (tail)
+            tail->next = g;
+        else
+            head = g;
+        tail = g;
+        n++;
+    }
+    if (n)
+        pt__globq_put_batch(p->s, head, tail, n);
+}

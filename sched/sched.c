@@ -1,0 +1,263 @@
+/* A scheduler's life: create, wait, destroy, run, set_procs, stats. */
+#define _GNU_SOURCE /* sched_getaffinity */
+#include <errno.h>
+#include <limits.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ptimer/base/alloc.h"
+#include "ptimer/base/futex.h"
+#include "ptimer/base/lock.h"
+#include "sched/internal.h"
+
+static const char *g_status_name(uint32_t s)
+{
+    static const char *const names[] = {"Idle", "Runnable", "Running", "Waiting", "Dead"};
+    return s < sizeof names / sizeof names[0] ? names[s] : "(invalid)";
+}
+
+_Noreturn void pt__sched_bad(const pt_g *g, const char *op)
+{
+    uint32_t s = atomic_load_explicit(&((pt_g *)g)->status, memory_order_relaxed);
+    fprintf(stderr, "ptimer sched: corrupt G %p (id %llu): status %s (%u), action %u, in %s\n",
+            (const void *)g, (unsigned long long)g->id, g_status_name(s), s, g->action, op);
+    abort();
+}
+
+static inline bool sched_valid(const pt_sched *s)
+{
+    return s && s->magic == PT__SCHED_MAGIC;
+}
+
+static int default_procs(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+        return CPU_COUNT(&set);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)(n < PT__MAX_PROCS ? n : PT__MAX_PROCS) : 1;
+}
+
+static void p_free(struct pt__p *p)
+{
+    pt__free_lines(p->m);
+    pt__free_lines(p);
+}
+
+/* P number `id` and its M, thread not started. */
+static struct pt__p *p_new(pt_sched *s, int id)
+{
+    struct pt__p *p = pt__alloc_lines(sizeof *p);
+    struct pt__m *m = pt__alloc_lines(sizeof *m);
+    if (!p || !m) {
+        pt__free_lines(p);
+        pt__free_lines(m);
+        return NULL;
+    }
+    memset(p, 0, sizeof *p);
+    memset(m, 0, sizeof *m);
+    p->id = id;
+    p->s = s;
+    p->m = m;
+    if (pt_timers_init(&p->timers, pt__wake_timers, p) != 0) {
+        p_free(p);
+        return NULL;
+    }
+    m->p = p;
+    m->s = s;
+    m->rng = 0x9e3779b97f4a7c15ull * (uint64_t)(id + 1);
+    return p;
+}
+
+/* Makes Ps up to n and starts their Ms (s->lock held, or creation). */
+static int grow(pt_sched *s, int n)
+{
+    int made = atomic_load_explicit(&s->maxprocs_made, memory_order_relaxed);
+    for (int i = made; i < n; i++) {
+        struct pt__p *p = p_new(s, i);
+        if (!p)
+            return -ENOMEM;
+        s->ps[i] = p;
+        /* release: the P is complete before scanners (made_procs) see it */
+        atomic_store_explicit(&s->maxprocs_made, i + 1, memory_order_release);
+        int err = pthread_create(&p->m->thread, NULL, pt__m_main, p->m);
+        if (err) {
+            atomic_store_explicit(&s->maxprocs_made, i, memory_order_release);
+            s->ps[i] = NULL;
+            pt_timers_destroy(&p->timers);
+            p_free(p);
+            return err == EAGAIN ? -EAGAIN : -err;
+        }
+    }
+    return 0;
+}
+
+static void stop_threads(pt_sched *s)
+{
+    atomic_store_explicit(&s->stopping, 1, memory_order_seq_cst);
+    pt__wake_all(s);
+    pt__sysmon_kick(s);
+    int n = atomic_load_explicit(&s->maxprocs_made, memory_order_acquire);
+    for (int i = 0; i < n; i++)
+        pthread_join(s->ps[i]->m->thread, NULL);
+    pthread_join(s->sysmon, NULL);
+}
+
+static void free_all(pt_sched *s)
+{
+    pt__g_free_all(s);
+    int n = atomic_load_explicit(&s->maxprocs_made, memory_order_relaxed);
+    for (int i = 0; i < n; i++) {
+        /* Gs gone, their timers stopped (stop_sync): only stopped entries
+         * can be left, and destroy unlinks those. */
+        if (pt_timers_destroy(&s->ps[i]->timers) != 0) {
+            fprintf(stderr, "ptimer sched: corrupt P %d: its heap holds %zu timers at destroy\n",
+                    i, pt_timers_len(&s->ps[i]->timers));
+            abort();
+        }
+        p_free(s->ps[i]);
+    }
+    if (s->np)
+        pt_netpoll_destroy(s->np);
+    s->magic = 0;
+    pt__free_lines(s);
+}
+
+int pt_sched_create(pt_sched **out, const pt_sched_options *opt)
+{
+    pt_sched_options o = {0, 0, PT_TIMERS_PER_P};
+    if (opt)
+        o = *opt;
+    if (!out || o.procs < 0 || o.procs > PT__MAX_PROCS ||
+        (o.timers != PT_TIMERS_PER_P && o.timers != PT_TIMERS_TIMERTHREAD))
+        return -EINVAL;
+    if (o.procs == 0)
+        o.procs = default_procs();
+    pt_sched *s = pt__alloc_lines(sizeof *s);
+    if (!s)
+        return -ENOMEM;
+    memset(s, 0, sizeof *s);
+    s->opt = o;
+    s->stack_size = o.stack_size ? o.stack_size : 64 * 1024;
+    pt__lock_init(&s->lock);
+    atomic_init(&s->nprocs, o.procs);
+    s->magic = PT__SCHED_MAGIC;
+    if (o.timers == PT_TIMERS_TIMERTHREAD && !(s->tt = pt_timerthread_global())) {
+        free_all(s);
+        return -ENOMEM;
+    }
+    int err = pt_netpoll_create(&s->np, NULL);
+    if (err < 0) {
+        s->np = NULL;
+        free_all(s);
+        return err;
+    }
+    err = pthread_create(&s->sysmon, NULL, pt__sysmon_main, s);
+    if (err) {
+        free_all(s);
+        return -err;
+    }
+    if ((err = grow(s, o.procs)) < 0) {
+        stop_threads(s);
+        free_all(s);
+        return err;
+    }
+    *out = s;
+    return 0;
+}
+
+int pt_sched_wait(pt_sched *s)
+{
+    if (!sched_valid(s))
+        return -EINVAL;
+    if (pt_g_current())
+        return -EDEADLK;
+    for (;;) {
+        uint32_t seen = atomic_load_explicit(&s->gdone_word, memory_order_acquire);
+        /* acquire: pairs with the exiting G's release decrement */
+        if (atomic_load_explicit(&s->gcount, memory_order_acquire) == 0)
+            return 0;
+        pt__futex_wait(&s->gdone_word, seen, 0);
+    }
+}
+
+int pt_sched_destroy(pt_sched *s)
+{
+    if (!sched_valid(s))
+        return -EINVAL;
+    struct pt__m *m = pt__cur_m();
+    if (m && m->s == s)
+        return -EDEADLK;
+    if (atomic_load_explicit(&s->gcount, memory_order_acquire) != 0)
+        return -EBUSY;
+    stop_threads(s);
+    free_all(s);
+    return 0;
+}
+
+int pt_sched_run(const pt_sched_options *opt, void (*fn)(void *), void *arg)
+{
+    if (!fn)
+        return -EINVAL;
+    pt_sched *s;
+    int err = pt_sched_create(&s, opt);
+    if (err < 0)
+        return err;
+    if ((err = pt_go(s, fn, arg)) == 0)
+        err = pt_sched_wait(s);
+    pt_sched_destroy(s);
+    return err;
+}
+
+int pt_sched_set_procs(pt_sched *s, int procs)
+{
+    if (!sched_valid(s) || procs < 1 || procs > PT__MAX_PROCS)
+        return -EINVAL;
+    pt__lock(&s->lock);
+    int err = grow(s, procs);
+    if (err == 0)
+        atomic_store_explicit(&s->nprocs, procs, memory_order_seq_cst);
+    pt__unlock(&s->lock);
+    if (err == 0)
+        pt__wake_all(s); /* removed Ps retire, restored ones resume */
+    return err;
+}
+
+int pt_sched_procs(const pt_sched *s)
+{
+    return sched_valid(s) ? atomic_load_explicit(&((pt_sched *)s)->nprocs, memory_order_relaxed)
+                          : -EINVAL;
+}
+
+void pt_sched_read_stats(pt_sched *s, pt_sched_stats *out)
+{
+    if (!out)
+        return;
+    memset(out, 0, sizeof *out);
+    if (!sched_valid(s))
+        return;
+#define LOAD(x) atomic_load_explicit(&(x), memory_order_relaxed)
+    out->gs_created = LOAD(s->st.gs_created);
+    int64_t live = LOAD(s->gcount);
+    out->gs_running_now = live > 0 ? (uint64_t)live : 0;
+    int n = LOAD(s->maxprocs_made);
+    for (int i = 0; i < n; i++) {
+        struct pt__p *p = s->ps[i];
+        out->steals += LOAD(p->n_steals);
+        out->timers_run_owner += LOAD(p->n_timers_owner);
+        out->timers_run_stolen += LOAD(p->n_timers_stolen);
+    }
+    out->timers_run_sysmon = LOAD(s->st.timers_sysmon);
+    out->netpoll_waits = LOAD(s->st.netpoll_waits);
+    pt_netpoll_stats ns;
+    pt_netpoll_read_stats(s->np, &ns);
+    out->netpoll_breaks = ns.signals;
+    out->parks = LOAD(s->st.parks);
+    out->spinning_max = LOAD(s->st.spinning_max);
+    out->sysmon_wakeps = LOAD(s->st.sysmon_wakeps);
+    out->procs = (uint64_t)LOAD(s->nprocs);
+#undef LOAD
+}

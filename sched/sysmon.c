@@ -1,0 +1,89 @@
+/* The monitor (Go's sysmon). C has no preemption, so a G that computes
+ * for a long time keeps its M, and the timers of its P wait for it (the
+ * Go 1.14 regression, golang/go#38860, was timers tens of ms late on busy
+ * Ps). Each round the monitor looks for a P with a timer overdue by more
+ * than its own period whose M has not scheduled since the last round: a
+ * P stuck in one G. If some P is idle, it wakes an idle M, which steals
+ * and runs those timers (findrunnable's last steal pass); if every P is
+ * busy, it runs them itself: their callbacks ready Gs onto the global
+ * queue, so the Gs run the moment any P frees up.
+ *
+ * Its period starts at 20 us and doubles after 50 quiet rounds, up to
+ * 10 ms, as Go's does; with every P idle it sleeps until an M wakes (the
+ * netpoller covers the timers then). */
+#include <limits.h>
+#include <string.h>
+#include <time.h>
+
+#include "ptimer/base/futex.h"
+#include "sched/internal.h"
+
+#define SYSMON_MIN_NS 20000
+#define SYSMON_MAX_NS 10000000
+
+void pt__sysmon_kick(pt_sched *s)
+{
+    atomic_fetch_add_explicit(&s->sysmon_word, 1, memory_order_release);
+    pt__futex_wake(&s->sysmon_word, 1);
+}
+
+/* Sleeps `ns`, or until every P is idle and then until kicked. */
+static void sysmon_sleep(pt_sched *s, pt_nanos ns)
+{
+    uint32_t seen = atomic_load_explicit(&s->sysmon_word, memory_order_acquire);
+    if (atomic_load_explicit(&s->stopping, memory_order_acquire))
+        return;
+    if (atomic_load_explicit(&s->npidle, memory_order_acquire) >=
+        atomic_load_explicit(&s->nprocs, memory_order_acquire)) {
+        atomic_store_explicit(&s->sysmon_sleeping, 1, memory_order_seq_cst);
+        /* looked at again after announcing the sleep: an M that left the
+         * idle state before the announcement is seen here */
+        if (atomic_load_explicit(&s->npidle, memory_order_seq_cst) >=
+            atomic_load_explicit(&s->nprocs, memory_order_acquire))
+            pt__futex_wait(&s->sysmon_word, seen, 0);
+        atomic_store_explicit(&s->sysmon_sleeping, 0, memory_order_relaxed);
+        return;
+    }
+    pt__futex_wait(&s->sysmon_word, seen, pt_nanotime() + ns);
+}
+
+void *pt__sysmon_main(void *arg)
+{
+    pt_sched *s = arg;
+    uint32_t last_tick[PT__MAX_PROCS];
+    memset(last_tick, 0, sizeof last_tick);
+    pt_nanos period = SYSMON_MIN_NS;
+    int quiet = 0;
+    while (!atomic_load_explicit(&s->stopping, memory_order_acquire)) {
+        sysmon_sleep(s, period);
+        pt_nanos now = pt_nanotime();
+        bool acted = false;
+        int n = atomic_load_explicit(&s->maxprocs_made, memory_order_acquire);
+        for (int i = 0; i < n; i++) {
+            struct pt__p *p = s->ps[i];
+            uint32_t tick = atomic_load_explicit(&p->schedtick, memory_order_relaxed);
+            bool stuck = tick == last_tick[i];
+            last_tick[i] = tick;
+            pt_nanos next = pt_timers_next(&p->timers);
+            if (!stuck || next == 0 || next > now - period || !atomic_load_explicit(&p->m->curg, memory_order_relaxed))
+                continue;
+            acted = true;
+            if (atomic_load_explicit(&s->npidle, memory_order_acquire) > 0) {
+                atomic_fetch_add_explicit(&s->st.sysmon_wakeps, 1, memory_order_relaxed);
+                pt__wakep(s);
+            } else {
+                int ran = pt_timers_check(&p->timers, now, false, NULL);
+                if (ran > 0)
+                    atomic_fetch_add_explicit(&s->st.timers_sysmon, (uint64_t)ran,
+                                              memory_order_relaxed);
+            }
+        }
+        if (acted) {
+            period = SYSMON_MIN_NS;
+            quiet = 0;
+        } else if (++quiet > 50 && period < SYSMON_MAX_NS) {
+            period = period * 2 > SYSMON_MAX_NS ? SYSMON_MAX_NS : period * 2;
+        }
+    }
+    return NULL;
+}

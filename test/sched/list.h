@@ -1,0 +1,20 @@
+/* Gs: spawning, finishing, parking */
+PT_TEST(unit, spawn_and_finish_100k_gs_from_a_thread_and_from_a_g)
+PT_TEST(unit, sched_run_returns_only_when_every_g_has_finished)
+PT_TEST(unit, yield_lets_the_other_runnable_gs_run)
+PT_TEST(unit, park_commit_false_resumes_at_once)
+PT_TEST(unit, wait_group_wakes_gs_and_threads_and_refuses_negative)
+PT_TEST(stress, park_ready_across_ps_loses_no_wakeup)
+PT_TEST(unit, work_stealing_keeps_two_ps_busy)
+/* sleeps and timers inside the scheduler */
+PT_TEST(unit, sleep_is_never_early_per_p)
+PT_TEST(unit, sleep_is_never_early_timerthread)
+PT_TEST(stress, ten_thousand_sleepers_all_wake_per_p)
+PT_TEST(stress, ten_thousand_sleepers_all_wake_timerthread)
+PT_TEST(unit, sleep_outside_a_g_sleeps_the_thread)
+PT_TEST(unit, new_earliest_timer_breaks_the_netpoll_sleep)
+PT_TEST(unit, busy_p_timer_is_run_by_an_idle_p)
+PT_TEST(unit, busy_ps_timers_are_run_by_sysmon)
+PT_TEST(stress, set_procs_down_and_up_wakes_every_sleeper_once)
+/* bad input */
+PT_TEST(unit, every_sched_call_rejects_bad_input)

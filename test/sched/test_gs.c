@@ -1,0 +1,317 @@
+/* Gs: spawning and finishing, yield, park and ready, the wait group, and
+ * work stealing. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+/* ---- spawning ---------------------------------------------------------- */
+
+static atomic_long ran;
+
+static void count_and_done(void *arg)
+{
+    atomic_fetch_add(&ran, 1);
+    CHECK_EQ(pt_wg_done(arg), 0);
+}
+
+struct spawner {
+    pt_wg wg;
+    long n;
+};
+
+static void spawn_n(void *arg)
+{
+    struct spawner *sp = arg;
+    CHECK(pt_g_current() != NULL);
+    CHECK(pt_sched_current() != NULL);
+    for (long i = 0; i < sp->n; i++)
+        CHECK_EQ(pt_go(NULL, count_and_done, &sp->wg), 0);
+    CHECK_EQ(pt_wg_wait(&sp->wg), 0);
+}
+
+void test_spawn_and_finish_100k_gs_from_a_thread_and_from_a_g(void)
+{
+    long n = SCALE(100000);
+    pt_sched *s = make_sched(2, PT_TIMERS_PER_P);
+    /* from a plain thread: the global queue */
+    atomic_store(&ran, 0);
+    pt_wg wg;
+    CHECK_EQ(pt_wg_init(&wg), 0);
+    CHECK_EQ(pt_wg_add(&wg, n), 0);
+    for (long i = 0; i < n; i++)
+        CHECK_EQ(pt_go(s, count_and_done, &wg), 0);
+    CHECK_EQ(pt_wg_wait(&wg), 0); /* a thread waits too */
+    CHECK_EQ(pt_sched_wait(s), 0);
+    CHECK_EQ(atomic_load(&ran), n);
+    pt_sched_stats st = stats_of(s);
+    CHECK_EQ(st.gs_created, n);
+    CHECK_EQ(st.gs_running_now, 0);
+    /* from a G: its P's queue; the finished Gs' stacks are reused */
+    atomic_store(&ran, 0);
+    struct spawner sp = {.n = n};
+    CHECK_EQ(pt_wg_init(&sp.wg), 0);
+    CHECK_EQ(pt_wg_add(&sp.wg, n), 0);
+    CHECK_EQ(pt_go(s, spawn_n, &sp), 0);
+    CHECK_EQ(pt_sched_wait(s), 0);
+    CHECK_EQ(atomic_load(&ran), n);
+    CHECK_EQ(stats_of(s).gs_created, 2 * n + 1);
+    CHECK_EQ(pt_sched_destroy(s), 0);
+}
+
+/* A binary tree of Gs, depth d: 2^(d+1) - 1 in all. */
+static void tree(void *arg)
+{
+    long d = (long)(intptr_t)arg;
+    atomic_fetch_add(&ran, 1);
+    if (d > 0) {
+        CHECK_EQ(pt_go(NULL, tree, (void *)(intptr_t)(d - 1)), 0);
+        CHECK_EQ(pt_go(NULL, tree, (void *)(intptr_t)(d - 1)), 0);
+    }
+}
+
+void test_sched_run_returns_only_when_every_g_has_finished(void)
+{
+    atomic_store(&ran, 0);
+    pt_sched_options o = {2, 0, PT_TIMERS_PER_P};
+    long depth = 12;
+    CHECK_EQ(pt_sched_run(&o, tree, (void *)(intptr_t)depth), 0);
+    CHECK_EQ(atomic_load(&ran), (1L << (depth + 1)) - 1);
+}
+
+/* ---- yield ------------------------------------------------------------- */
+
+static atomic_int turn;
+
+/* Two Gs on one P take turns: each waits for its turn by yielding. */
+static void taker(void *arg)
+{
+    int me = (int)(intptr_t)arg;
+    for (int i = 0; i < 1000; i++) {
+        while (atomic_load(&turn) % 2 != me)
+            pt_yield();
+        atomic_fetch_add(&turn, 1);
+    }
+}
+
+void test_yield_lets_the_other_runnable_gs_run(void)
+{
+    atomic_store(&turn, 0);
+    pt_sched *s = make_sched(1, PT_TIMERS_PER_P);
+    CHECK_EQ(pt_go(s, taker, (void *)0), 0);
+    CHECK_EQ(pt_go(s, taker, (void *)1), 0);
+    finish_sched(s);
+    CHECK_EQ(atomic_load(&turn), 2000);
+}
+
+/* ---- park -------------------------------------------------------------- */
+
+static atomic_int commits;
+
+static bool refuse(void *arg)
+{
+    (void)arg;
+    atomic_fetch_add(&commits, 1);
+    return false;
+}
+
+static void park_refused(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < 100; i++)
+        CHECK_EQ(pt_park(refuse, NULL), 0);
+    atomic_fetch_add(&ran, 1);
+}
+
+void test_park_commit_false_resumes_at_once(void)
+{
+    atomic_store(&commits, 0);
+    atomic_store(&ran, 0);
+    pt_sched *s = make_sched(1, PT_TIMERS_PER_P);
+    CHECK_EQ(pt_go(s, park_refused, NULL), 0);
+    finish_sched(s);
+    CHECK_EQ(atomic_load(&commits), 100);
+    CHECK_EQ(atomic_load(&ran), 1);
+}
+
+/* ---- the wait group ---------------------------------------------------- */
+
+struct wg_case {
+    pt_wg wg;
+    atomic_int woke;
+};
+
+static void wg_waiter(void *arg)
+{
+    struct wg_case *c = arg;
+    CHECK_EQ(pt_wg_wait(&c->wg), 0);
+    atomic_fetch_add(&c->woke, 1);
+}
+
+static void *wg_thread_waiter(void *arg)
+{
+    wg_waiter(arg);
+    return NULL;
+}
+
+void test_wait_group_wakes_gs_and_threads_and_refuses_negative(void)
+{
+    struct wg_case c;
+    atomic_init(&c.woke, 0);
+    CHECK_EQ(pt_wg_init(&c.wg), 0);
+    CHECK_EQ(pt_wg_add(&c.wg, -1), -EINVAL); /* below zero: nothing changes */
+    CHECK_EQ(pt_wg_wait(&c.wg), 0);          /* zero: returns at once */
+    CHECK_EQ(pt_wg_add(&c.wg, 2), 0);
+    CHECK_EQ(pt_wg_add(&c.wg, -3), -EINVAL);
+    pt_sched *s = make_sched(2, PT_TIMERS_PER_P);
+    for (int i = 0; i < 10; i++)
+        CHECK_EQ(pt_go(s, wg_waiter, &c), 0);
+    pthread_t th;
+    CHECK_EQ(pthread_create(&th, NULL, wg_thread_waiter, &c), 0);
+    CHECK_EQ(pt_wg_done(&c.wg), 0);
+    CHECK_EQ(atomic_load(&c.woke), 0); /* count 1: nobody may pass */
+    CHECK_EQ(pt_wg_done(&c.wg), 0);
+    CHECK_EQ(pthread_join(th, NULL), 0);
+    finish_sched(s);
+    CHECK_EQ(atomic_load(&c.woke), 11);
+    CHECK_EQ(pt_wg_done(&c.wg), -EINVAL);
+}
+
+/* ---- park and ready across Ps ------------------------------------------ */
+
+/* Parkers publish themselves in a mailbox from park's commit (so only a
+ * parked G is ever there); readiers, Gs on every P and a plain thread,
+ * take them out and ready them. Every park must be matched by exactly one
+ * ready: a lost wake-up leaves a parker parked and the test never ends
+ * (ctest's timeout), a double one shows in the counts. */
+#define PARKERS 200
+static pthread_mutex_t box_lock = PTHREAD_MUTEX_INITIALIZER;
+static pt_g *box[PARKERS];
+static int nbox;
+static atomic_long woken, readied, total;
+
+static bool post(void *arg)
+{
+    CHECK(pt_g_current() == NULL); /* on the M, off the G's stack */
+    pthread_mutex_lock(&box_lock);
+    CHECK(nbox < PARKERS);
+    box[nbox++] = arg;
+    pthread_mutex_unlock(&box_lock);
+    return true;
+}
+
+static void parker(void *arg)
+{
+    long rounds = (long)(intptr_t)arg;
+    for (long r = 0; r < rounds; r++) {
+        CHECK_EQ(pt_park(post, pt_g_current()), 0);
+        atomic_fetch_add(&woken, 1);
+    }
+}
+
+/* One ready; false when the mailbox was empty. */
+static bool ready_one(void)
+{
+    pthread_mutex_lock(&box_lock);
+    pt_g *g = nbox ? box[--nbox] : NULL;
+    pthread_mutex_unlock(&box_lock);
+    if (!g)
+        return false;
+    CHECK_EQ(pt_ready(g), 0);
+    atomic_fetch_add(&readied, 1);
+    return true;
+}
+
+static void readier(void *arg)
+{
+    (void)arg;
+    while (atomic_load(&readied) < atomic_load(&total))
+        if (!ready_one())
+            pt_yield();
+}
+
+static void *thread_readier(void *arg)
+{
+    (void)arg;
+    while (atomic_load(&readied) < atomic_load(&total))
+        if (!ready_one())
+            sched_yield();
+    return NULL;
+}
+
+void test_park_ready_across_ps_loses_no_wakeup(void)
+{
+    long rounds = SCALE(500);
+    atomic_store(&woken, 0);
+    atomic_store(&readied, 0);
+    atomic_store(&total, PARKERS * rounds);
+    nbox = 0;
+    pt_sched *s = make_sched(2, PT_TIMERS_PER_P);
+    for (int i = 0; i < PARKERS; i++)
+        CHECK_EQ(pt_go(s, parker, (void *)(intptr_t)rounds), 0);
+    for (int i = 0; i < 3; i++)
+        CHECK_EQ(pt_go(s, readier, NULL), 0);
+    pthread_t th;
+    CHECK_EQ(pthread_create(&th, NULL, thread_readier, NULL), 0);
+    CHECK_EQ(pthread_join(th, NULL), 0);
+    finish_sched(s);
+    CHECK_EQ(atomic_load(&readied), PARKERS * rounds);
+    CHECK_EQ(atomic_load(&woken), PARKERS * rounds);
+    CHECK_EQ(nbox, 0);
+}
+
+/* ---- stealing ----------------------------------------------------------- */
+
+#define MAX_THREADS 8
+static pthread_t seen_threads[MAX_THREADS];
+static atomic_int nseen;
+static pthread_mutex_t seen_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void note_thread(void)
+{
+    pthread_mutex_lock(&seen_lock);
+    int n = atomic_load(&nseen);
+    bool known = false;
+    for (int i = 0; i < n; i++)
+        known |= pthread_equal(seen_threads[i], pthread_self());
+    if (!known && n < MAX_THREADS) {
+        seen_threads[n] = pthread_self();
+        atomic_store(&nseen, n + 1);
+    }
+    pthread_mutex_unlock(&seen_lock);
+}
+
+/* Busy until two Ms have run Gs (or BOUND: then the check below fails). */
+static void busy_worker(void *arg)
+{
+    note_thread();
+    pt_nanos end = pt_nanotime() + BOUND;
+    while (atomic_load(&nseen) < 2 && pt_nanotime() < end)
+        ;
+    CHECK_EQ(pt_wg_done(arg), 0);
+}
+
+static void spawn_busy(void *arg)
+{
+    pt_wg *wg = arg;
+    for (int i = 0; i < 100; i++)
+        CHECK_EQ(pt_go(NULL, busy_worker, wg), 0);
+}
+
+void test_work_stealing_keeps_two_ps_busy(void)
+{
+    atomic_store(&nseen, 0);
+    pt_sched *s = make_sched(2, PT_TIMERS_PER_P);
+    pt_wg wg;
+    CHECK_EQ(pt_wg_init(&wg), 0);
+    CHECK_EQ(pt_wg_add(&wg, 100), 0);
+    /* one G spawns them all onto its own P: the other P's M must steal */
+    CHECK_EQ(pt_go(s, spawn_busy, &wg), 0);
+    CHECK_EQ(pt_wg_wait(&wg), 0);
+    CHECK_EQ(pt_sched_wait(s), 0);
+    CHECK_EQ(atomic_load(&nseen), 2);
+    CHECK(stats_of(s).steals > 0);
+    CHECK_EQ(pt_sched_destroy(s), 0);
+}

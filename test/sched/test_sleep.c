@@ -1,0 +1,249 @@
+/* Sleeps and timers inside the scheduler: never early, never lost, in both
+ * timer modes; the netpoller's sleep broken by a new earliest timer; a
+ * busy P's timers run by an idle P or by the monitor; set_procs moving
+ * timers. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "util.h"
+
+/* ---- never early --------------------------------------------------------- */
+
+static atomic_long early, woke;
+
+static void sleeper(void *arg)
+{
+    uint64_t x = (uint64_t)(uintptr_t)arg * 0x9e3779b97f4a7c15ull + 1;
+    for (int i = 0; i < 5; i++) {
+        pt_nanos d = (pt_nanos)(pt_test_rng(&x) % (2 * MS));
+        pt_nanos t0 = pt_nanotime();
+        CHECK_EQ(pt_sleep(d), 0);
+        if (pt_nanotime() < t0 + d)
+            atomic_fetch_add(&early, 1);
+    }
+    atomic_fetch_add(&woke, 1);
+}
+
+static void never_early(enum pt_timer_mode mode)
+{
+    atomic_store(&early, 0);
+    atomic_store(&woke, 0);
+    pt_sched *s = make_sched(2, mode);
+    int n = (int)SCALE(1000);
+    for (int i = 0; i < n; i++)
+        CHECK_EQ(pt_go(s, sleeper, (void *)(intptr_t)(i + 1)), 0);
+    CHECK_EQ(pt_sched_wait(s), 0);
+    CHECK_EQ(atomic_load(&woke), n);
+    CHECK_EQ(atomic_load(&early), 0);
+    pt_sched_stats st = stats_of(s);
+    if (mode == PT_TIMERS_PER_P)
+        CHECK(st.timers_run_owner + st.timers_run_stolen + st.timers_run_sysmon > 0);
+    else
+        CHECK_EQ(st.timers_run_owner + st.timers_run_stolen + st.timers_run_sysmon, 0);
+    CHECK_EQ(pt_sched_destroy(s), 0);
+}
+
+void test_sleep_is_never_early_per_p(void)
+{
+    never_early(PT_TIMERS_PER_P);
+}
+
+void test_sleep_is_never_early_timerthread(void)
+{
+    never_early(PT_TIMERS_TIMERTHREAD);
+}
+
+/* ---- ten thousand sleepers ------------------------------------------------ */
+
+static void one_sleep(void *arg)
+{
+    uint64_t x = (uint64_t)(uintptr_t)arg * 0x2545f4914f6cdd1dull + 7;
+    pt_nanos d = (pt_nanos)(pt_test_rng(&x) % (20 * MS));
+    pt_nanos t0 = pt_nanotime();
+    CHECK_EQ(pt_sleep(d), 0);
+    if (pt_nanotime() < t0 + d)
+        atomic_fetch_add(&early, 1);
+    atomic_fetch_add(&woke, 1);
+}
+
+static void many_sleepers(enum pt_timer_mode mode)
+{
+    atomic_store(&early, 0);
+    atomic_store(&woke, 0);
+    pt_sched *s = make_sched(2, mode);
+    int n = (int)SCALE(10000);
+    for (int i = 0; i < n; i++)
+        CHECK_EQ(pt_go(s, one_sleep, (void *)(intptr_t)(i + 1)), 0);
+    finish_sched(s);
+    CHECK_EQ(atomic_load(&woke), n);
+    CHECK_EQ(atomic_load(&early), 0);
+}
+
+void test_ten_thousand_sleepers_all_wake_per_p(void)
+{
+    many_sleepers(PT_TIMERS_PER_P);
+}
+
+void test_ten_thousand_sleepers_all_wake_timerthread(void)
+{
+    many_sleepers(PT_TIMERS_TIMERTHREAD);
+}
+
+void test_sleep_outside_a_g_sleeps_the_thread(void)
+{
+    pt_nanos t0 = pt_nanotime();
+    CHECK_EQ(pt_sleep(2 * MS), 0);
+    CHECK(pt_nanotime() >= t0 + 2 * MS);
+    CHECK_EQ(pt_sleep(-5), 0);
+    CHECK_EQ(pt_sleep_until(t0), 0); /* in the past: at once */
+}
+
+/* ---- the netpoller's sleep ------------------------------------------------- */
+
+static atomic_llong short_woke_at, long_deadline;
+
+static void long_sleeper(void *arg)
+{
+    (void)arg;
+    pt_nanos until = pt_nanotime() + 3 * SEC;
+    atomic_store(&long_deadline, until);
+    CHECK_EQ(pt_sleep_until(until), 0);
+}
+
+static void short_sleeper(void *arg)
+{
+    (void)arg;
+    CHECK_EQ(pt_sleep(10 * MS), 0);
+    atomic_store(&short_woke_at, pt_nanotime());
+}
+
+/* Two Ps: one M sleeps in the netpoller until the long sleeper's time,
+ * the other is parked. The short sleeper, armed later on the other P's
+ * heap, is the new earliest timer: its wake function must break the
+ * netpoller's sleep, so it wakes long before the long sleeper does. */
+void test_new_earliest_timer_breaks_the_netpoll_sleep(void)
+{
+    atomic_store(&short_woke_at, 0);
+    pt_sched *s = make_sched(2, PT_TIMERS_PER_P);
+    CHECK_EQ(pt_go(s, long_sleeper, NULL), 0);
+    /* both Ms idle: one in the netpoller, one parked */
+    WAIT_FOR(atomic_load(&long_deadline) != 0 && stats_of(s).netpoll_waits >= 1 &&
+             stats_of(s).parks >= 1);
+    uint64_t breaks = stats_of(s).netpoll_breaks;
+    CHECK_EQ(pt_go(s, short_sleeper, NULL), 0);
+    WAIT_FOR(atomic_load(&short_woke_at) != 0);
+    CHECK(atomic_load(&short_woke_at) < atomic_load(&long_deadline));
+    CHECK(stats_of(s).netpoll_breaks > breaks);
+    finish_sched(s);
+}
+
+/* ---- busy Ps ------------------------------------------------------------------ */
+
+static atomic_int sleeper_woke, spinner_stopped_first;
+static pt_sched *busy_s;
+
+static void ten_ms_sleeper(void *arg)
+{
+    (void)arg;
+    CHECK_EQ(pt_sleep(10 * MS), 0);
+    atomic_store(&sleeper_woke, 1);
+}
+
+/* Arms the sleeper's timer on this P (the sleeper runs first: runnext),
+ * then keeps the P busy without yielding until the sleeper has woken,
+ * which only another P or the monitor can make happen. */
+static void spinner(void *arg)
+{
+    int grow_to = (int)(intptr_t)arg;
+    CHECK_EQ(pt_go(NULL, ten_ms_sleeper, NULL), 0);
+    pt_yield(); /* the sleeper runs and parks; this G goes to the global queue */
+    if (grow_to)
+        CHECK_EQ(pt_sched_set_procs(busy_s, grow_to), 0);
+    pt_nanos end = pt_nanotime() + BOUND;
+    while (!atomic_load(&sleeper_woke) && pt_nanotime() < end)
+        ;
+    if (!atomic_load(&sleeper_woke))
+        atomic_store(&spinner_stopped_first, 1);
+}
+
+/* One P busy, one idle: the idle P's M (the netpoller) runs the busy P's
+ * due timer; the sleeper wakes while the spinner still spins. */
+void test_busy_p_timer_is_run_by_an_idle_p(void)
+{
+    atomic_store(&sleeper_woke, 0);
+    atomic_store(&spinner_stopped_first, 0);
+    busy_s = make_sched(1, PT_TIMERS_PER_P);
+    CHECK_EQ(pt_go(busy_s, spinner, (void *)2), 0);
+    CHECK_EQ(pt_sched_wait(busy_s), 0);
+    CHECK_EQ(atomic_load(&spinner_stopped_first), 0);
+    pt_sched_stats st = stats_of(busy_s);
+    CHECK(st.timers_run_stolen + st.timers_run_sysmon >= 1);
+    CHECK_EQ(pt_sched_destroy(busy_s), 0);
+}
+
+static atomic_int hold;
+
+static void holder(void *arg)
+{
+    (void)arg;
+    while (atomic_load(&hold))
+        ;
+}
+
+static void spinner_then_release(void *arg)
+{
+    (void)arg;
+    CHECK_EQ(pt_go(NULL, ten_ms_sleeper, NULL), 0);
+    pt_yield();
+    /* Both Ps busy (the holder has the other): only the monitor can run
+     * the overdue timer. Spin until it has (the sleeper is then runnable
+     * on the global queue), then let the holder go. */
+    pt_nanos end = pt_nanotime() + BOUND;
+    while (stats_of(busy_s).timers_run_sysmon == 0 && pt_nanotime() < end)
+        ;
+    atomic_store(&hold, 0);
+}
+
+void test_busy_ps_timers_are_run_by_sysmon(void)
+{
+    atomic_store(&sleeper_woke, 0);
+    atomic_store(&hold, 1);
+    busy_s = make_sched(2, PT_TIMERS_PER_P);
+    CHECK_EQ(pt_go(busy_s, holder, NULL), 0);
+    CHECK_EQ(pt_go(busy_s, spinner_then_release, NULL), 0);
+    CHECK_EQ(pt_sched_wait(busy_s), 0);
+    CHECK_EQ(atomic_load(&sleeper_woke), 1);
+    CHECK(stats_of(busy_s).timers_run_sysmon >= 1);
+    CHECK_EQ(pt_sched_destroy(busy_s), 0);
+}
+
+/* ---- set_procs ------------------------------------------------------------- */
+
+#define PROCS_SLEEPERS 1000
+static atomic_int wakes[PROCS_SLEEPERS];
+
+static void numbered_sleeper(void *arg)
+{
+    int i = (int)(intptr_t)arg;
+    CHECK_EQ(pt_sleep(20 * MS + (i % 50) * MS), 0);
+    CHECK_EQ(atomic_fetch_add(&wakes[i], 1), 0); /* exactly once */
+}
+
+void test_set_procs_down_and_up_wakes_every_sleeper_once(void)
+{
+    for (int i = 0; i < PROCS_SLEEPERS; i++)
+        atomic_store(&wakes[i], 0);
+    pt_sched *s = make_sched(4, PT_TIMERS_PER_P);
+    for (int i = 0; i < PROCS_SLEEPERS; i++)
+        CHECK_EQ(pt_go(s, numbered_sleeper, (void *)(intptr_t)i), 0);
+    CHECK_EQ(pt_sched_procs(s), 4);
+    CHECK_EQ(pt_sched_set_procs(s, 1), 0);
+    CHECK_EQ(pt_sched_procs(s), 1);
+    nap_ms();
+    CHECK_EQ(pt_sched_set_procs(s, 4), 0);
+    CHECK_EQ(pt_sched_set_procs(s, 2), 0);
+    finish_sched(s);
+    for (int i = 0; i < PROCS_SLEEPERS; i++)
+        CHECK_EQ(atomic_load(&wakes[i]), 1);
+}

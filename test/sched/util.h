@@ -1,0 +1,63 @@
+/* Helpers shared by the scheduler tests: time units, a bounded wait (a
+ * bound on waiting, never on speed), and a scheduler per test. */
+#ifndef PT_TEST_SCHED_UTIL_H
+#define PT_TEST_SCHED_UTIL_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <time.h>
+
+#include "harness.h"
+#include "ptimer/sched.h"
+
+#define US ((pt_nanos)1000)
+#define MS ((pt_nanos)1000000)
+#define SEC (1000 * MS)
+#define BOUND (30 * SEC) /* generous: a bound on waiting, never on speed */
+
+#ifdef PT__SANITIZED
+#define SCALE(n) ((n) / 10) /* sanitized builds run many times slower */
+#else
+#define SCALE(n) (n)
+#endif
+
+static inline pt_sched *make_sched(int procs, enum pt_timer_mode mode)
+{
+    pt_sched_options o = {procs, 0, mode};
+    pt_sched *s = NULL;
+    CHECK_EQ(pt_sched_create(&s, &o), 0);
+    CHECK(s != NULL);
+    return s;
+}
+
+static inline void finish_sched(pt_sched *s)
+{
+    CHECK_EQ(pt_sched_wait(s), 0);
+    CHECK_EQ(pt_sched_destroy(s), 0);
+}
+
+/* 1 ms of the calling thread's sleep, outside any G. */
+static inline void nap_ms(void)
+{
+    struct timespec ts = {0, 1000000};
+    nanosleep(&ts, NULL);
+}
+
+/* Waits (napping) until cond holds; aborts past BOUND. */
+#define WAIT_FOR(cond)                                                                         \
+    do {                                                                                       \
+        pt_nanos deadline_ = pt_nanotime() + BOUND;                                            \
+        while (!(cond)) {                                                                      \
+            CHECK(pt_nanotime() < deadline_);                                                  \
+            nap_ms();                                                                          \
+        }                                                                                      \
+    } while (0)
+
+static inline pt_sched_stats stats_of(pt_sched *s)
+{
+    pt_sched_stats st;
+    pt_sched_read_stats(s, &st);
+    return st;
+}
+
+#endif
