@@ -34,6 +34,11 @@ static inline bool inject_failure(void)
     return fail_countdown-- == 0;
 }
 
+bool pt__alloc_should_fail(void)
+{
+    return inject_failure();
+}
+
 #ifdef PT_HAVE_MIMALLOC
 #include <mimalloc.h>
 #define RAW_MALLOC mi_malloc

@@ -59,6 +59,10 @@ void pt__array_free(void *p, size_t bytes);
 void pt__alloc_fail_after(long n);
 /* True while an injected failure is armed and has not happened yet. */
 bool pt__alloc_fail_armed(void);
+/* For allocators outside this file (sched/stack.c maps G stacks): counts
+ * one allocation against the armed failure and says whether this one is
+ * to fail, so an injected failure reaches them as it reaches pt__malloc. */
+bool pt__alloc_should_fail(void);
 /* Blocks allocated through pt__malloc/pt__realloc and not yet freed, by any
  * thread: lets a test show an operation that failed leaked nothing. */
 long pt__alloc_live(void);

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# The aarch64 context switch (sched/context_aarch64.S), checked on this
+# x86-64 machine: cross-compiles the sched lowest layer's test suite
+# (test/sched/ctx) statically with aarch64-linux-gnu-gcc and runs each of its
+# tests under qemu-user.
+#   scripts/cross-aarch64.sh [build dir, default build-aarch64]
+# Installs the cross compiler and qemu (Debian packages) when missing. If
+# they cannot be had, says "skipped" and exits 0: the check is an extra,
+# not a prerequisite of the build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+out="${1:-build-aarch64}"
+cc=aarch64-linux-gnu-gcc
+qemu=qemu-aarch64
+
+have() { command -v "$cc" >/dev/null && command -v "$qemu" >/dev/null; }
+if ! have; then
+    bash scripts/deps.sh gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user ||
+        echo "cross-aarch64: could not install the cross tools" >&2
+fi
+if ! have; then
+    echo "cross-aarch64: skipped ($cc or $qemu not available)"
+    exit 0
+fi
+
+mkdir -p "$out"
+bin="$out/test_sched_ctx"
+# The same flags as the project's own build, warnings included; static so
+# that qemu needs no aarch64 sysroot at run time.
+"$cc" -std=gnu11 -O2 -g -static -pthread \
+    -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-missing-prototypes \
+    -I. -Iinclude -Itest -Itest/sched/ctx \
+    test/harness.c test/main.c test/sched/ctx/test_switch.c test/sched/ctx/test_thread.c \
+    test/sched/ctx/test_stack.c test/sched/ctx/regs_aarch64.S \
+    sched/context_aarch64.S sched/stack.c sched/fiber.c \
+    ptimer/base/alloc.c ptimer/base/clock.c \
+    -o "$bin" -lm
+
+passed=0
+failed=0
+for test in $("$qemu" "$bin" --list | awk '{print $2}'); do
+    if timeout 300 "$qemu" "$bin" "$test"; then
+        passed=$((passed + 1))
+    else
+        echo "FAILED: $test (aarch64, qemu)" >&2
+        failed=$((failed + 1))
+    fi
+done
+echo "cross-aarch64: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
