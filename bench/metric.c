@@ -1,6 +1,6 @@
-/* What each row is judged by (the tables' ratio column): one figure per
- * workload kind, lower always better, so that a ratio reads the same way
- * in every table. */
+/* What each row is judged by, in the verdict and in the tables' ratio
+ * column: one figure per workload kind, lower always better, so that a
+ * ratio to the winner reads the same way in every line. */
 #include <stdio.h>
 
 #include "report_impl.h"
@@ -57,6 +57,17 @@ double ticks_delivered(const struct row *w)
     if (!w->last.expected_ticks)
         return -1;
     return (double)w->last.fired / (double)w->last.expected_ticks;
+}
+
+bool metric_ranked(const struct row *w)
+{
+    if ((w->origin & ROW_REFERENCE) || metric_value(w) <= 0)
+        return false;
+    /* A tick never delivered is later than every delivered one: a design
+     * that drops ticks would otherwise win on the ones it kept. */
+    if (w->kind == WL_TICKER)
+        return ticks_delivered(w) >= TICKS_RANKED;
+    return true;
 }
 
 void ratio_format(char *out, size_t n, double ratio)

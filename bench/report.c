@@ -301,11 +301,13 @@ void report_distribution_values(struct report *r, const struct workload *wl,
     fclose(f);
 }
 
+/* The verdict first: it is what the report is read for. */
 static void print_report(const struct report *r, FILE *f)
 {
-    fprintf(f, "%s", r->header);
+    verdict_print(r, f);
     if (r->notes[0])
         fprintf(f, "\n%s", r->notes);
+    fprintf(f, "\n%s", r->header);
     tables_print(r, f);
 }
 

@@ -1,5 +1,6 @@
-/* ptbench's reports: medians over repetitions; a table per workload,
- * JSON lines, CSV and gnuplot plots. Peers (other programs speaking the same
+/* ptbench's reports: medians over repetitions; a verdict table (the
+ * winner of each workload and thread count), a table per workload, JSON
+ * lines, CSV and gnuplot plots. Peers (other programs speaking the same
  * JSON lines) are merged in here too. */
 #ifndef PTBENCH_REPORT_H
 #define PTBENCH_REPORT_H
@@ -82,7 +83,7 @@ int report_open(struct report *r, const char *dir, const char *command, const ch
 void report_add(struct report *r, const struct workload *wl, const char *variant,
                 const char *design, int threads, size_t timer_bytes, const struct rep *reps,
                 int n, const struct hist *pooled, unsigned origin);
-/* Said once in the report, before the tables. */
+/* Said once in the report, after the verdict. */
 void report_note(struct report *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 /* Lateness distributions are sampled at these quantiles, ours and the

@@ -1,6 +1,6 @@
 /* Shared by the report's parts: report.c (rows, files), fields.c (the
- * JSON and CSV field list), metric.c (what a row is judged by), tables.c,
- * plots.c and progress.c. */
+ * JSON and CSV field list), metric.c (what a row is judged by),
+ * verdict.c, tables.c, plots.c and progress.c. */
 #ifndef PTBENCH_REPORT_IMPL_H
 #define PTBENCH_REPORT_IMPL_H
 
@@ -26,6 +26,11 @@ const char *metric_name(enum wl_kind kind);
 double metric_value(const struct row *w); /* <= 0: none */
 /* Ticks delivered over ticks due, or -1 if the row has no ticks due. */
 double ticks_delivered(const struct row *w);
+/* Whether the row may be its cell's winner: a reference floor may not,
+ * nor a ticker row that lost ticks (its lateness leaves out the worst). */
+bool metric_ranked(const struct row *w);
+/* The share of due ticks a ticker row must deliver to be ranked. */
+#define TICKS_RANKED 0.99
 const char *kind_name(enum wl_kind kind);
 /* A ratio in at most 6 characters, 3 significant digits. */
 void ratio_format(char *out, size_t n, double ratio);
@@ -39,6 +44,7 @@ void fields_csv_header(FILE *f);
 void fields_csv(FILE *f, const struct row *w);
 void fields_json(FILE *f, const struct row *w);
 
+void verdict_print(const struct report *r, FILE *f);
 void tables_print(const struct report *r, FILE *f);
 void plots_write(const struct report *r);
 

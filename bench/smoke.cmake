@@ -103,7 +103,26 @@ if(NOT csv STREQUAL keys)
   message(FATAL_ERROR "CSV header is not the JSON fields:\n${csv}\n${keys}")
 endif()
 
+# The report starts with the verdict: a line per workload and thread
+# count, judged by the figure its kind calls for.
 file(READ ${OUT}/table.txt table)
+if(NOT table MATCHES "^== verdict")
+  message(FATAL_ERROR "table.txt does not start with the verdict:\n${table}")
+endif()
+string(FIND "${table}" "\ncommand:" at_header)
+string(SUBSTRING "${table}" 0 ${at_header} verdict)
+foreach(v "rpc;1;ns/op/thr" "rpc;2;ns/op/thr" "rpc-pending;2;ns/op/thr" "descending;1;ns/op/thr"
+          "random;2;ns/op/thr" "reset;1;ns/op/thr" "reset-alt;2;ns/op/thr"
+          "ticker T=50;1;p99 us" "ticker T=50;2;p99 us" "latency;1;p99 us"
+          "latency-busy;2;p99 us" "memory;1;B/timer" "netpoll 100us;1;p99 us"
+          "netpoll 10ms;1;p99 us")
+  list(GET v 0 wl)
+  list(GET v 1 thr)
+  list(GET v 2 metric)
+  if(NOT verdict MATCHES "\n${wl} +${thr}  ${metric}  +[a-z0-9.-]+ +[0-9.]+ [|]")
+    message(FATAL_ERROR "no verdict line for ${wl} at ${thr} threads by ${metric}:\n${verdict}")
+  endif()
+endforeach()
 # Columns only where they mean something: no lateness in a table whose
 # timers never fire, no ns/op in a latency table.
 foreach(t "rpc;p99 us;1" "random;p99 us;0" "latency;ns/op;1" "ticker T=50;ns/op;1"

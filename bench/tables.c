@@ -1,4 +1,4 @@
-/* A table per workload (and variant): every row's
+/* A table per workload (and variant), after the verdict: every row's
  * figures, with only the columns that the workload measures. */
 #include <string.h>
 
