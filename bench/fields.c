@@ -60,6 +60,7 @@ static int row_fields(const struct row *w, struct field *f)
     I("cancelled", l->cancelled);
     I("stale_cancels", l->stale_cancels);
     I("expected_ticks", l->expected_ticks);
+    D("ticks_delivered", w->ticks_due ? ticks_delivered(w) : 0, 4); /* all repetitions' */
 #undef S
 #undef I
 #undef D

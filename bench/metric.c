@@ -52,11 +52,12 @@ double metric_value(const struct row *w)
     return w->p99;
 }
 
+/* Over every repetition, like the lateness it qualifies. */
 double ticks_delivered(const struct row *w)
 {
-    if (!w->last.expected_ticks)
+    if (!w->ticks_due)
         return -1;
-    return (double)w->last.fired / (double)w->last.expected_ticks;
+    return (double)w->ticks_fired / (double)w->ticks_due;
 }
 
 bool metric_ranked(const struct row *w)

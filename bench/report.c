@@ -206,6 +206,8 @@ void report_add(struct report *r, const struct workload *wl, const char *variant
         v[BYTES][i] = p->bytes_per_timer;
         v[CREATE][i] = p->create_ns;
         v[CANCEL][i] = p->cancel_ns;
+        w->ticks_fired += p->fired;
+        w->ticks_due += p->expected_ticks;
     }
     memcpy(w->ns_op_rep, v[NS_OP], (size_t)n * sizeof v[NS_OP][0]);
     w->ops_s = stat3_of(v[OPS_S], n);

@@ -52,6 +52,7 @@ struct row {
     double p50, p99, p999, max;
     double wakeups, cpu_s, bytes, create_ns, cancel_ns; /* medians */
     double ns_op_rep[REPORT_MAXREPS]; /* each repetition's, in order: paired ratios */
+    uint64_t ticks_fired, ticks_due;  /* ticker: every repetition's, summed */
     struct rep last; /* counts, from the last repetition */
 };
 
