@@ -60,14 +60,14 @@ double ticks_delivered(const struct row *w)
     return (double)w->ticks_fired / (double)w->ticks_due;
 }
 
-bool metric_ranked(const struct row *w)
+bool metric_ranked(const struct row *w, double most)
 {
     if ((w->origin & ROW_REFERENCE) || metric_value(w) <= 0)
         return false;
     /* A tick never delivered is later than every delivered one: a design
      * that drops ticks would otherwise win on the ones it kept. */
     if (w->kind == WL_TICKER)
-        return ticks_delivered(w) >= TICKS_RANKED;
+        return ticks_delivered(w) >= most - TICKS_SLACK;
     return true;
 }
 

@@ -27,10 +27,11 @@ double metric_value(const struct row *w); /* <= 0: none */
 /* Ticks delivered over ticks due, or -1 if the row has no ticks due. */
 double ticks_delivered(const struct row *w);
 /* Whether the row may be its cell's winner: a reference floor may not,
- * nor a ticker row that lost ticks (its lateness leaves out the worst). */
-bool metric_ranked(const struct row *w);
-/* The share of due ticks a ticker row must deliver to be ranked. */
-#define TICKS_RANKED 0.99
+ * nor a ticker row that delivered fewer ticks than the cell's best
+ * (`most`, a share) by more than TICKS_SLACK: its lateness leaves out the
+ * worst ticks. */
+bool metric_ranked(const struct row *w, double most);
+#define TICKS_SLACK 0.01
 const char *kind_name(enum wl_kind kind);
 /* A ratio in at most 6 characters, 3 significant digits. */
 void ratio_format(char *out, size_t n, double ratio);
