@@ -37,8 +37,15 @@ static const char *dash_of(const char *design)
 
 static void terminal(FILE *g, const struct report *r, const char *name, int t)
 {
-    /* reset: no label or shading carried over from the previous plot */
-    fprintf(g, "reset\nset terminal %s size 900,550\n", t ? "svg" : "png");
+    /* reset: no label or shading carried over from the previous plot.
+     * pngcairo where there is one: gd's png draws no dashes. */
+    fprintf(g, "reset\n");
+    if (t)
+        fprintf(g, "set terminal svg size 900,550\n");
+    else
+        fprintf(g,
+                "if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) "
+                "{ set terminal pngcairo size 900,550 } else { set terminal png size 900,550 }\n");
     fprintf(g, "set output '%s/%s.%s'\n", r->dir, name, t ? "svg" : "png");
 }
 
