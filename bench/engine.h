@@ -36,6 +36,7 @@ struct engine {
     const char *name;
     const char *what;
     bool latency_only; /* holds one timer per thread: latency workloads only */
+    bool reference;    /* a floor to compare with, not a timer design: never a winner */
     /* Global state for nthreads workers whose timers all call cb(arg) when
      * they fire; NULL on failure. */
     void *(*create)(int nthreads, bench_cb cb);

@@ -102,6 +102,7 @@ const struct engine engine_kernel = {
     .name = "kernel",
     .what = "no timer structure: a futex wait with an absolute deadline (latency floor)",
     .latency_only = true,
+    .reference = true,
     .create = k_create,
     .destroy = k_destroy,
     .thread_start = k_thread_start,

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "progress.h"
 #include "report.h"
 
 #ifndef PT_SOURCE_DIR
@@ -45,9 +46,10 @@ static int field_array(const char *line, const char *key, double *out, int max)
 
 struct peer {
     const char *name;
-    const char *workloads; /* comma-separated, with commas around */
+    unsigned bit; /* PEER_*: workloads name the peers that run them */
     bool single_thread;
     const char *(*command)(void); /* NULL if its toolchain is missing */
+    const char *missing; /* why, when command() says NULL */
 };
 
 /* Why the Go peer is missing, once go_command has said NULL. */
@@ -90,35 +92,31 @@ static const char *uv_command(void)
 }
 
 static const struct peer peers[] = {
-    {"go1.19", ",rpc,rpc-pending,random,reset,ticker,latency,latency-busy,memory,", false,
-     go_command},
-    {"libuv", ",rpc,rpc-pending,reset,latency,memory,", true, uv_command},
+    {"go1.19", PEER_GO, false, go_command, NULL},
+    {"libuv", PEER_LIBUV, true, uv_command,
+     "libuv not found at build time: apt-get install libuv1-dev"},
 };
 
-void peers_run(struct report *r, const char *workload, const char *variant, int threads,
-               const struct run_config *cfg, int reps, bool quiet)
+void peers_run(struct report *r, const struct workload *wl, const char *variant, int threads,
+               const struct run_config *cfg, int reps)
 {
-    char key[64];
-    snprintf(key, sizeof key, ",%s,", workload);
+    const char *workload = wl->name;
     for (size_t i = 0; i < sizeof peers / sizeof *peers; i++) {
         const struct peer *p = &peers[i];
-        if (!strstr(p->workloads, key) || (p->single_thread && threads != 1))
+        if (!(wl->peers & p->bit) || (p->single_thread && threads != 1))
             continue;
         const char *bin = p->command();
         if (!bin) {
             static bool said[8];
             if (!said[i])
-                printf("peer %s: skipped (%s)\n", p->name,
-                       i == 0 ? go_missing
-                              : "libuv not found at build time: apt-get install libuv1-dev");
+                report_note(r, "peer %s: skipped (%s)", p->name,
+                            p->missing ? p->missing : go_missing);
             said[i] = true;
             continue;
         }
-        if (!quiet)
-            fprintf(stderr, "\rptbench: %-12s %-7s threads %-3d %-12s (peer)        ", workload,
-                    variant, threads, p->name);
+        progress_rep(workload, variant, threads, p->name, 0, reps);
         /* memory: each repetition in a fresh process, as ptbench does */
-        bool fresh = strcmp(workload, "memory") == 0;
+        bool fresh = wl->kind == WL_MEMORY;
         /* the quantiles to report lateness at: the same as ours */
         char qarg[512];
         size_t off = 0;
@@ -172,12 +170,12 @@ void peers_run(struct report *r, const char *workload, const char *variant, int 
             rc = pclose(f);
         }
         if (rc != 0 || n == 0) {
-            printf("peer %s: %s failed (exit %d)\n", p->name, workload, rc);
+            report_note(r, "peer %s: %s %s threads %d failed (exit %d)", p->name, workload,
+                        variant, threads, rc);
             continue;
         }
-        report_add(r, p->name, workload, variant, threads, 0, rs, n);
-        /* plotted beside ours, which ptbench keeps for latency workloads */
-        if (nq && strncmp(workload, "latency", 7) == 0)
-            report_distribution_values(r, workload, p->name, threads, last_q);
+        report_add(r, wl, variant, p->name, threads, 0, rs, n, NULL, ROW_PEER);
+        if (nq && wl->fires) /* plotted beside ours */
+            report_distribution_values(r, wl, variant, p->name, threads, last_q);
     }
 }

@@ -1,10 +1,15 @@
-/* Medians, the table, JSON lines, CSV and plots. */
+/* The report's rows (medians of repetitions), its files, and the order in
+ * which its parts are printed. */
 #include "report.h"
 
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
 #include <unistd.h>
+
+#include "progress.h"
+#include "report_impl.h"
 
 #ifndef PT_BUILD_TYPE
 #define PT_BUILD_TYPE "unknown"
@@ -19,13 +24,60 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-static struct stat3 stat3_of(const double *v, int n)
+struct stat3 stat3_of(const double *v, int n)
 {
     double s[REPORT_MAXREPS];
     memcpy(s, v, (size_t)n * sizeof *s);
     qsort(s, (size_t)n, sizeof *s, cmp_double);
     double med = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
     return (struct stat3){med, s[0], s[n - 1]};
+}
+
+bool row_same_group(const struct row *a, const struct row *b)
+{
+    return strcmp(a->workload, b->workload) == 0 && strcmp(a->variant, b->variant) == 0;
+}
+
+bool row_same_cell(const struct row *a, const struct row *b)
+{
+    return row_same_group(a, b) && a->threads == b->threads;
+}
+
+const struct row *report_find(const struct report *r, const char *design, const struct row *like)
+{
+    for (int i = 0; i < r->nrows; i++)
+        if (strcmp(r->rows[i].design, design) == 0 && row_same_cell(&r->rows[i], like))
+            return &r->rows[i];
+    return NULL;
+}
+
+void group_name(const struct row *w, char *out, size_t n)
+{
+    snprintf(out, n, "%s%s%s", w->workload, w->variant[0] ? " " : "", w->variant);
+}
+
+void rep_of_result(const struct run_result *res, struct rep *p)
+{
+    struct run_result *r = (struct run_result *)res; /* atomics: loads only */
+    *p = (struct rep){
+        .ops = r->ops,
+        .elapsed_ns = (double)r->elapsed,
+        .cpu_s = r->cpu_s,
+        .wakeups = (double)r->wakeups,
+        .p50 = hist_quantile(&r->lateness, 0.50),
+        .p99 = hist_quantile(&r->lateness, 0.99),
+        .p999 = hist_quantile(&r->lateness, 0.999),
+        .max = (double)atomic_load(&r->lateness.max),
+        .late_count = atomic_load(&r->lateness.count),
+        .bytes_per_timer = r->bytes_per_timer,
+        .create_ns = r->create_ns,
+        .cancel_ns = r->cancel_ns,
+        .scheduled = r->scheduled,
+        .fired = r->fired,
+        .cancelled = r->cancelled,
+        .stale_cancels = r->stale_cancels,
+        .expected_ticks = r->expected_ticks,
+    };
 }
 
 static void read_line(const char *cmd, char *out, size_t n)
@@ -64,6 +116,8 @@ int report_open(struct report *r, const char *dir, const char *cmd, const char *
     memset(r, 0, sizeof *r);
     r->dir = dir;
     r->baseline = baseline;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    r->cores = cores > 0 ? (int)cores : 1;
     char commit[64], cpu[256], path[1024];
     read_line("git -C " PT_SOURCE_DIR " rev-parse --short HEAD 2>/dev/null", commit,
               sizeof commit);
@@ -79,13 +133,11 @@ int report_open(struct report *r, const char *dir, const char *cmd, const char *
     snprintf(r->header, sizeof r->header,
              "command:  %s\n"
              "commit:   %s%s\n"
-             "machine:  %s, %ld cores, Linux %s\n"
+             "machine:  %s, %d cores, Linux %s\n"
              "build:    %s; timer slack %ld ns on every thread; medians of the repetitions\n"
              "          (our designs' lateness percentiles: all repetitions' samples pooled)\n",
-             cmd, commit, dirty[0] ? " (with uncommitted changes)" : "", cpu,
-             sysconf(_SC_NPROCESSORS_ONLN), u.release, PT_BUILD_TYPE, slack_ns);
-    printf("%s\n", r->header);
-    fflush(stdout);
+             cmd, commit, dirty[0] ? " (with uncommitted changes)" : "", cpu, r->cores,
+             u.release, PT_BUILD_TYPE, slack_ns);
     snprintf(path, sizeof path, "%s/ptbench.jsonl", dir);
     r->jsonl = fopen(path, "w");
     snprintf(path, sizeof path, "%s/ptbench.csv", dir);
@@ -94,132 +146,132 @@ int report_open(struct report *r, const char *dir, const char *cmd, const char *
         fprintf(stderr, "ptbench: cannot write under %s\n", dir);
         return -1;
     }
-    fprintf(r->csv, "design,workload,variant,threads,reps,ops_per_s,ops_per_s_min,ops_per_s_max,"
-                    "ns_per_op,lat_p50_us,lat_p99_us,lat_p999_us,lat_max_us,wakeups,cpu_s,"
-                    "bytes_per_timer,scheduled,fired,cancelled,stale_cancels,expected_ticks\n");
+    fields_csv_header(r->csv);
     return 0;
 }
 
-static void add_row(struct report *r, const char *design, const char *workload,
-                    const char *variant, int threads, size_t timer_bytes, const struct rep *reps,
-                    int n, const struct hist *pooled, bool interleaved)
+void report_note(struct report *r, const char *fmt, ...)
+{
+    size_t len = strlen(r->notes);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->notes + len, sizeof r->notes - len, fmt, ap);
+    va_end(ap);
+    len = strlen(r->notes);
+    if (len + 1 < sizeof r->notes)
+        strcat(r->notes, "\n");
+}
+
+void report_add(struct report *r, const struct workload *wl, const char *variant,
+                const char *design, int threads, size_t timer_bytes, const struct rep *reps,
+                int n, const struct hist *pooled, unsigned origin)
 {
     if (n <= 0)
         return;
     if (n > REPORT_MAXREPS)
         n = REPORT_MAXREPS;
     if (r->nrows == r->caprows) {
-        r->caprows = r->caprows ? 2 * r->caprows : 64;
-        r->rows = realloc(r->rows, (size_t)r->caprows * sizeof *r->rows);
+        int cap = r->caprows ? 2 * r->caprows : 64;
+        struct row *rows = realloc(r->rows, (size_t)cap * sizeof *rows);
+        if (!rows)
+            return;
+        r->rows = rows;
+        r->caprows = cap;
     }
     struct row *w = &r->rows[r->nrows++];
     memset(w, 0, sizeof *w);
     snprintf(w->design, sizeof w->design, "%s", design);
-    snprintf(w->workload, sizeof w->workload, "%s", workload);
+    snprintf(w->workload, sizeof w->workload, "%s", wl->name);
     snprintf(w->variant, sizeof w->variant, "%s", variant);
+    w->kind = wl->kind;
+    w->fires = wl->fires;
+    w->origin = origin;
     w->threads = threads;
     w->reps = n;
     w->timer_bytes = timer_bytes;
-    double v[12][REPORT_MAXREPS];
+    enum { OPS_S, NS_OP, P50, P99, P999, MAX, WAKEUPS, CPU, BYTES, CREATE, CANCEL, NV };
+    double v[NV][REPORT_MAXREPS];
     for (int i = 0; i < n; i++) {
         const struct rep *p = &reps[i];
         double secs = p->elapsed_ns / 1e9;
-        v[0][i] = secs > 0 ? (double)p->ops / secs : 0;
+        v[OPS_S][i] = secs > 0 ? (double)p->ops / secs : 0;
         /* per thread, as the anchors count: each thread's time per op */
-        v[1][i] = p->ops ? p->elapsed_ns * threads / (double)p->ops : 0;
-        v[2][i] = p->p50 / 1e3;
-        v[3][i] = p->p99 / 1e3;
-        v[4][i] = p->p999 / 1e3;
-        v[5][i] = p->max / 1e3;
-        v[6][i] = p->wakeups;
-        v[7][i] = p->cpu_s;
-        v[8][i] = p->bytes_per_timer;
-        v[9][i] = p->create_ns;
-        v[10][i] = p->cancel_ns;
+        v[NS_OP][i] = p->ops ? p->elapsed_ns * threads / (double)p->ops : 0;
+        v[P50][i] = p->p50 / 1e3;
+        v[P99][i] = p->p99 / 1e3;
+        v[P999][i] = p->p999 / 1e3;
+        v[MAX][i] = p->max / 1e3;
+        v[WAKEUPS][i] = p->wakeups;
+        v[CPU][i] = p->cpu_s;
+        v[BYTES][i] = p->bytes_per_timer;
+        v[CREATE][i] = p->create_ns;
+        v[CANCEL][i] = p->cancel_ns;
+        w->ticks_fired += p->fired;
+        w->ticks_due += p->expected_ticks;
     }
-    memcpy(w->ns_op_rep, v[1], (size_t)n * sizeof v[1][0]);
-    w->interleaved = interleaved;
-    w->ops_s = stat3_of(v[0], n);
-    w->ns_op = stat3_of(v[1], n);
-    w->p50 = stat3_of(v[2], n);
-    w->p99 = stat3_of(v[3], n);
-    w->p999 = stat3_of(v[4], n);
-    w->max = stat3_of(v[5], n);
+    memcpy(w->ns_op_rep, v[NS_OP], (size_t)n * sizeof v[NS_OP][0]);
+    w->ops_s = stat3_of(v[OPS_S], n);
+    w->ns_op = stat3_of(v[NS_OP], n);
     if (pooled && atomic_load(&((struct hist *)pooled)->count)) {
-        w->p50.median = hist_quantile(pooled, 0.50) / 1e3;
-        w->p99.median = hist_quantile(pooled, 0.99) / 1e3;
-        w->p999.median = hist_quantile(pooled, 0.999) / 1e3;
-        w->max.median = (double)atomic_load(&((struct hist *)pooled)->max) / 1e3;
+        w->p50 = hist_quantile(pooled, 0.50) / 1e3;
+        w->p99 = hist_quantile(pooled, 0.99) / 1e3;
+        w->p999 = hist_quantile(pooled, 0.999) / 1e3;
+        w->max = (double)atomic_load(&((struct hist *)pooled)->max) / 1e3;
+    } else {
+        /* Each repetition's p <= its max, and medians keep that order. */
+        w->p50 = stat3_of(v[P50], n).median;
+        w->p99 = stat3_of(v[P99], n).median;
+        w->p999 = stat3_of(v[P999], n).median;
+        w->max = stat3_of(v[MAX], n).median;
     }
-    w->wakeups = stat3_of(v[6], n);
-    w->cpu_s = stat3_of(v[7], n);
-    w->bytes = stat3_of(v[8], n);
-    w->create_ns = stat3_of(v[9], n);
-    w->cancel_ns = stat3_of(v[10], n);
+    w->wakeups = stat3_of(v[WAKEUPS], n).median;
+    w->cpu_s = stat3_of(v[CPU], n).median;
+    w->bytes = stat3_of(v[BYTES], n).median;
+    w->create_ns = stat3_of(v[CREATE], n).median;
+    w->cancel_ns = stat3_of(v[CANCEL], n).median;
     w->last = reps[n - 1];
-    const struct rep *l = &w->last;
-    fprintf(r->jsonl,
-            "{\"design\":\"%s\",\"workload\":\"%s\",\"variant\":\"%s\",\"threads\":%d,"
-            "\"reps\":%d,\"ops_per_s\":%.0f,\"ops_per_s_min\":%.0f,\"ops_per_s_max\":%.0f,"
-            "\"ns_per_op\":%.2f,\"lat_p50_us\":%.2f,\"lat_p99_us\":%.2f,\"lat_p999_us\":%.2f,"
-            "\"lat_max_us\":%.2f,\"wakeups\":%.0f,\"cpu_s\":%.4f,\"bytes_per_timer\":%.2f,"
-            "\"create_ns\":%.2f,\"cancel_ns\":%.2f,\"timer_bytes\":%zu,\"ops\":%llu,"
-            "\"scheduled\":%llu,\"fired\":%llu,\"cancelled\":%llu,\"stale_cancels\":%llu,"
-            "\"expected_ticks\":%llu}\n",
-            w->design, w->workload, w->variant, w->threads, n, w->ops_s.median, w->ops_s.min,
-            w->ops_s.max, w->ns_op.median, w->p50.median, w->p99.median, w->p999.median,
-            w->max.median, w->wakeups.median, w->cpu_s.median, w->bytes.median,
-            w->create_ns.median, w->cancel_ns.median, timer_bytes, (unsigned long long)l->ops,
-            (unsigned long long)l->scheduled, (unsigned long long)l->fired,
-            (unsigned long long)l->cancelled, (unsigned long long)l->stale_cancels,
-            (unsigned long long)l->expected_ticks);
-    fprintf(r->csv, "%s,%s,%s,%d,%d,%.0f,%.0f,%.0f,%.2f,%.2f,%.2f,%.2f,%.2f,%.0f,%.4f,%.2f,%llu,"
-                    "%llu,%llu,%llu,%llu\n",
-            w->design, w->workload, w->variant, w->threads, n, w->ops_s.median, w->ops_s.min,
-            w->ops_s.max, w->ns_op.median, w->p50.median, w->p99.median, w->p999.median,
-            w->max.median, w->wakeups.median, w->cpu_s.median, w->bytes.median,
-            (unsigned long long)l->scheduled, (unsigned long long)l->fired,
-            (unsigned long long)l->cancelled, (unsigned long long)l->stale_cancels,
-            (unsigned long long)l->expected_ticks);
+    fields_json(r->jsonl, w);
+    fields_csv(r->csv, w);
     fflush(r->jsonl);
     fflush(r->csv);
-}
-
-void report_add(struct report *r, const char *design, const char *workload, const char *variant,
-                int threads, size_t timer_bytes, const struct rep *reps, int n)
-{
-    add_row(r, design, workload, variant, threads, timer_bytes, reps, n, NULL, false);
-}
-
-void report_add_pooled(struct report *r, const char *design, const char *workload,
-                       const char *variant, int threads, size_t timer_bytes,
-                       const struct rep *reps, int n, const struct hist *pooled)
-{
-    add_row(r, design, workload, variant, threads, timer_bytes, reps, n, pooled, true);
+    progress_row(w);
 }
 
 const double report_quantiles[REPORT_NQ] = {0.01, 0.05, 0.1,  0.2,   0.3,   0.4,
                                             0.5,  0.6,  0.7,  0.8,   0.9,   0.95,
                                             0.97, 0.99, 0.995, 0.999, 0.9995, 0.9999};
 
-void report_distribution(struct report *r, const char *workload, const char *design,
-                         int threads, const struct hist *h)
+void report_distribution(struct report *r, const struct workload *wl, const char *variant,
+                         const char *design, int threads, const struct hist *h)
 {
     double us[REPORT_NQ];
     for (int i = 0; i < REPORT_NQ; i++)
         us[i] = hist_quantile(h, report_quantiles[i]) / 1e3;
-    report_distribution_values(r, workload, design, threads, us);
+    report_distribution_values(r, wl, variant, design, threads, us);
 }
 
-void report_distribution_values(struct report *r, const char *workload, const char *design,
-                                int threads, const double *us)
+void dist_name(const struct dist *d, const char *design, char *out, size_t n)
 {
-    /* One plot entry per (workload, design, threads): written again, the
-     * file is replaced and the entry stays. */
+    char var[sizeof d->variant] = "";
+    for (size_t i = 0, k = 0; d->variant[i] && k + 1 < sizeof var; i++)
+        if (d->variant[i] != '=')
+            var[k++] = d->variant[i], var[k] = 0;
+    snprintf(out, n, "lateness-%s%s%s%s%s-t%d", d->workload, var[0] ? "-" : "", var,
+             design ? "-" : "", design ? design : "", d->threads);
+}
+
+void report_distribution_values(struct report *r, const struct workload *wl,
+                                const char *variant, const char *design, int threads,
+                                const double *us)
+{
+    /* One plot entry per (workload, variant, design, threads): written
+     * again, the file is replaced and the entry stays. */
     bool known = false;
-    for (int i = 0; i < r->ndists && !known; i++)
-        known = !strcmp(r->dists[i].design, design) && !strcmp(r->dists[i].workload, workload) &&
-                r->dists[i].threads == threads;
+    for (int i = 0; i < r->ndists && !known; i++) {
+        const struct dist *d = &r->dists[i];
+        known = !strcmp(d->design, design) && !strcmp(d->workload, wl->name) &&
+                !strcmp(d->variant, variant) && d->threads == threads;
+    }
     if (!known) {
         if (r->ndists == r->capdists) {
             int cap = r->capdists ? 2 * r->capdists : 32;
@@ -231,278 +283,51 @@ void report_distribution_values(struct report *r, const char *workload, const ch
         }
         struct dist *d = &r->dists[r->ndists++];
         snprintf(d->design, sizeof d->design, "%s", design);
-        snprintf(d->workload, sizeof d->workload, "%s", workload);
+        snprintf(d->workload, sizeof d->workload, "%s", wl->name);
+        snprintf(d->variant, sizeof d->variant, "%s", variant);
         d->threads = threads;
     }
-    char path[1024];
-    snprintf(path, sizeof path, "%s/lateness-%s-%s-t%d.dat", r->dir, workload, design, threads);
+    struct dist key = {.threads = threads};
+    snprintf(key.workload, sizeof key.workload, "%s", wl->name);
+    snprintf(key.variant, sizeof key.variant, "%s", variant);
+    char name[128], path[1024];
+    dist_name(&key, design, name, sizeof name);
+    snprintf(path, sizeof path, "%s/%s.dat", r->dir, name);
     FILE *f = fopen(path, "w");
     if (!f)
         return;
-    fprintf(f, "# quantile lateness_us (%s, %s, %d threads)\n", design, workload, threads);
+    fprintf(f, "# quantile lateness_us (%s, %s %s, %d threads)\n", design, wl->name, variant,
+            threads);
     for (int i = 0; i < REPORT_NQ; i++)
-        fprintf(f, "%g %.3f\n", report_quantiles[i], us[i]);
+        fprintf(f, "%g %.4g\n", report_quantiles[i], us[i]);
     fclose(f);
 }
 
-static const struct row *find_row(const struct report *r, const char *design, const struct row *like)
+/* The verdict first: it is what the report is read for. */
+static void print_report(const struct report *r, FILE *f)
 {
-    for (int i = 0; i < r->nrows; i++) {
-        const struct row *w = &r->rows[i];
-        if (strcmp(w->design, design) == 0 && strcmp(w->workload, like->workload) == 0 &&
-            strcmp(w->variant, like->variant) == 0 && w->threads == like->threads)
-            return w;
-    }
-    return NULL;
-}
-
-static bool lateness_workload(const char *wl)
-{
-    return strncmp(wl, "latency", 7) == 0 || strcmp(wl, "ticker") == 0;
-}
-
-/* Under a latency group: every design's p99 over the kernel floor's (a
- * futex wait with the same deadline), per thread count. */
-static void kernel_footer(const struct report *r, FILE *f, const char *wl, const char *var)
-{
-    bool any = false;
-    for (int i = 0; i < r->nrows; i++) {
-        const struct row *k = &r->rows[i];
-        if (strcmp(k->design, "kernel") || strcmp(k->workload, wl) || strcmp(k->variant, var))
-            continue;
-        fprintf(f, "%s threads %d: p99 over the kernel floor's (%.1f us):", any ? "\n" : "",
-                k->threads, k->p99.median);
-        any = true;
-        for (int j = 0; j < r->nrows; j++) {
-            const struct row *w = &r->rows[j];
-            if (strcmp(w->workload, wl) || strcmp(w->variant, var) || w->threads != k->threads ||
-                !strcmp(w->design, "kernel") || k->p99.median <= 0)
-                continue;
-            fprintf(f, " %s %.2f", w->design, w->p99.median / k->p99.median);
-        }
-    }
-    if (any)
-        fprintf(f, "\n");
-}
-
-/* Under a throughput group: every design's ns/op over floor's, as the
- * median of per-repetition ratios. Repetitions go round the designs, so
- * repetition i of each ran within a second or two of floor's: this
- * shared machine's slow spells (a third off for seconds at a time) land
- * on both sides of most ratios, where they would decide a ratio of two
- * medians taken minutes apart. */
-static void floor_footer(const struct report *r, FILE *f, const char *wl, const char *var)
-{
-    for (int i = 0; i < r->nrows; i++) {
-        const struct row *fl = &r->rows[i];
-        if (strcmp(fl->design, "floor") || strcmp(fl->workload, wl) || strcmp(fl->variant, var) ||
-            !fl->interleaved)
-            continue;
-        bool header = false;
-        for (int j = 0; j < r->nrows; j++) {
-            const struct row *w = &r->rows[j];
-            if (strcmp(w->workload, wl) || strcmp(w->variant, var) || w->threads != fl->threads ||
-                w == fl || !w->interleaved || w->reps != fl->reps)
-                continue;
-            double q[REPORT_MAXREPS];
-            int n = 0;
-            for (int k = 0; k < w->reps; k++)
-                if (fl->ns_op_rep[k] > 0 && w->ns_op_rep[k] > 0)
-                    q[n++] = w->ns_op_rep[k] / fl->ns_op_rep[k];
-            if (!n)
-                continue;
-            if (!header)
-                fprintf(f, " threads %d: ns/op over floor's, paired by repetition"
-                           " (median [min - max]):\n",
-                        fl->threads);
-            header = true;
-            struct stat3 s = stat3_of(q, n);
-            fprintf(f, "   %-12s %.2f [%.2f - %.2f]\n", w->design, s.median, s.min, s.max);
-        }
-    }
-}
-
-/* kernel_footer prints only where a group has kernel rows (latency,
- * netpoll); floor_footer only where it has floor rows. */
-static void group_footer(const struct report *r, FILE *f, const char *wl, const char *var)
-{
-    kernel_footer(r, f, wl, var);
-    if (!lateness_workload(wl) && strcmp(wl, "memory") != 0)
-        floor_footer(r, f, wl, var);
-}
-
-static void print_table(const struct report *r, FILE *f)
-{
-    const char *last_wl = "", *last_var = "";
-    for (int i = 0; i < r->nrows; i++) {
-        const struct row *w = &r->rows[i];
-        bool lat = lateness_workload(w->workload);
-        bool mem = strcmp(w->workload, "memory") == 0;
-        if (strcmp(w->workload, last_wl) != 0 || strcmp(w->variant, last_var) != 0) {
-            if (*last_wl)
-                group_footer(r, f, last_wl, last_var);
-            fprintf(f, "\n== %s %s\n", w->workload, w->variant);
-            if (mem)
-                fprintf(f, "%-12s %3s %12s %12s %12s %12s\n", "design", "thr", "bytes/timer",
-                        "(own struct)", "create ns", "cancel ns");
-            else
-                fprintf(f, "%-12s %3s %11s %19s %8s %8s %8s %8s %9s %8s %6s %9s\n", "design",
-                        "thr", "ops/s", "[min - max]", "ns/op", "p50 us", "p99 us", "p999 us",
-                        "max us", "wakeups", "cpu s",
-                        lat ? "p99/base" : "x base");
-            last_wl = w->workload;
-            last_var = w->variant;
-        }
-        if (mem) {
-            fprintf(f, "%-12s %3d %12.1f %12zu %12.1f %12.1f\n", w->design, w->threads,
-                    w->bytes.median, w->timer_bytes, w->create_ns.median, w->cancel_ns.median);
-            continue;
-        }
-        const struct row *b = find_row(r, r->baseline, w);
-        char ratio[16] = "-";
-        if (b && lat && b->p99.median > 0)
-            snprintf(ratio, sizeof ratio, "%.2f", w->p99.median / b->p99.median);
-        else if (b && !lat && b->ops_s.median > 0)
-            snprintf(ratio, sizeof ratio, "%.2f", w->ops_s.median / b->ops_s.median);
-        char range[40];
-        snprintf(range, sizeof range, "[%.3g - %.3g]", w->ops_s.min, w->ops_s.max);
-        fprintf(f, "%-12s %3d %11.4g %19s %8.1f %8.1f %8.1f %8.1f %9.1f %8.0f %6.2f %9s\n",
-                w->design, w->threads, w->ops_s.median, range, w->ns_op.median, w->p50.median,
-                w->p99.median, w->p999.median, w->max.median, w->wakeups.median,
-                w->cpu_s.median, ratio);
-        if (strcmp(w->workload, "ticker") == 0 && w->last.expected_ticks)
-            fprintf(f, "%16s ticks delivered: %.1f%% of %llu due\n", "",
-                    100.0 * (double)w->last.fired / (double)w->last.expected_ticks,
-                    (unsigned long long)w->last.expected_ticks);
-    }
-    if (*last_wl)
-        group_footer(r, f, last_wl, last_var);
-    fprintf(f, "\nns/op is per thread (wall time x threads / ops); an op is an arm plus its\n"
-               "cancel where both happen. x base: ops/s over %s's; p99/base: p99 lateness over\n"
-               "%s's (lower is better).\n",
-            r->baseline, r->baseline);
-}
-
-/* gnuplot: throughput against threads per workload, lateness quantiles. */
-static void plots(const struct report *r)
-{
-    if (system("command -v gnuplot >/dev/null 2>&1") != 0) {
-        printf("plots: skipped (gnuplot not installed)\n");
-        return;
-    }
-    char path[1024];
-    snprintf(path, sizeof path, "%s/plots.gp", r->dir);
-    FILE *g = fopen(path, "w");
-    if (!g)
-        return;
-    const char *done[64];
-    int ndone = 0;
-    for (int i = 0; i < r->nrows; i++) {
-        const struct row *w = &r->rows[i];
-        if (lateness_workload(w->workload) || strcmp(w->workload, "memory") == 0)
-            continue;
-        bool seen = false;
-        for (int k = 0; k < ndone; k++)
-            seen |= strcmp(done[k], w->workload) == 0;
-        if (seen || ndone == 64)
-            continue;
-        done[ndone++] = w->workload;
-        /* one data block per design: threads, ops/s per thread */
-        char dat[1024];
-        snprintf(dat, sizeof dat, "%s/throughput-%s.dat", r->dir, w->workload);
-        FILE *d = fopen(dat, "w");
-        if (!d)
-            continue;
-        const char *designs[32];
-        int nd = 0;
-        for (int j = 0; j < r->nrows; j++) {
-            const struct row *x = &r->rows[j];
-            if (strcmp(x->workload, w->workload) != 0)
-                continue;
-            bool have = false;
-            for (int k = 0; k < nd; k++)
-                have |= strcmp(designs[k], x->design) == 0;
-            if (!have && nd < 32)
-                designs[nd++] = x->design;
-        }
-        for (int k = 0; k < nd; k++) {
-            fprintf(d, "\"%s\"\n", designs[k]);
-            for (int j = 0; j < r->nrows; j++) {
-                const struct row *x = &r->rows[j];
-                if (strcmp(x->workload, w->workload) == 0 && strcmp(x->design, designs[k]) == 0)
-                    fprintf(d, "%d %.0f %.0f %.0f\n", x->threads, x->ops_s.median / x->threads,
-                            x->ops_s.min / x->threads, x->ops_s.max / x->threads);
-            }
-            fprintf(d, "\n\n");
-        }
-        fclose(d);
-        for (int t = 0; t < 2; t++) {
-            fprintf(g, "set terminal %s size 800,500\n", t ? "svg" : "png");
-            fprintf(g, "set output '%s/throughput-%s.%s'\n", r->dir, w->workload,
-                    t ? "svg" : "png");
-            fprintf(g, "set title 'ptbench %s: ops/s per thread (median, min-max)'\n",
-                    w->workload);
-            fprintf(g, "set xlabel 'threads'; set ylabel 'ops/s per thread'; set key outside; "
-                       "set logscale x 2; set grid\n");
-            fprintf(g, "plot for [i=0:%d] '%s' index i using 1:2:3:4 with yerrorlines "
-                       "title columnheader(1)\n",
-                    nd - 1, dat);
-        }
-    }
-    /* lateness: one plot per (workload, threads), every design and peer
-     * that wrote a distribution for it */
-    for (int i = 0; i < r->ndists; i++) {
-        const struct dist *first = &r->dists[i];
-        bool seen = false;
-        for (int j = 0; j < i && !seen; j++)
-            seen = !strcmp(r->dists[j].workload, first->workload) &&
-                   r->dists[j].threads == first->threads;
-        if (seen)
-            continue;
-        for (int t = 0; t < 2; t++) {
-            fprintf(g, "set terminal %s size 900,550\n", t ? "svg" : "png");
-            fprintf(g, "set output '%s/lateness-%s-t%d.%s'\n", r->dir, first->workload,
-                    first->threads, t ? "svg" : "png");
-            fprintf(g, "unset logscale; set logscale x 10; set grid; set key outside\n");
-            fprintf(g, "set title 'ptbench: firing lateness, %s, %d thread%s'\n", first->workload,
-                    first->threads, first->threads == 1 ? "" : "s");
-            fprintf(g, "set xlabel 'lateness (us)'; set ylabel 'quantile'\n");
-            fprintf(g, "plot ");
-            int k = 0;
-            for (int j = i; j < r->ndists; j++) {
-                const struct dist *d = &r->dists[j];
-                if (strcmp(d->workload, first->workload) || d->threads != first->threads)
-                    continue;
-                fprintf(g, "%s'%s/lateness-%s-%s-t%d.dat' using 2:1 with linespoints title '%s'",
-                        k++ ? ", " : "", r->dir, d->workload, d->design, d->threads, d->design);
-            }
-            fprintf(g, "\n");
-        }
-    }
-    fclose(g);
-    char cmd[1200];
-    snprintf(cmd, sizeof cmd, "gnuplot %s/plots.gp 2>%s/plots.log", r->dir, r->dir);
-    if (system(cmd) == 0)
-        printf("plots: %s/*.png and *.svg (script %s/plots.gp)\n", r->dir, r->dir);
-    else
-        printf("plots: gnuplot failed, see %s/plots.log\n", r->dir);
+    verdict_print(r, f);
+    if (r->notes[0])
+        fprintf(f, "\n%s", r->notes);
+    fprintf(f, "\n%s", r->header);
+    tables_print(r, f);
 }
 
 void report_finish(struct report *r, bool want_plots)
 {
-    print_table(r, stdout);
+    progress_done();
+    print_report(r, stdout);
     char path[1024];
     snprintf(path, sizeof path, "%s/table.txt", r->dir);
     FILE *f = fopen(path, "w");
     if (f) {
-        fprintf(f, "%s", r->header);
-        print_table(r, f);
+        print_report(r, f);
         fclose(f);
     }
     printf("\nresults: %s/table.txt, %s/ptbench.jsonl, %s/ptbench.csv\n", r->dir, r->dir,
            r->dir);
     if (want_plots)
-        plots(r);
+        plots_write(r);
     fclose(r->jsonl);
     fclose(r->csv);
     free(r->rows);

@@ -1,6 +1,7 @@
-/* ptbench's reports: medians over repetitions, a table with ratios against a
- * baseline design, JSON lines, CSV, and gnuplot plots. Peers (other
- * programs speaking the same JSON lines) are merged in here too. */
+/* ptbench's reports: medians over repetitions; a verdict table (the
+ * winner of each workload and thread count), a table per workload, JSON
+ * lines, CSV and gnuplot plots. Peers (other programs speaking the same
+ * JSON lines) are merged in here too. */
 #ifndef PTBENCH_REPORT_H
 #define PTBENCH_REPORT_H
 
@@ -24,29 +25,49 @@ struct rep {
     uint64_t scheduled, fired, cancelled, stale_cancels, expected_ticks;
 };
 
+void rep_of_result(const struct run_result *res, struct rep *out);
+
 struct stat3 {
     double median, min, max;
 };
 
+/* Where a row's repetitions come from. */
+enum {
+    ROW_INTERLEAVED = 1 << 0, /* run here, repetitions round the designs: pairable */
+    ROW_PEER = 1 << 1,        /* a peer program's, with its own medians */
+    ROW_REFERENCE = 1 << 2,   /* a floor to compare with, never a winner */
+};
+
 struct row {
     char design[24], workload[24], variant[16];
+    enum wl_kind kind;
+    bool fires; /* lateness was measured */
+    unsigned origin; /* ROW_* */
     int threads, reps;
     size_t timer_bytes;
-    struct stat3 ops_s, ns_op, p50, p99, p999, max, wakeups, cpu_s, bytes, create_ns, cancel_ns;
+    struct stat3 ops_s, ns_op; /* ns_op: per thread */
+    /* Lateness, us: over every repetition's samples pooled where they
+     * were kept, else (peers, who keep their own) medians of
+     * repetitions'. Either way p50 <= p99 <= p999 <= max. */
+    double p50, p99, p999, max;
+    double wakeups, cpu_s, bytes, create_ns, cancel_ns; /* medians */
     double ns_op_rep[REPORT_MAXREPS]; /* each repetition's, in order: paired ratios */
-    bool interleaved;     /* run here, repetitions round the designs (not a peer's) */
+    uint64_t ticks_fired, ticks_due;  /* ticker: every repetition's, summed */
     struct rep last; /* counts, from the last repetition */
 };
 
-/* A lateness distribution written this run: plotted by (workload, threads). */
+/* A lateness distribution written this run: plotted by (workload,
+ * variant, threads). */
 struct dist {
-    char design[24], workload[24];
+    char design[24], workload[24], variant[16];
     int threads;
 };
 
 struct report {
     const char *dir, *baseline;
+    int cores;
     char header[2048];
+    char notes[1024]; /* what was skipped and why, for the report */
     FILE *jsonl, *csv;
     struct row *rows;
     int nrows, caprows;
@@ -56,31 +77,31 @@ struct report {
 
 int report_open(struct report *r, const char *dir, const char *command, const char *baseline,
                 long slack_ns);
-void report_add(struct report *r, const char *design, const char *workload, const char *variant,
-                int threads, size_t timer_bytes, const struct rep *reps, int n);
-/* The same for a design run here, its repetitions interleaved with the
- * other designs' (so ratios paired by repetition mean something), with
- * lateness percentiles (p50, p99, p999, max) over `pooled`, every
- * repetition's samples together, when it holds any: a p99 of five
- * 0.6-second latency repetitions then rests on about 41 samples, not on
- * the median of five 8-sample ones. Their min and max stay per repetition. */
-void report_add_pooled(struct report *r, const char *design, const char *workload,
-                       const char *variant, int threads, size_t timer_bytes,
-                       const struct rep *reps, int n, const struct hist *pooled);
+/* A row of n repetitions. `pooled`, if it holds samples, is every
+ * repetition's lateness together: a p99 of five 0.6-second latency
+ * repetitions then rests on about 41 samples, not on the median of five
+ * 8-sample ones. */
+void report_add(struct report *r, const struct workload *wl, const char *variant,
+                const char *design, int threads, size_t timer_bytes, const struct rep *reps,
+                int n, const struct hist *pooled, unsigned origin);
+/* Said once in the report, after the verdict. */
+void report_note(struct report *r, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 /* Lateness distributions are sampled at these quantiles, ours and the
  * peers' alike (peers are handed the list: -quantiles). */
 enum { REPORT_NQ = 18 };
 extern const double report_quantiles[REPORT_NQ];
-/* Lateness distribution of one run, for the plots: from our histogram, or
+/* Lateness distribution of one row, for the plots: from our histogram, or
  * from a peer's REPORT_NQ values in microseconds. */
-void report_distribution(struct report *r, const char *workload, const char *design,
-                         int threads, const struct hist *h);
-void report_distribution_values(struct report *r, const char *workload, const char *design,
-                                int threads, const double *us);
+void report_distribution(struct report *r, const struct workload *wl, const char *variant,
+                         const char *design, int threads, const struct hist *h);
+void report_distribution_values(struct report *r, const struct workload *wl,
+                                const char *variant, const char *design, int threads,
+                                const double *us);
 void report_finish(struct report *r, bool plots);
 
 /* Runs the peers that have this workload, when their toolchain is here. */
-void peers_run(struct report *r, const char *workload, const char *variant, int threads,
-               const struct run_config *cfg, int reps, bool quiet);
+void peers_run(struct report *r, const struct workload *wl, const char *variant, int threads,
+               const struct run_config *cfg, int reps);
 
 #endif

@@ -7,7 +7,10 @@ set(designs pheap pheap-sync timerthread globalheap floor)
 
 # A memory row's resident bytes per timer may not come out under 90% of
 # the design's own structures: they did when memory freed by earlier runs
-# was reused (bytes_per_timer is x.yy; compared in whole bytes).
+# was reused (bytes_per_timer is x.yy; compared in whole bytes). The own
+# figure is what the workload's pending timers occupy in the design, so
+# the check holds under any allocator (mimalloc rounds some blocks up; the
+# C library's malloc does not).
 function(check_memory_row line)
   string(JSON own GET "${line}" timer_bytes)
   string(JSON measured GET "${line}" bytes_per_timer)
@@ -43,6 +46,15 @@ foreach(line IN LISTS lines)
     set(${field} ${v})
   endforeach()
   list(APPEND seen "${design}/${workload}")
+  # a quantile never above the next one, nor above the maximum (if
+  # compares numbers as doubles)
+  set(prev 0)
+  foreach(q lat_p50_us lat_p99_us lat_p999_us lat_max_us)
+    if(${q} LESS prev)
+      message(FATAL_ERROR "${q} ${${q}} under the quantile before it: ${line}")
+    endif()
+    set(prev ${${q}})
+  endforeach()
   if(ops LESS_EQUAL 0)
     message(FATAL_ERROR "no ops: ${line}")
   endif()
@@ -73,11 +85,62 @@ foreach(d IN LISTS designs)
   endforeach()
 endforeach()
 
+# The CSV carries the JSON lines' fields (both come from one list,
+# fields.c; CMake lists a JSON object's members sorted, so compare sets).
+file(STRINGS ${OUT}/ptbench.csv csv LIMIT_COUNT 1)
+string(REPLACE "," ";" csv "${csv}")
+list(SORT csv)
+list(GET lines 0 first)
+string(JSON nkeys LENGTH "${first}")
+math(EXPR last "${nkeys} - 1")
+set(keys "")
+foreach(i RANGE ${last})
+  string(JSON k MEMBER "${first}" ${i})
+  list(APPEND keys "${k}")
+endforeach()
+list(SORT keys)
+if(NOT csv STREQUAL keys)
+  message(FATAL_ERROR "CSV header is not the JSON fields:\n${csv}\n${keys}")
+endif()
+
+# The report starts with the verdict: a line per workload and thread
+# count, judged by the figure its kind calls for.
+file(READ ${OUT}/table.txt table)
+if(NOT table MATCHES "^== verdict")
+  message(FATAL_ERROR "table.txt does not start with the verdict:\n${table}")
+endif()
+string(FIND "${table}" "\ncommand:" at_header)
+string(SUBSTRING "${table}" 0 ${at_header} verdict)
+foreach(v "rpc;1;ns/op/thr" "rpc;2;ns/op/thr" "rpc-pending;2;ns/op/thr" "descending;1;ns/op/thr"
+          "random;2;ns/op/thr" "reset;1;ns/op/thr" "reset-alt;2;ns/op/thr"
+          "ticker T=50;1;p99 us" "ticker T=50;2;p99 us" "latency;1;p99 us"
+          "latency-busy;2;p99 us" "memory;1;B/timer" "netpoll 100us;1;p99 us"
+          "netpoll 10ms;1;p99 us")
+  list(GET v 0 wl)
+  list(GET v 1 thr)
+  list(GET v 2 metric)
+  if(NOT verdict MATCHES "\n${wl} +${thr}  ${metric}  +[a-z0-9.-]+ +[0-9.]+ [|]")
+    message(FATAL_ERROR "no verdict line for ${wl} at ${thr} threads by ${metric}:\n${verdict}")
+  endif()
+endforeach()
+# Columns only where they mean something: no lateness in a table whose
+# timers never fire, no ns/op in a latency table.
+foreach(t "rpc;p99 us;1" "random;p99 us;0" "latency;ns/op;1" "ticker T=50;ns/op;1"
+          "memory;wakeups;1")
+  list(GET t 0 wl)
+  list(GET t 1 col)
+  list(GET t 2 absent)
+  string(REGEX MATCH "\n== ${wl}\n[^\n]*" head "${table}")
+  string(FIND "${head}" "${col}" at)
+  if((absent AND NOT at EQUAL -1) OR (NOT absent AND at EQUAL -1) OR NOT head)
+    message(FATAL_ERROR "the ${wl} table's header, '${col}' (absent: ${absent}):${head}")
+  endif()
+endforeach()
+
 # The table pairs every design with floor repetition by repetition under
 # each throughput table (report.c, floor_footer), and gives every design's
 # p99 over the kernel floor's under each netpoll table (the kernel design,
 # latency's floor, is not in this run's list).
-file(READ ${OUT}/table.txt table)
 # rpc, rpc-pending, descending, random, reset, reset-alt x 1 and 2 threads
 string(REGEX MATCHALL "\n   pheap +[0-9.]+ [[][0-9.]+ - [0-9.]+[]]" paired "${table}")
 list(LENGTH paired npaired)
@@ -94,12 +157,29 @@ endforeach()
 # the pages of a large TimerThread task pool: each memory repetition runs
 # in a fresh process, so it still counts the design's own bytes (a forked
 # child inherited those pages and read 1.6 B per 80 B task).
+# Without -q, and stderr not a terminal: a line of progress per row, no
+# carriage returns. With plots, where gnuplot is installed.
 execute_process(
   COMMAND ${PTBENCH} -w rpc,memory -d timerthread,pheap -t 1 -r 1 -D 100 --memory-timers 20000
-          --no-peers --no-plots -q -o ${OUT}/after-rpc
+          --no-peers -o ${OUT}/after-rpc
   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "ptbench rpc,memory failed (${rc}):\n${out}\n${err}")
+endif()
+string(FIND "${err}" "\r" cr)
+string(REGEX MATCHALL "ptbench: [^\n]*\n" progress "${err}")
+list(LENGTH progress nprogress)
+if(NOT cr EQUAL -1 OR NOT nprogress EQUAL 4)
+  message(FATAL_ERROR "expected 4 lines of progress and no carriage return:\n${err}")
+endif()
+find_program(GNUPLOT gnuplot)
+if(GNUPLOT)
+  foreach(png throughput-rpc memory)
+    if(NOT EXISTS ${OUT}/after-rpc/${png}.png)
+      file(READ ${OUT}/after-rpc/plots.log log)
+      message(FATAL_ERROR "no ${png}.png:\n${out}\n${log}")
+    endif()
+  endforeach()
 endif()
 file(STRINGS ${OUT}/after-rpc/ptbench.jsonl lines REGEX "\"workload\":\"memory\"")
 list(LENGTH lines n_after)

@@ -1,5 +1,5 @@
 /* ptbench workloads: each written once against the engine interface. The
- * shapes are those of shared/ANCHORS.md. */
+ * shapes are those of bench/WORKLOADS.md. */
 #ifndef PTBENCH_WORKLOAD_H
 #define PTBENCH_WORKLOAD_H
 
@@ -35,13 +35,43 @@ struct run_result {
 
 struct workload_thread;
 
+/* What a workload measures. It decides how the workload is run (threads,
+ * duration, a process of its own) and by what its rows are judged. */
+enum wl_kind {
+    WL_THROUGHPUT, /* ops back to back: time per op per thread */
+    WL_LATENCY,    /* one timer at a time, idling until it fires: lateness */
+    WL_TICKER,     /* periodic timers: ticks delivered, and their lateness */
+    WL_MEMORY,     /* pending timers: resident bytes each */
+    WL_NETPOLL,    /* the netpoller's timed waits, not an engine (netpoll_bench.c) */
+};
+
+/* The peer programs (peers.c) that implement a workload too. */
+enum { PEER_GO = 1u << 0, PEER_LIBUV = 1u << 1 };
+
 struct workload {
     const char *name;
     const char *what;
-    bench_cb cb;        /* what its timers call when they fire */
-    bool single_thread; /* runs with one thread only */
+    enum wl_kind kind;
+    bool fires;     /* its timers fire during the run, so lateness is measured */
+    bool busy;      /* every core is kept busy meanwhile */
+    unsigned peers; /* PEER_* */
+    bench_cb cb;    /* what its timers call when they fire */
     void (*run)(struct workload_thread *w);
 };
+
+/* memory counts one thread's arming in a process of its own; netpoll
+ * times one thread's waits. */
+static inline bool wl_single_thread(const struct workload *wl)
+{
+    return wl->kind == WL_MEMORY || wl->kind == WL_NETPOLL;
+}
+
+/* Lateness with more workers than cores measures the kernel's scheduler,
+ * not the timers: these run only up to one thread per core. */
+static inline bool wl_cores_only(const struct workload *wl)
+{
+    return wl->kind == WL_LATENCY || wl->kind == WL_TICKER;
+}
 
 /* Per worker thread. */
 struct workload_thread {
@@ -60,8 +90,22 @@ extern const struct workload workloads[];
 extern const int nworkloads;
 const struct workload *workload_find(const char *name);
 
+/* The callbacks of one run record into `late` and count what fired; ticks
+ * due after `end` are not counted. One run at a time per process. */
+void workload_sink_open(struct hist *late);
+void workload_sink_end(pt_nanos end);
+uint64_t workload_sink_fired(void);
+
+/* Realistic heap sizes, as Go's own timer benchmarks have: n timers an
+ * hour away, armed before the measured phase and cancelled after it. */
+bench_handle *workload_preload(struct workload_thread *w, int n);
+void workload_unload(struct workload_thread *w, bench_handle *pre, int n);
+
 /* Runs one repetition: create the engine, start the workers, run, join. */
 int workload_run(const struct workload *wl, const struct engine *eng, int nthreads,
                  const struct run_config *cfg, struct run_result *out);
+
+/* Process CPU time, user and system, of every thread. */
+double bench_cpu_seconds(void);
 
 #endif

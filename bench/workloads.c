@@ -1,10 +1,8 @@
-/* The workloads (shapes from shared/ANCHORS.md) and the runner that times
- * one repetition of one (design, workload, threads). */
-#include <pthread.h>
+/* The workloads (shapes in bench/WORKLOADS.md): what each worker does in
+ * the measured phase. runner.c times them. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <unistd.h>
 
 #include "rng.h"
@@ -18,6 +16,16 @@
 static struct hist *g_late;
 static atomic_ulong g_fired;
 static pt_nanos g_end; /* ticks due after the measured phase are not counted */
+
+void workload_sink_open(struct hist *late)
+{
+    g_late = late;
+    atomic_store(&g_fired, 0);
+}
+
+void workload_sink_end(pt_nanos end) { g_end = end; }
+
+uint64_t workload_sink_fired(void) { return atomic_load(&g_fired); }
 
 /* One-shots carry their deadline as their argument. */
 static void cb_deadline(void *arg)
@@ -87,6 +95,24 @@ static void maybe_poll(struct workload_thread *w)
 {
     if ((w->ops & 15) == 0)
         w->eng->poll(w->th);
+}
+
+bench_handle *workload_preload(struct workload_thread *w, int n)
+{
+    bench_handle *pre = calloc((size_t)n + 1, sizeof *pre);
+    if (!pre)
+        abort();
+    pt_nanos now = pt_nanotime();
+    for (int i = 0; i < n; i++)
+        pre[i] = arm(w, now + 3600 * SEC + uniform(w, 0, SEC));
+    return pre;
+}
+
+void workload_unload(struct workload_thread *w, bench_handle *pre, int n)
+{
+    for (int i = 0; i < n; i++)
+        disarm(w, pre[i]);
+    free(pre);
 }
 
 /* ---- the workloads ---------------------------------------------------- */
@@ -275,31 +301,35 @@ static void run_memory(struct workload_thread *w)
     free(h);
 }
 
-/* netpoll is not run through an engine: ptbench calls netpoll_bench (at
- * the end of this file) for each backend and wait instead. */
-static void run_netpoll_unused(struct workload_thread *w) { (void)w; }
-
+#define GO PEER_GO
+#define UV PEER_LIBUV
 const struct workload workloads[] = {
-    {"rpc", "arm at now+100ms(+<=1ms), then cancel it", cb_deadline, false, run_rpc},
-    {"rpc-pending", "arm one, cancel the one armed W ops ago", cb_deadline, false,
-     run_rpc_pending},
-    {"descending", "each arm earlier than all pending; cancel 1000 ops later", cb_deadline,
-     false, run_descending},
-    {"random", "arm at now+U(1ms,1s); cancel half at random, half fire", cb_deadline, false,
-     run_random},
-    {"reset", "re-arm one of 1000 timers to now+U(1s,2s)", cb_deadline, false, run_reset},
-    {"reset-alt", "as reset, alternating the earlier and later half", cb_deadline, false,
-     run_reset_alt},
-    {"ticker", "T tickers, periods over 1-10ms; ticks delivered and lateness", cb_ticker,
-     false, run_ticker},
-    {"latency", "one timer 300us-1ms ahead at a time; fire time - deadline", cb_deadline,
-     false, run_latency},
-    {"latency-busy", "latency with every core kept busy", cb_deadline, false, run_latency},
-    {"memory", "1,000,000 pending timers: bytes each, create and cancel time", cb_deadline,
-     true, run_memory},
+    {"rpc", "arm at now+100ms(+<=1ms), then cancel it", WL_THROUGHPUT, false, false, GO | UV,
+     cb_deadline, run_rpc},
+    {"rpc-pending", "arm one, cancel the one armed W ops ago", WL_THROUGHPUT, false, false,
+     GO | UV, cb_deadline, run_rpc_pending},
+    {"descending", "each arm earlier than all pending; cancel 1000 ops later", WL_THROUGHPUT,
+     false, false, 0, cb_deadline, run_descending},
+    {"random", "arm at now+U(1ms,1s); cancel half at random, half fire", WL_THROUGHPUT, true,
+     false, GO, cb_deadline, run_random},
+    {"reset", "re-arm one of 1000 timers to now+U(1s,2s)", WL_THROUGHPUT, false, false, GO | UV,
+     cb_deadline, run_reset},
+    {"reset-alt", "as reset, alternating the earlier and later half", WL_THROUGHPUT, false,
+     false, 0, cb_deadline, run_reset_alt},
+    {"ticker", "T tickers, periods over 1-10ms; ticks delivered and lateness", WL_TICKER, true,
+     false, GO, cb_ticker, run_ticker},
+    {"latency", "one timer 300us-1ms ahead at a time; fire time - deadline", WL_LATENCY, true,
+     false, GO | UV, cb_deadline, run_latency},
+    {"latency-busy", "latency with every core kept busy", WL_LATENCY, true, true, GO,
+     cb_deadline, run_latency},
+    {"memory", "1,000,000 pending timers: bytes each, create and cancel time", WL_MEMORY, false,
+     false, GO | UV, cb_deadline, run_memory},
+    /* Run by netpoll_bench.c for each backend and wait, not by an engine. */
     {"netpoll", "timed waits of 100us/1ms/10ms per netpoll backend, beside the kernel floor",
-     cb_deadline, true, run_netpoll_unused},
+     WL_NETPOLL, true, false, 0, NULL, NULL},
 };
+#undef GO
+#undef UV
 const int nworkloads = sizeof workloads / sizeof workloads[0];
 
 const struct workload *workload_find(const char *name)
@@ -308,218 +338,4 @@ const struct workload *workload_find(const char *name)
         if (strcmp(workloads[i].name, name) == 0)
             return &workloads[i];
     return NULL;
-}
-
-/* ---- the runner ------------------------------------------------------- */
-
-struct runner {
-    const struct workload *wl;
-    pthread_barrier_t ready, finished, cleaned;
-    atomic_bool spin_stop;
-};
-
-/* Each worker's on cache lines of its own (two, for the adjacent-line
- * prefetcher): a calloc'd array of them put one worker's rng and counters,
- * written on every op, on the line another worker reads its engine
- * pointers from on every op, or not, depending on where the array
- * landed. */
-#define WORKER_ALIGN 128
-struct worker_arg {
-    _Alignas(WORKER_ALIGN) struct runner *r;
-    struct workload_thread w;
-};
-
-static void *worker_main(void *arg)
-{
-    struct worker_arg *a = arg;
-    struct workload_thread *w = &a->w;
-    w->th = w->eng->thread_start(w->e, w->tid);
-    if (!w->th)
-        abort();
-    /* Preload: realistic heap sizes, as Go's own timer benchmarks do. */
-    int np = a->r->wl->run == run_memory || w->eng->latency_only ? 0 : w->cfg->preload;
-    bench_handle *pre = calloc((size_t)np + 1, sizeof *pre);
-    pt_nanos now = pt_nanotime();
-    for (int i = 0; i < np; i++)
-        pre[i] = arm(w, now + 3600 * SEC + uniform(w, 0, SEC));
-    pthread_barrier_wait(&a->r->ready);
-    pthread_barrier_wait(&a->r->ready); /* the runner has set start and end */
-    a->r->wl->run(w);
-    pthread_barrier_wait(&a->r->finished);
-    for (int i = 0; i < np; i++)
-        disarm(w, pre[i]);
-    free(pre);
-    pthread_barrier_wait(&a->r->cleaned);
-    w->eng->thread_stop(w->th);
-    return NULL;
-}
-
-static void *spinner(void *arg)
-{
-    struct runner *r = arg;
-    while (!atomic_load_explicit(&r->spin_stop, memory_order_relaxed))
-        ;
-    return NULL;
-}
-
-static double cpu_seconds(void)
-{
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + (double)ru.ru_stime.tv_sec +
-           ru.ru_stime.tv_usec / 1e6;
-}
-
-int workload_run(const struct workload *wl, const struct engine *eng, int nthreads,
-                 const struct run_config *cfg, struct run_result *out)
-{
-    memset(out, 0, sizeof *out);
-    g_late = &out->lateness;
-    atomic_store(&g_fired, 0);
-    /* Every field of each worker's argument is set below. */
-    struct worker_arg *args = aligned_alloc(WORKER_ALIGN, (size_t)nthreads * sizeof *args);
-    pthread_t *tids = calloc((size_t)nthreads, sizeof *tids);
-    void *e = args && tids ? eng->create(nthreads, wl->cb) : NULL;
-    if (!e) {
-        free(args);
-        free(tids);
-        return -1;
-    }
-    struct runner r = {.wl = wl};
-    pthread_barrier_init(&r.ready, NULL, (unsigned)nthreads + 1);
-    pthread_barrier_init(&r.finished, NULL, (unsigned)nthreads + 1);
-    pthread_barrier_init(&r.cleaned, NULL, (unsigned)nthreads + 1);
-    for (int i = 0; i < nthreads; i++) {
-        args[i].r = &r;
-        args[i].w = (struct workload_thread){.eng = eng, .e = e, .tid = i, .nthreads = nthreads,
-                                             .cfg = cfg, .res = out,
-                                             .rng = 0x9E3779B97F4A7C15ull * (uint64_t)(i + 1)};
-        pthread_create(&tids[i], NULL, worker_main, &args[i]);
-    }
-    int nspin = cfg->busy ? (int)sysconf(_SC_NPROCESSORS_ONLN) : 0;
-    pthread_t spin[64];
-    if (nspin > 64)
-        nspin = 64;
-    pthread_barrier_wait(&r.ready); /* preloaded */
-    for (int i = 0; i < nspin; i++)
-        pthread_create(&spin[i], NULL, spinner, &r);
-    struct engine_stats s0, s1;
-    eng->read_stats(e, &s0);
-    double cpu0 = cpu_seconds();
-    pt_nanos start = pt_nanotime();
-    pt_nanos end = start + cfg->duration;
-    g_end = end;
-    for (int i = 0; i < nthreads; i++) {
-        args[i].w.start = start;
-        args[i].w.end = end;
-    }
-    pthread_barrier_wait(&r.ready);
-    pthread_barrier_wait(&r.finished);
-    out->elapsed = pt_nanotime() - start;
-    out->cpu_s = cpu_seconds() - cpu0;
-    eng->read_stats(e, &s1);
-    out->wakeups = s1.wakeups - s0.wakeups;
-    atomic_store(&r.spin_stop, true);
-    for (int i = 0; i < nspin; i++)
-        pthread_join(spin[i], NULL);
-    pthread_barrier_wait(&r.cleaned);
-    for (int i = 0; i < nthreads; i++)
-        pthread_join(tids[i], NULL);
-    if (wl->run == run_latency) {
-        /* A design that fires on a thread of its own (timerthread,
-         * globalheap) may not have run the last timers yet if that thread
-         * was kept off the CPU through the workers' last idle; destroy
-         * would drop them unfired. Wait for them (after the measurement). */
-        uint64_t owed = 0;
-        for (int i = 0; i < nthreads; i++)
-            owed += args[i].w.scheduled - args[i].w.cancelled;
-        pt_nanos give_up = pt_nanotime() + 30 * SEC;
-        while (atomic_load(&g_fired) < owed && pt_nanotime() < give_up)
-            bench_sleep_until(pt_nanotime() + MS);
-    }
-    eng->destroy(e); /* every callback has returned after this */
-    for (int i = 0; i < nthreads; i++) {
-        struct workload_thread *w = &args[i].w;
-        out->ops += w->ops;
-        out->scheduled += w->scheduled;
-        out->cancelled += w->cancelled;
-        out->stale_cancels += w->stale_cancels;
-        out->expected_ticks += w->expected_ticks;
-        free(w->free_after);
-    }
-    out->fired = atomic_load(&g_fired);
-    if (wl->run == run_ticker)
-        out->ops = out->fired;
-    pthread_barrier_destroy(&r.ready);
-    pthread_barrier_destroy(&r.finished);
-    pthread_barrier_destroy(&r.cleaned);
-    free(args);
-    free(tids);
-    return 0;
-}
-
-/* ---- netpoll: lateness of the netpoller's timed wait ---------------------
- * Not a timer design: each row is one way of sleeping for a fixed time
- * (100 us, 1 ms, 10 ms) on one thread -- "kernel", a futex wait with an
- * absolute deadline (the floor, as the kernel design), and
- * pt_netpoll_wait(timeout) on each backend: np-epoll (epoll_pwait2),
- * np-timerfd (epoll with its timerfd fallback), np-uring (io_uring,
- * IORING_OP_TIMEOUT). */
-#include "ptimer/base/futex.h"
-#include "ptimer/netpoll.h"
-
-const char *const netpoll_designs[] = {"kernel", "np-epoll", "np-timerfd",
-                                       "np-uring", NULL};
-int netpoll_bench(const char *design, pt_nanos wait, pt_nanos duration, struct run_result *out);
-
-/* One repetition: timed waits for `duration` (at least 3). 0; 1 if the
- * backend is not available here (the row is skipped); -1 on error. */
-int netpoll_bench(const char *design, pt_nanos wait, pt_nanos duration, struct run_result *out)
-{
-    pt_netpoll *np = NULL;
-    if (strcmp(design, "kernel") != 0) {
-        pt_netpoll_options o = {PT_NETPOLL_EPOLL, 0, NULL};
-        if (strcmp(design, "np-timerfd") == 0)
-            o.flags = PT_NETPOLL_TIMERFD;
-        else if (strcmp(design, "np-uring") == 0)
-            o.backend = PT_NETPOLL_URING;
-        if (pt_netpoll_create(&np, &o) != 0)
-            return -1;
-        if (o.backend == PT_NETPOLL_URING && pt_netpoll_backend(np) != PT_NETPOLL_URING) {
-            pt_netpoll_destroy(np);
-            return 1;
-        }
-    }
-    _Atomic uint32_t word = 0; /* never changes: the futex wait ends on time */
-    pt_poll_event ev[1];
-    double cpu0 = cpu_seconds();
-    pt_nanos start = pt_nanotime(), now = start;
-    while (now - start < duration || out->ops < 3) {
-        pt_nanos deadline = now + wait;
-        if (np) {
-            if (pt_netpoll_wait(np, wait, ev, 1) < 0) {
-                pt_netpoll_destroy(np);
-                return -1;
-            }
-            out->wakeups++;
-        }
-        while ((now = pt_nanotime()) < deadline) { /* never early; futex may wake spuriously */
-            if (np) {
-                fprintf(stderr, "ptbench: %s woke %lld ns early\n", design,
-                        (long long)(deadline - now));
-                pt_netpoll_destroy(np);
-                return -1;
-            }
-            pt__futex_wait(&word, 0, deadline);
-            out->wakeups++;
-        }
-        hist_record(&out->lateness, now - deadline);
-        out->ops++;
-    }
-    out->elapsed = now - start;
-    out->cpu_s = cpu_seconds() - cpu0;
-    out->scheduled = out->fired = out->ops;
-    if (np)
-        pt_netpoll_destroy(np);
-    return 0;
 }

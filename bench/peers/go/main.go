@@ -59,11 +59,24 @@ func (l *lat) add(ns int64) {
 	l.mu.Unlock()
 }
 
-func (l *lat) q(p float64) float64 {
-	if len(l.v) == 0 {
+// sorted returns a sorted copy. A random-workload callback that began
+// before its Stop may still be appending after the run: sorting l.v in
+// place while an append moved it to a new array left an unsorted copy
+// behind, read as a p999 above the maximum.
+func (l *lat) sorted() []int64 {
+	l.mu.Lock()
+	v := append([]int64(nil), l.v...)
+	l.mu.Unlock()
+	sort.Slice(v, func(i, j int) bool { return v[i] < v[j] })
+	return v
+}
+
+// quantile of sorted values, at the rank ptbench's histogram uses.
+func quantile(v []int64, p float64) float64 {
+	if len(v) == 0 {
 		return 0
 	}
-	return float64(l.v[int(p*float64(len(l.v)-1))])
+	return float64(v[int(p*float64(len(v)-1))])
 }
 
 type result struct {
@@ -268,13 +281,13 @@ func main() {
 		if *workload == "ticker" {
 			res.ops = fired
 		}
-		sort.Slice(late.v, func(i, j int) bool { return late.v[i] < late.v[j] })
+		v := late.sorted()
 		max := 0.0
-		if n := len(late.v); n > 0 {
-			max = float64(late.v[n-1])
+		if n := len(v); n > 0 {
+			max = float64(v[n-1])
 		}
 		qs := ""
-		if *quantiles != "" && len(late.v) > 0 {
+		if *quantiles != "" && len(v) > 0 {
 			for i, f := range strings.Split(*quantiles, ",") {
 				p, err := strconv.ParseFloat(f, 64)
 				if err != nil || p < 0 || p > 1 {
@@ -284,7 +297,7 @@ func main() {
 				if i > 0 {
 					qs += ","
 				}
-				qs += fmt.Sprintf("%.0f", late.q(p))
+				qs += fmt.Sprintf("%.0f", quantile(v, p))
 			}
 			qs = ",\"lat_q_ns\":[" + qs + "]"
 		}
@@ -293,7 +306,7 @@ func main() {
 			"\"lat_p99_ns\":%.0f,\"lat_p999_ns\":%.0f,\"lat_max_ns\":%.0f,"+
 			"\"bytes_per_timer\":%.2f,\"create_ns\":%.2f,\"cancel_ns\":%.2f,"+
 			"\"fired\":%d,\"expected_ticks\":%d%s}\n",
-			*workload, *threads, res.ops, elapsed.Nanoseconds(), cpu, late.q(0.5), late.q(0.99),
-			late.q(0.999), max, res.bytes, res.createNs, res.cancelNs, fired, res.expected, qs)
+			*workload, *threads, res.ops, elapsed.Nanoseconds(), cpu, quantile(v, 0.5), quantile(v, 0.99),
+			quantile(v, 0.999), max, res.bytes, res.createNs, res.cancelNs, fired, res.expected, qs)
 	}
 }

@@ -194,9 +194,10 @@ int main(int argc, char **argv)
         double p50 = 0, p99 = 0, p999 = 0, mx = 0;
         if (nlat) {
             qsort(lat, nlat, sizeof *lat, cmp64);
-            p50 = (double)lat[nlat / 2];
-            p99 = (double)lat[(size_t)(nlat * 0.99)];
-            p999 = (double)lat[(size_t)(nlat * 0.999)];
+            /* The rank ptbench's histogram and the Go peer use. */
+            p50 = (double)lat[(size_t)(0.5 * (double)(nlat - 1))];
+            p99 = (double)lat[(size_t)(0.99 * (double)(nlat - 1))];
+            p999 = (double)lat[(size_t)(0.999 * (double)(nlat - 1))];
             mx = (double)lat[nlat - 1];
         }
         printf("{\"design\":\"libuv\",\"workload\":\"%s\",\"threads\":1,\"ops\":%llu,"

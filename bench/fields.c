@@ -1,0 +1,118 @@
+/* A row's fields, listed once for the JSON lines and the CSV both, so
+ * that neither file can carry a field the other lacks. */
+#include <string.h>
+
+#include "report_impl.h"
+
+enum ftype { F_STR, F_INT, F_NUM };
+
+struct field {
+    const char *name;
+    enum ftype type;
+    int prec; /* F_NUM: digits after the point */
+    const char *s;
+    double d;
+    unsigned long long u;
+};
+
+enum { NFIELDS_MAX = 40 };
+
+static int row_fields(const struct row *w, struct field *f)
+{
+    const struct rep *l = &w->last; /* counts: the last repetition's */
+    int n = 0;
+#define S(k, v) f[n++] = (struct field){k, F_STR, 0, v, 0, 0}
+#define I(k, v)                                                                                    \
+    f[n++] = (struct field)                                                                        \
+    {                                                                                              \
+        k, F_INT, 0, NULL, 0, (unsigned long long)(v)                                              \
+    }
+#define D(k, v, p)                                                                                 \
+    f[n++] = (struct field)                                                                        \
+    {                                                                                              \
+        k, F_NUM, p, NULL, v, 0                                                                    \
+    }
+    S("design", w->design);
+    S("workload", w->workload);
+    S("kind", kind_name(w->kind));
+    S("variant", w->variant);
+    I("threads", w->threads);
+    I("reps", w->reps);
+    D("ops_per_s", w->ops_s.median, 0);
+    D("ops_per_s_min", w->ops_s.min, 0);
+    D("ops_per_s_max", w->ops_s.max, 0);
+    D("ns_per_op", w->ns_op.median, 2); /* per thread */
+    D("ns_per_op_min", w->ns_op.min, 2);
+    D("ns_per_op_max", w->ns_op.max, 2);
+    D("lat_p50_us", w->p50, 2);
+    D("lat_p99_us", w->p99, 2);
+    D("lat_p999_us", w->p999, 2);
+    D("lat_max_us", w->max, 2);
+    D("wakeups", w->wakeups, 0);
+    D("cpu_s", w->cpu_s, 4);
+    D("bytes_per_timer", w->bytes, 2);
+    D("create_ns", w->create_ns, 2);
+    D("cancel_ns", w->cancel_ns, 2);
+    I("timer_bytes", w->timer_bytes);
+    I("ops", l->ops);
+    I("scheduled", l->scheduled);
+    I("fired", l->fired);
+    I("cancelled", l->cancelled);
+    I("stale_cancels", l->stale_cancels);
+    I("expected_ticks", l->expected_ticks);
+    D("ticks_delivered", w->ticks_due ? ticks_delivered(w) : 0, 4); /* all repetitions' */
+#undef S
+#undef I
+#undef D
+    return n;
+}
+
+static void put_value(FILE *f, const struct field *x, bool json)
+{
+    switch (x->type) {
+    case F_STR:
+        fprintf(f, json ? "\"%s\"" : "%s", x->s);
+        break;
+    case F_INT:
+        fprintf(f, "%llu", x->u);
+        break;
+    case F_NUM:
+        fprintf(f, "%.*f", x->prec, x->d);
+        break;
+    }
+}
+
+void fields_csv_header(FILE *f)
+{
+    struct row blank;
+    memset(&blank, 0, sizeof blank);
+    struct field x[NFIELDS_MAX];
+    int n = row_fields(&blank, x);
+    for (int i = 0; i < n; i++)
+        fprintf(f, "%s%s", i ? "," : "", x[i].name);
+    fprintf(f, "\n");
+}
+
+void fields_csv(FILE *f, const struct row *w)
+{
+    struct field x[NFIELDS_MAX];
+    int n = row_fields(w, x);
+    for (int i = 0; i < n; i++) {
+        if (i)
+            fputc(',', f);
+        put_value(f, &x[i], false);
+    }
+    fprintf(f, "\n");
+}
+
+void fields_json(FILE *f, const struct row *w)
+{
+    struct field x[NFIELDS_MAX];
+    int n = row_fields(w, x);
+    fputc('{', f);
+    for (int i = 0; i < n; i++) {
+        fprintf(f, "%s\"%s\":", i ? "," : "", x[i].name);
+        put_value(f, &x[i], true);
+    }
+    fprintf(f, "}\n");
+}

@@ -1,0 +1,19 @@
+/* A memory repetition in a process of its own. */
+#ifndef PTBENCH_ISOLATED_H
+#define PTBENCH_ISOLATED_H
+
+#include "report.h"
+
+/* The hidden first argument that makes ptbench the child. */
+#define ISOLATED_ARG "--isolated-rep"
+#define ISOLATED_ARGC 7
+
+/* In ptbench executed afresh: one repetition, its struct rep written to
+ * the pipe named on the command line. The exit status. */
+int isolated_main(char **argv);
+
+/* One repetition of wl on eng in this program executed afresh. */
+int run_isolated(const struct workload *wl, const struct engine *eng, int nt,
+                 const struct run_config *cfg, struct rep *out);
+
+#endif

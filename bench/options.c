@@ -1,0 +1,267 @@
+/* ptbench's command line, through getopt_long. */
+#include "options.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "engine.h"
+#include "report.h"
+#include "workload.h"
+
+/* floor right after pheap: their repetitions run back to back, which is
+ * what the paired ratio under each table (tables.c) leans on. */
+static const char *const default_designs[] = {"pheap",       "floor",      "pheap-sync",
+                                              "timerthread", "globalheap", "kernel"};
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: ptbench [compare] [options]\n"
+               "  compare               the standard matrix (every design x workload x threads)\n"
+               "  -d, --design LIST     designs, comma-separated (default: all):\n"
+               "                        pheap pheap-sync timerthread globalheap floor\n"
+               "                        kernel (latency workloads only: the futex floor)\n"
+               "  -w, --workload LIST   workloads (default: all):\n");
+    for (int i = 0; i < nworkloads; i++)
+        fprintf(f, "                          %-13s %s\n", workloads[i].name, workloads[i].what);
+    fprintf(f, "  -t, --threads LIST    worker threads (default: 1,2,<2 x cores>)\n"
+               "  -r, --reps N          repetitions, 1-64; medians are reported (default 5)\n"
+               "  -D, --duration-ms N   per repetition of throughput workloads (default 300)\n"
+               "      --ticker-ms N     per repetition of ticker (default 300)\n"
+               "      --latency-ms N    per repetition of latency and netpoll (default 600)\n"
+               "  -n, --ops N           ops per thread instead of a duration\n"
+               "      --preload N       far-future timers per thread first (default 32768)\n"
+               "      --window N        rpc-pending window (default 10000)\n"
+               "      --memory-timers N pending timers in the memory workload (default 1000000)\n"
+               "      --tickers LIST    ticker counts (default 1000,10000)\n"
+               "      --slack-ns N      PR_SET_TIMERSLACK for every thread (default 1000)\n"
+               "  -b, --baseline NAME   the design the tables' ratio column is against\n"
+               "                        (default timerthread; the verdict's ratios are\n"
+               "                        against each line's winner)\n"
+               "  -o, --out DIR         results folder (default results)\n"
+               "      --no-peers        skip Go and libuv\n"
+               "      --no-plots        skip gnuplot\n"
+               "  -q, --quiet           no progress on stderr (on a terminal: a line\n"
+               "                        rewritten per repetition; else a line per row)\n");
+}
+
+static int split(char *s, const char **out)
+{
+    int n = 0;
+    for (char *tok = strtok(s, ","); tok && n < MAXLIST; tok = strtok(NULL, ","))
+        out[n++] = tok;
+    return n;
+}
+
+static long parse_long(const char *s, long lo, long hi)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || *end || !*s || v < lo || v > hi)
+        return -1;
+    return v;
+}
+
+/* Positive integers up to hi; how many, or -1. */
+static int split_ints(char *s, int *out, long hi)
+{
+    const char *parts[MAXLIST];
+    int n = split(s, parts);
+    for (int i = 0; i < n; i++) {
+        long v = parse_long(parts[i], 1, hi);
+        if (v < 0)
+            return -1;
+        out[i] = (int)v;
+    }
+    return n;
+}
+
+static int bad_option(const char *opt, const char *val)
+{
+    fprintf(stderr, "ptbench: bad value for %s: '%s'\n\n", opt, val ? val : "(missing)");
+    usage(stderr);
+    return 2;
+}
+
+enum {
+    OPT_TICKER_MS = 256,
+    OPT_LATENCY_MS,
+    OPT_PRELOAD,
+    OPT_WINDOW,
+    OPT_MEMORY_TIMERS,
+    OPT_TICKERS,
+    OPT_SLACK_NS,
+    OPT_NO_PEERS,
+    OPT_NO_PLOTS,
+};
+
+static const struct option long_options[] = {
+    {"help", no_argument, NULL, 'h'},
+    {"design", required_argument, NULL, 'd'},
+    {"workload", required_argument, NULL, 'w'},
+    {"threads", required_argument, NULL, 't'},
+    {"reps", required_argument, NULL, 'r'},
+    {"duration-ms", required_argument, NULL, 'D'},
+    {"ticker-ms", required_argument, NULL, OPT_TICKER_MS},
+    {"latency-ms", required_argument, NULL, OPT_LATENCY_MS},
+    {"ops", required_argument, NULL, 'n'},
+    {"preload", required_argument, NULL, OPT_PRELOAD},
+    {"window", required_argument, NULL, OPT_WINDOW},
+    {"memory-timers", required_argument, NULL, OPT_MEMORY_TIMERS},
+    {"tickers", required_argument, NULL, OPT_TICKERS},
+    {"slack-ns", required_argument, NULL, OPT_SLACK_NS},
+    {"baseline", required_argument, NULL, 'b'},
+    {"out", required_argument, NULL, 'o'},
+    {"no-peers", no_argument, NULL, OPT_NO_PEERS},
+    {"no-plots", no_argument, NULL, OPT_NO_PLOTS},
+    {"quiet", no_argument, NULL, 'q'},
+    {NULL, 0, NULL, 0},
+};
+
+static void defaults(struct options *o)
+{
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    *o = (struct options){.reps = 5,
+                          .duration_ms = 300,
+                          .ticker_ms = 300,
+                          .latency_ms = 600,
+                          .slack_ns = 1000,
+                          .preload = 32768,
+                          .window = 10000,
+                          .memory_timers = 1000000,
+                          .baseline = "timerthread",
+                          .out = "results",
+                          .peers = true,
+                          .plots = true};
+    o->threads[o->nthreads++] = 1;
+    o->threads[o->nthreads++] = 2;
+    o->threads[o->nthreads++] = (int)(2 * (ncpu > 0 ? ncpu : 1));
+    if (o->threads[2] <= 2)
+        o->nthreads = 2;
+    o->tickers[o->ntickers++] = 1000;
+    o->tickers[o->ntickers++] = 10000;
+}
+
+/* One option: 0, or 2 after saying what was wrong. */
+static int apply(struct options *o, int c, const char *opt, char *v)
+{
+    long n;
+    switch (c) {
+    case 'd':
+        o->ndesigns = split(v, o->designs);
+        for (int k = 0; k < o->ndesigns; k++)
+            if (!engine_find(o->designs[k]))
+                return bad_option(opt, o->designs[k]);
+        return 0; /* none named: all */
+    case 'w':
+        o->nworkloads = split(v, o->workloads);
+        for (int k = 0; k < o->nworkloads; k++)
+            if (!workload_find(o->workloads[k]))
+                return bad_option(opt, o->workloads[k]);
+        return 0;
+    case 't':
+        o->nthreads = split_ints(v, o->threads, 1024);
+        return o->nthreads > 0 ? 0 : bad_option(opt, v);
+    case OPT_TICKERS:
+        o->ntickers = split_ints(v, o->tickers, 10000000);
+        return o->ntickers > 0 ? 0 : bad_option(opt, v);
+    case 'r':
+        n = parse_long(v, 1, REPORT_MAXREPS);
+        o->reps = (int)n;
+        break;
+    case 'D':
+        n = o->duration_ms = parse_long(v, 1, 3600000);
+        break;
+    case OPT_TICKER_MS:
+        n = o->ticker_ms = parse_long(v, 1, 3600000);
+        break;
+    case OPT_LATENCY_MS:
+        n = o->latency_ms = parse_long(v, 1, 3600000);
+        break;
+    case 'n':
+        n = o->ops = parse_long(v, 1, 1L << 40);
+        break;
+    case OPT_PRELOAD:
+        n = parse_long(v, 0, 1 << 24);
+        o->preload = (int)n;
+        break;
+    case OPT_WINDOW:
+        n = parse_long(v, 1, 1 << 24);
+        o->window = (int)n;
+        break;
+    case OPT_MEMORY_TIMERS:
+        n = o->memory_timers = parse_long(v, 1, 100000000);
+        break;
+    case OPT_SLACK_NS:
+        n = o->slack_ns = parse_long(v, 1, 1000000000);
+        break;
+    case 'b':
+        /* the peers' rows can be the baseline too */
+        if (!engine_find(v) && strcmp(v, "go1.19") != 0 && strcmp(v, "libuv") != 0)
+            return bad_option(opt, v);
+        o->baseline = v;
+        return 0;
+    case 'o':
+        o->out = v;
+        return 0;
+    case OPT_NO_PEERS:
+        o->peers = false;
+        return 0;
+    case OPT_NO_PLOTS:
+        o->plots = false;
+        return 0;
+    case 'q':
+        o->quiet = true;
+        return 0;
+    default:
+        return 2;
+    }
+    return n < 0 ? bad_option(opt, v) : 0;
+}
+
+int options_parse(int argc, char **argv, struct options *o)
+{
+    defaults(o);
+    /* `compare` names the defaults, the standard matrix; it may only come
+     * first. */
+    if (argc > 1 && strcmp(argv[1], "compare") == 0) {
+        argv[1] = argv[0];
+        argv++;
+        argc--;
+    }
+    opterr = 1; /* getopt says what it refused; usage follows */
+    int c;
+    while ((c = getopt_long(argc, argv, "+hd:w:t:r:D:n:b:o:q", long_options, NULL)) != -1) {
+        if (c == 'h') {
+            usage(stdout);
+            exit(0);
+        }
+        if (c == '?' || c == ':') {
+            fprintf(stderr, "\n");
+            usage(stderr);
+            return 2;
+        }
+        /* the option as typed, for the message: argv[optind - 1] is its
+         * value when it was a separate word */
+        const char *opt =
+            argv[optind - 1] == optarg && optind >= 2 ? argv[optind - 2] : argv[optind - 1];
+        if (apply(o, c, opt, optarg) != 0)
+            return 2;
+    }
+    if (optind < argc) {
+        fprintf(stderr, "ptbench: unexpected argument '%s'\n\n", argv[optind]);
+        usage(stderr);
+        return 2;
+    }
+    if (!o->ndesigns)
+        for (size_t k = 0; k < sizeof default_designs / sizeof *default_designs; k++)
+            o->designs[o->ndesigns++] = default_designs[k];
+    if (!o->nworkloads)
+        for (int k = 0; k < nworkloads && k < MAXLIST; k++)
+            o->workloads[o->nworkloads++] = workloads[k].name;
+    return 0;
+}

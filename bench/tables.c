@@ -1,0 +1,209 @@
+/* A table per workload (and variant), after the verdict: every row's
+ * figures, with only the columns that the workload measures. */
+#include <string.h>
+
+#include "report_impl.h"
+
+static bool is_peer(const struct row *w)
+{
+    return w->origin & ROW_PEER;
+}
+
+static void header(const struct report *r, FILE *f, const struct row *g, bool base)
+{
+    fprintf(f, "%-12s %4s", "design", "thr");
+    switch (g->kind) {
+    case WL_THROUGHPUT:
+        fprintf(f, " %10s %21s %9s", "ns/op/thr", "[min - max]", "Mops/s");
+        break;
+    case WL_TICKER:
+        fprintf(f, " %9s", "delivered");
+        break;
+    case WL_MEMORY:
+        fprintf(f, " %8s %6s %10s %10s", "B/timer", "own B", "create ns", "cancel ns");
+        break;
+    case WL_LATENCY:
+    case WL_NETPOLL:
+        break;
+    }
+    if (g->fires)
+        fprintf(f, " %8s %8s %8s %9s", "p50 us", "p99 us", "p999 us", "max us");
+    if (g->kind != WL_MEMORY)
+        fprintf(f, " %8s %6s", "wakeups", "cpu s");
+    if (base) {
+        char title[32];
+        snprintf(title, sizeof title, "/%s", r->baseline);
+        fprintf(f, " %12s", title);
+    }
+    fprintf(f, "\n");
+}
+
+static void line(const struct report *r, FILE *f, const struct row *w, bool base)
+{
+    char thr[16];
+    snprintf(thr, sizeof thr, "%d%s", w->threads, w->threads > r->cores ? "*" : "");
+    fprintf(f, "%-12s %4s", w->design, thr);
+    switch (w->kind) {
+    case WL_THROUGHPUT: {
+        /* One format for the median and its range: rounding then keeps
+         * min <= median <= max, which %.4g against %.3g did not. */
+        char range[48];
+        snprintf(range, sizeof range, "[%.1f - %.1f]", w->ns_op.min, w->ns_op.max);
+        fprintf(f, " %10.1f %21s %9.3f", w->ns_op.median, range, w->ops_s.median / 1e6);
+        break;
+    }
+    case WL_TICKER: {
+        double d = ticks_delivered(w);
+        char share[16] = "-";
+        if (d >= 0)
+            snprintf(share, sizeof share, "%.1f%%", 100 * d);
+        fprintf(f, " %9s", share);
+        break;
+    }
+    case WL_MEMORY: {
+        char own[24] = "-";
+        if (w->timer_bytes)
+            snprintf(own, sizeof own, "%zu", w->timer_bytes);
+        fprintf(f, " %8.1f %6s %10.1f %10.1f", w->bytes, own, w->create_ns, w->cancel_ns);
+        break;
+    }
+    case WL_LATENCY:
+    case WL_NETPOLL:
+        break;
+    }
+    if (w->fires)
+        fprintf(f, " %8.1f %8.1f %8.1f %9.1f", w->p50, w->p99, w->p999, w->max);
+    if (w->kind != WL_MEMORY) {
+        char wake[24] = "-"; /* peers do not count theirs */
+        if (!is_peer(w))
+            snprintf(wake, sizeof wake, "%.0f", w->wakeups);
+        fprintf(f, " %8s %6.2f", wake, w->cpu_s);
+    }
+    if (base) {
+        const struct row *b = report_find(r, r->baseline, w);
+        char ratio[16] = "-";
+        if (b && metric_value(b) > 0 && metric_value(w) > 0)
+            ratio_format(ratio, sizeof ratio, metric_value(w) / metric_value(b));
+        fprintf(f, " %12s", ratio);
+    }
+    fprintf(f, "\n");
+}
+
+/* Under a latency or netpoll table: every design's p99 over the kernel
+ * floor's (a futex wait with the same deadline), per thread count. */
+static void kernel_footer(const struct report *r, FILE *f, const struct row *g)
+{
+    bool any = false;
+    for (int i = 0; i < r->nrows; i++) {
+        const struct row *k = &r->rows[i];
+        if (!(k->origin & ROW_REFERENCE) || !row_same_group(k, g))
+            continue;
+        fprintf(f, "%s threads %d: p99 over the kernel floor's (%.1f us):", any ? "\n" : "",
+                k->threads, k->p99);
+        any = true;
+        for (int j = 0; j < r->nrows; j++) {
+            const struct row *w = &r->rows[j];
+            if (!row_same_cell(w, k) || w == k || k->p99 <= 0)
+                continue;
+            fprintf(f, " %s %.2f", w->design, w->p99 / k->p99);
+        }
+    }
+    if (any)
+        fprintf(f, "\n");
+}
+
+/* Under a throughput table: every design's ns/op over floor's, as the
+ * median of per-repetition ratios. Repetitions go round the designs, so
+ * repetition i of each ran within a second or two of floor's: this
+ * shared machine's slow spells (a third off for seconds at a time) land
+ * on both sides of most ratios, where they would decide a ratio of two
+ * medians taken minutes apart. */
+static void floor_footer(const struct report *r, FILE *f, const struct row *g)
+{
+    for (int i = 0; i < r->nrows; i++) {
+        const struct row *fl = &r->rows[i];
+        if (strcmp(fl->design, "floor") || !row_same_group(fl, g) ||
+            !(fl->origin & ROW_INTERLEAVED))
+            continue;
+        bool said = false;
+        for (int j = 0; j < r->nrows; j++) {
+            const struct row *w = &r->rows[j];
+            if (!row_same_cell(w, fl) || w == fl || !(w->origin & ROW_INTERLEAVED) ||
+                w->reps != fl->reps)
+                continue;
+            double q[REPORT_MAXREPS];
+            int n = 0;
+            for (int k = 0; k < w->reps; k++)
+                if (fl->ns_op_rep[k] > 0 && w->ns_op_rep[k] > 0)
+                    q[n++] = w->ns_op_rep[k] / fl->ns_op_rep[k];
+            if (!n)
+                continue;
+            if (!said)
+                fprintf(f,
+                        " threads %d: ns/op/thr over floor's, paired by repetition"
+                        " (median [min - max]):\n",
+                        fl->threads);
+            said = true;
+            struct stat3 s = stat3_of(q, n);
+            fprintf(f, "   %-12s %.2f [%.2f - %.2f]\n", w->design, s.median, s.min, s.max);
+        }
+    }
+}
+
+static void legend(const struct report *r, FILE *f)
+{
+    fprintf(f,
+            "\nColumns:\n"
+            "  ns/op/thr  wall time x threads / ops: each thread's time per op; an op is an\n"
+            "             arm plus its cancel where both happen. [min - max] over repetitions\n"
+            "  Mops/s     all threads' ops per second\n"
+            "  p50 .. max lateness, fire time - deadline (tables of workloads whose timers\n"
+            "             fire); ours pooled over repetitions, the peers' their medians\n"
+            "  delivered  ticks delivered by the end of each run over the ticks due by\n"
+            "             then, all repetitions together\n"
+            "  wakeups    times the side that fires timers woke from a sleep in the measured\n"
+            "             phase, all threads: the workers' idle for pheap, pheap-sync, floor\n"
+            "             and kernel; the timer thread for timerthread and globalheap; a\n"
+            "             returned wait for netpoll. -: not counted (peers)\n"
+            "  cpu s      the process's CPU time (user + system, every thread) in the\n"
+            "             measured phase: against wall time x threads, how busy it kept\n"
+            "             the machine, timer and firing threads included\n"
+            "  B/timer    resident bytes per pending timer, measured in a fresh process\n"
+            "  own B      the design's own structures per pending timer, by its layout\n"
+            "  /%-9s the row's figure (ns/op/thr, p99 us of lateness or B/timer, by\n"
+            "             workload) over %s's (-b): lower is better\n"
+            "  thr*       more threads than the %d cores\n",
+            r->baseline, r->baseline, r->cores);
+}
+
+static bool first_of_group(const struct report *r, int i)
+{
+    for (int j = 0; j < i; j++)
+        if (row_same_group(&r->rows[j], &r->rows[i]))
+            return false;
+    return true;
+}
+
+void tables_print(const struct report *r, FILE *f)
+{
+    for (int i = 0; i < r->nrows; i++) {
+        const struct row *g = &r->rows[i];
+        if (!first_of_group(r, i))
+            continue;
+        bool base = false;
+        for (int j = i; j < r->nrows && !base; j++)
+            base = row_same_group(&r->rows[j], g) && !strcmp(r->rows[j].design, r->baseline);
+        char name[48];
+        group_name(g, name, sizeof name);
+        fprintf(f, "\n== %s\n", name);
+        header(r, f, g, base);
+        for (int j = i; j < r->nrows; j++)
+            if (row_same_group(&r->rows[j], g))
+                line(r, f, &r->rows[j], base);
+        if (g->kind == WL_THROUGHPUT)
+            floor_footer(r, f, g);
+        if (g->kind == WL_LATENCY || g->kind == WL_NETPOLL)
+            kernel_footer(r, f, g);
+    }
+    legend(r, f);
+}

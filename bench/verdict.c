@@ -1,0 +1,173 @@
+/* The verdict table, first in the report: per workload and thread count,
+ * the winning design and every design's figure over the winner's, peers
+ * included, all by one rule (lower is better; metric.c), so that no
+ * ratio has to be worked out by hand across tables with different
+ * baselines. */
+#include <string.h>
+
+#include "report_impl.h"
+
+enum { MAXCOLS = 32 };
+
+struct columns {
+    const char *name[MAXCOLS];
+    int n;
+};
+
+static void add_column(struct columns *c, const char *design)
+{
+    for (int i = 0; i < c->n; i++)
+        if (strcmp(c->name[i], design) == 0)
+            return;
+    if (c->n < MAXCOLS)
+        c->name[c->n++] = design;
+}
+
+static int col_width(const char *design)
+{
+    int n = (int)strlen(design);
+    return n < 6 ? 6 : n;
+}
+
+/* The first row of each verdict line is where the line is printed. */
+static bool first_of_cell(const struct report *r, int i)
+{
+    for (int j = 0; j < i; j++)
+        if (row_same_cell(&r->rows[j], &r->rows[i]))
+            return false;
+    return true;
+}
+
+/* The largest share of due ticks a design delivered in this cell: the
+ * bar, less TICKS_SLACK, for being ranked. Relative, not fixed: when the
+ * machine is busy every design drops ticks, and a fixed bar would leave
+ * the line without a winner. Peers count, references do not. */
+static double most_delivered(const struct report *r, const struct row *like)
+{
+    double most = 0;
+    for (int i = 0; i < r->nrows; i++) {
+        const struct row *w = &r->rows[i];
+        if (row_same_cell(w, like) && !(w->origin & ROW_REFERENCE) && ticks_delivered(w) > most)
+            most = ticks_delivered(w);
+    }
+    return most;
+}
+
+static const struct row *winner_of(const struct report *r, const struct row *like, double most)
+{
+    const struct row *best = NULL;
+    for (int i = 0; i < r->nrows; i++) {
+        const struct row *w = &r->rows[i];
+        if (row_same_cell(w, like) && metric_ranked(w, most) &&
+            (!best || metric_value(w) < metric_value(best)))
+            best = w;
+    }
+    return best;
+}
+
+static void print_cell(FILE *f, const struct report *r, const struct row *like,
+                       const struct row *best, double most, const char *design)
+{
+    char cell[16] = "-";
+    const struct row *w = report_find(r, design, like);
+    if (w && best && metric_value(w) > 0) {
+        ratio_format(cell, sizeof cell, metric_value(w) / metric_value(best));
+        if (w->kind == WL_TICKER && !(w->origin & ROW_REFERENCE) && !metric_ranked(w, most))
+            strcat(cell, "!");
+    } else if (w) {
+        snprintf(cell, sizeof cell, "?");
+    }
+    fprintf(f, " %*s", col_width(design), cell);
+}
+
+/* The netpoll backends are not timer designs: their lines get columns of
+ * their own, under a header of their own, in the same table. */
+static void print_block(const struct report *r, FILE *f, bool netpoll, int namew, int winw)
+{
+    struct columns cols = {.n = 0};
+    for (int i = 0; i < r->nrows; i++)
+        if ((r->rows[i].kind == WL_NETPOLL) == netpoll)
+            add_column(&cols, r->rows[i].design);
+    if (!cols.n)
+        return;
+    fprintf(f, "%-*s %4s  %-9s  %-*s %9s |", namew, netpoll ? "netpoll" : "workload", "thr",
+            "metric", winw, "winner", "best");
+    for (int c = 0; c < cols.n; c++)
+        fprintf(f, " %*s", col_width(cols.name[c]), cols.name[c]);
+    fprintf(f, "\n");
+    for (int i = 0; i < r->nrows; i++) {
+        const struct row *w = &r->rows[i];
+        if ((w->kind == WL_NETPOLL) != netpoll || !first_of_cell(r, i))
+            continue;
+        double most = most_delivered(r, w);
+        const struct row *best = winner_of(r, w, most);
+        char name[48], thr[16], val[32] = "-";
+        group_name(w, name, sizeof name);
+        snprintf(thr, sizeof thr, "%d%s", w->threads, w->threads > r->cores ? "*" : "");
+        if (best)
+            snprintf(val, sizeof val, "%.1f", metric_value(best));
+        fprintf(f, "%-*s %4s  %-9s  %-*s %9s |", namew, name, thr, metric_name(w->kind), winw,
+                best ? best->design : "-", val);
+        for (int c = 0; c < cols.n; c++)
+            print_cell(f, r, w, best, most, cols.name[c]);
+        fprintf(f, "\n");
+    }
+}
+
+static void legend_kind(const struct report *r, FILE *f, enum wl_kind kind, const char *what)
+{
+    char names[256] = "";
+    for (int i = 0; i < r->nrows; i++) {
+        const struct row *w = &r->rows[i];
+        bool named = false;
+        for (int j = 0; j < i && !named; j++)
+            named = strcmp(r->rows[j].workload, w->workload) == 0;
+        if (w->kind != kind || named)
+            continue;
+        size_t len = strlen(names);
+        snprintf(names + len, sizeof names - len, "%s%s", len ? ", " : "", w->workload);
+    }
+    if (names[0])
+        fprintf(f, "  %-9s  %s: %s\n", metric_name(kind), names, what);
+}
+
+static void legend(const struct report *r, FILE *f)
+{
+    fprintf(f, "\nEach line: the winner (the lowest figure, shown as best) and every design's\n"
+               "figure over the winner's: 1.00 is the winner, 2.00 twice its time, lateness or\n"
+               "bytes. The figure, by workload:\n");
+    legend_kind(r, f, WL_THROUGHPUT,
+                "wall time x threads / ops, each thread's time per op\n"
+                "             (median of repetitions; paired ratios under each table below)");
+    legend_kind(r, f, WL_LATENCY, "99th percentile of fire time - deadline");
+    legend_kind(r, f, WL_TICKER,
+                "the same over the ticks delivered, ranked among the designs\n"
+                "             that delivered within a point of the most any did (every one\n"
+                "             of them where the machine keeps up); the others' ratios end\n"
+                "             in !, as their lateness leaves out the ticks they dropped");
+    legend_kind(r, f, WL_NETPOLL, "99th percentile of a timed wait's return - its deadline");
+    legend_kind(r, f, WL_MEMORY, "resident bytes per pending timer");
+    fprintf(f,
+            "Lateness: our designs' samples of every repetition pooled, the peers' (go1.19,\n"
+            "libuv) medians of their repetitions'. kernel is a floor, a futex wait with the\n"
+            "same deadline and no timer structure: its ratio is shown, it never wins.\n"
+            "thr*: more threads than the %d cores. -: not run.  ?: no figure.\n",
+            r->cores);
+}
+
+void verdict_print(const struct report *r, FILE *f)
+{
+    int namew = 8, winw = 6;
+    for (int i = 0; i < r->nrows; i++) {
+        char name[48];
+        group_name(&r->rows[i], name, sizeof name);
+        if ((int)strlen(name) > namew)
+            namew = (int)strlen(name);
+        if ((int)strlen(r->rows[i].design) > winw)
+            winw = (int)strlen(r->rows[i].design);
+    }
+    fprintf(f, "== verdict: which design, when\n");
+    print_block(r, f, false, namew, winw);
+    print_block(r, f, true, namew, winw);
+    legend(r, f);
+}
