@@ -345,6 +345,11 @@ static pt_g *find_runnable(struct pt__m *m)
                 atomic_load_explicit(&s->nprocs, memory_order_relaxed) &&
             atomic_load_explicit(&s->sysmon_sleeping, memory_order_acquire))
             pt__sysmon_kick(s); /* the first M to leave a fully idle scheduler */
+        /* Woken Ms look for work as spinning Ms (Go's startm(spinning)):
+         * one that finds work then wakes the next (found), so work that
+         * arrived in a burst, or that it takes in a batch from the global
+         * queue, gets as many Ms as it needs. */
+        start_spinning(m);
     }
 }
 

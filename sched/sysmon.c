@@ -6,7 +6,9 @@
  * P stuck in one G. If some P is idle, it wakes an idle M, which steals
  * and runs those timers (findrunnable's last steal pass); if every P is
  * busy, it runs them itself: their callbacks ready Gs onto the global
- * queue, so the Gs run the moment any P frees up.
+ * queue, so the Gs run the moment any P frees up. A stuck P with Gs
+ * waiting in its queue while another P idles gets the same wake-up: the
+ * idle M steals them (where Go would preempt the stuck G).
  *
  * Its period starts at 20 us and doubles after 50 quiet rounds, up to
  * 10 ms, as Go's does; with every P idle it sleeps until an M wakes (the
@@ -64,14 +66,19 @@ void *pt__sysmon_main(void *arg)
             uint32_t tick = atomic_load_explicit(&p->schedtick, memory_order_relaxed);
             bool stuck = tick == last_tick[i];
             last_tick[i] = tick;
-            pt_nanos next = pt_timers_next(&p->timers);
-            if (!stuck || next == 0 || next > now - period || !atomic_load_explicit(&p->m->curg, memory_order_relaxed))
+            if (!stuck || !atomic_load_explicit(&p->m->curg, memory_order_relaxed))
                 continue;
-            acted = true;
-            if (atomic_load_explicit(&s->npidle, memory_order_acquire) > 0) {
+            pt_nanos next = pt_timers_next(&p->timers);
+            bool overdue = next != 0 && next <= now - period;
+            bool idle_ps = atomic_load_explicit(&s->npidle, memory_order_acquire) > 0;
+            /* Gs queued behind the stuck one, with a P idle: Go would
+             * preempt; here an idle M is woken to steal them. */
+            if (idle_ps && (overdue || !pt__runq_empty(p))) {
+                acted = true;
                 atomic_fetch_add_explicit(&s->st.sysmon_wakeps, 1, memory_order_relaxed);
                 pt__wakep(s);
-            } else {
+            } else if (overdue) {
+                acted = true;
                 int ran = pt_timers_check(&p->timers, now, false, NULL);
                 if (ran > 0)
                     atomic_fetch_add_explicit(&s->st.timers_sysmon, (uint64_t)ran,
