@@ -28,6 +28,7 @@ static pt_g *g_new(pt_sched *s)
         return NULL;
     }
     g->s = s;
+    g->tt_task = PT_INVALID_TASK_ID;
     atomic_init(&g->status, PT__G_IDLE);
     pt__g_timer_init(g);
     return g;

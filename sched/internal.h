@@ -59,9 +59,19 @@ struct pt_g {
     bool (*commit)(void *); /* pt_park's, run on the M after the switch */
     void *commit_arg;
     pt_g *next;             /* in the global queue, a pool, or a wait group */
-    pt_timer timer;         /* its sleeps in per-P mode (initialised once, reused) */
-    pt_nanos sleep_until;   /* for the commit that arms it */
     uint64_t id;
+    /* Timed parks (sleep.c): the park's number, and its wake token (the
+     * number while unclaimed, 0 once a waker or the deadline took it). */
+    uintptr_t park_seq;
+    _Atomic uintptr_t wake_token;
+    bool timed_out;         /* the deadline took it; written by the claimer */
+    pt_nanos deadline;      /* 0: none */
+    bool (*timed_commit)(void *);
+    void *timed_commit_arg;
+    pt_timer timer;         /* the deadline in per-P mode (initialised once, reused) */
+    pt_task_id tt_task;     /* ... in TimerThread mode */
+    _Atomic uint32_t tt_pending; /* its deadline tasks not yet finished */
+    _Atomic uint32_t arming;     /* 1 while the parking M still arms the deadline */
 };
 
 /* A processor. Fields marked (M) are touched only by the M holding it. */
@@ -197,6 +207,15 @@ void pt__g_free_all(pt_sched *s);
 /* ---- sleep.c ---- */
 void pt__g_timer_init(pt_g *g);
 void pt__g_timer_fini(pt_g *g);
+/* Parks the calling G (it must be one) until a waker claims it
+ * (pt__g_claim, then pt_ready) or the deadline passes (0: none). commit is
+ * pt_park's: it publishes the G to its wakers (and may refuse). Returns
+ * true if the deadline, not a waker, ended the park (or the deadline
+ * could not be armed: the caller treats that as a timeout and retries). */
+bool pt__park_until(bool (*commit)(void *), void *arg, pt_nanos deadline);
+/* A waker's claim on g's current park: true (exactly once per park) means
+ * this caller must ready it; false, the deadline or another waker won. */
+bool pt__g_claim(pt_g *g);
 
 /* ---- sysmon.c ---- */
 void *pt__sysmon_main(void *s);

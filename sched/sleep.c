@@ -1,35 +1,62 @@
-/* Sleeps, on either timer design. In a G, pt_sleep parks it and the
- * wake-up timer is armed by park's commit, on the M, once the G is off its
- * stack: a timer that fires at once can then ready a G that is really
- * parked, never one still running (Go arms it in gopark's unlock function,
- * bthread defers it as a "remained" function for the same reason).
+/* Timed parks, and sleeps built on them. A G parks until a waker claims
+ * it or its deadline passes, whichever comes first: both race for the
+ * park's one wake token (a CAS), and the winner readies the G. Channels
+ * with deadlines, select and timed I/O are such parks; a sleep is one that
+ * nobody else wakes.
  *
- * PT_TIMERS_PER_P: the timer is the G's own pt_timer, armed on the P the
- * G parked on; it fires wherever that heap's timers run (its own M, a
- * thief, the netpoller M or sysmon), and readies the G there.
+ * The deadline is armed by park's commit, on the M, once the G is off its
+ * stack and published by the caller's own commit: a deadline that fires
+ * at once then readies a G that is really parked (Go arms a sleep in
+ * gopark's unlock function; bthread defers it as a "remained" function for
+ * the same reason).
+ *
+ * The wake token holds the number of the park it belongs to while nobody
+ * has claimed it, and 0 once claimed. A waker claims whatever park is
+ * current; a deadline claims only its own (its CAS expects its number), so
+ * one that fires after its park ended -- stopped lazily, or armed after a
+ * waker already won -- can never end a later park.
+ *
+ * PT_TIMERS_PER_P: the G's own pt_timer, armed on the P the G parked on
+ * with the park's number as its seq; it fires wherever that heap's timers
+ * run (its own M, a thief, the netpoller M or the monitor).
  * PT_TIMERS_TIMERTHREAD: a task on the process's TimerThread, whose thread
- * readies the G remotely, as bthread_usleep does. */
+ * readies the G onto the global queue, as bthread_usleep does. A task
+ * carries no seq, so the G, once awake, unschedules it and waits out one
+ * that is running before it may park again. */
 #include <errno.h>
+#include <sched.h>
 #include <time.h>
 
 #include "sched/internal.h"
 
-static void sleep_fired(void *arg, uintptr_t seq)
+/* The deadline of park number seq of g fell due. */
+static void deadline_fired(void *arg, uintptr_t seq)
 {
-    (void)seq;
     pt_g *g = arg;
+    /* acq_rel: pairs with the parking G's release of the token, so the
+     * park's fields are seen; a park that ended, or a waker that came
+     * first, fails the CAS */
+    if (!atomic_compare_exchange_strong_explicit(&g->wake_token, &seq, 0, memory_order_acq_rel,
+                                                 memory_order_relaxed))
+        return;
+    g->timed_out = true;
     if (pt_ready(g) != 0)
-        pt__sched_bad(g, "sleep wake-up");
+        pt__sched_bad(g, "deadline");
 }
 
-static void sleep_task(void *arg)
+static void deadline_task(void *arg)
 {
-    sleep_fired(arg, 0);
+    pt_g *g = arg;
+    /* no seq on a task: the G waits out a running one before it parks
+     * again (pt__park_until), so the park now current is this task's */
+    deadline_fired(g, g->park_seq);
+    /* release: the G, waiting for this to reach zero, sees the above */
+    atomic_fetch_sub_explicit(&g->tt_pending, 1, memory_order_release);
 }
 
 void pt__g_timer_init(pt_g *g)
 {
-    pt_timer_init(&g->timer, sleep_fired, g);
+    pt_timer_init(&g->timer, deadline_fired, g);
 }
 
 void pt__g_timer_fini(pt_g *g)
@@ -37,18 +64,88 @@ void pt__g_timer_fini(pt_g *g)
     pt_timer_stop_sync(&g->timer);
 }
 
-/* park's commit: the G is off its stack and Waiting. */
-static bool arm_sleep(void *arg)
+bool pt__g_claim(pt_g *g)
+{
+    uintptr_t t = atomic_load_explicit(&g->wake_token, memory_order_acquire);
+    while (t != 0)
+        if (atomic_compare_exchange_weak_explicit(&g->wake_token, &t, 0, memory_order_acq_rel,
+                                                  memory_order_acquire))
+            return true;
+    return false;
+}
+
+/* Arms the park's deadline (on the M). False: it could not be armed (no
+ * room for the timer), and the wake-up is taken as a timeout. */
+static bool arm_deadline(pt_g *g)
+{
+    if (g->s->opt.timers == PT_TIMERS_TIMERTHREAD) {
+        atomic_fetch_add_explicit(&g->tt_pending, 1, memory_order_relaxed);
+        g->tt_task = pt_timerthread_schedule(g->s->tt, deadline_task, g, g->deadline);
+        if (g->tt_task != PT_INVALID_TASK_ID)
+            return true;
+        atomic_fetch_sub_explicit(&g->tt_pending, 1, memory_order_relaxed);
+        /* out of memory: the P's heap instead */
+    }
+    struct pt__m *m = pt__cur_m(); /* on the M, not the G: no migration here */
+    if (pt_timer_modify(&m->p->timers, &g->timer, g->deadline, 0, deadline_fired, g,
+                        g->park_seq) >= 0)
+        return true;
+    uintptr_t seq = g->park_seq;
+    if (atomic_compare_exchange_strong_explicit(&g->wake_token, &seq, 0, memory_order_acq_rel,
+                                                memory_order_relaxed))
+        g->timed_out = true;
+    return false;
+}
+
+/* park's commit for a timed park: the caller's commit (it publishes the
+ * G), then the deadline. From the publication on, a waker or the deadline
+ * may ready the G while this still runs: `arming`, cleared last, tells
+ * the G when this M is done with it. */
+static bool commit_timed(void *arg)
 {
     pt_g *g = arg;
-    struct pt__m *m = pt__cur_m();
-    if (g->s->opt.timers == PT_TIMERS_TIMERTHREAD &&
-        pt_timerthread_schedule(g->s->tt, sleep_task, g, g->sleep_until) != PT_INVALID_TASK_ID)
-        return true;
-    /* per-P (or the TimerThread out of memory): this P's heap. A timer in
-     * no heap needs room to be pushed; without it, the G resumes and
-     * tries again (pt_sleep's loop). */
-    return pt_timer_reset(&m->p->timers, &g->timer, g->sleep_until) >= 0;
+    bool park = !g->timed_commit || g->timed_commit(g->timed_commit_arg);
+    if (park && g->deadline != 0 && !arm_deadline(g) && g->timed_out)
+        park = false; /* no deadline could be armed: resume at once, timed out */
+    /* release: the G, once it sees 0, sees tt_task and timed_out */
+    atomic_store_explicit(&g->arming, 0, memory_order_release);
+    return park;
+}
+
+bool pt__park_until(bool (*commit)(void *), void *arg, pt_nanos deadline)
+{
+    pt_g *g = pt_g_current();
+    g->timed_commit = commit;
+    g->timed_commit_arg = arg;
+    g->deadline = deadline;
+    g->timed_out = false;
+    if (++g->park_seq == 0)
+        g->park_seq = 1; /* 0 is "claimed" */
+    atomic_store_explicit(&g->arming, 1, memory_order_relaxed);
+    /* release: whoever claims the token sees the fields above */
+    atomic_store_explicit(&g->wake_token, g->park_seq, memory_order_release);
+    pt_park(commit_timed, g);
+    /* readied before the M that parked it was done arming: let it finish
+     * (a few hundred ns on another thread) */
+    for (int spins = 0; atomic_load_explicit(&g->arming, memory_order_acquire); spins++)
+        if (spins > 100)
+            sched_yield();
+    /* The park is over: its deadline must not outlive it. Per-P, the
+     * seq check makes a late firing harmless and a lazy stop is enough;
+     * a TimerThread task is taken back, or waited out if it runs. */
+    if (deadline != 0 && !g->timed_out) {
+        if (g->s->opt.timers == PT_TIMERS_TIMERTHREAD && g->tt_task != PT_INVALID_TASK_ID &&
+            atomic_load_explicit(&g->tt_pending, memory_order_acquire) != 0) {
+            if (pt_timerthread_unschedule(g->s->tt, g->tt_task) == 0)
+                atomic_fetch_sub_explicit(&g->tt_pending, 1, memory_order_relaxed);
+        } else {
+            pt_timer_stop(&g->timer);
+        }
+    }
+    while (atomic_load_explicit(&g->tt_pending, memory_order_acquire) != 0)
+        pt_yield(); /* a deadline task running now on the TimerThread */
+    g->tt_task = PT_INVALID_TASK_ID;
+    return g->timed_out;
 }
 
 int pt_sleep_until(pt_nanos when)
@@ -62,10 +159,10 @@ int pt_sleep_until(pt_nanos when)
             ;
         return 0;
     }
-    while (pt_nanotime() < when) {
-        g->sleep_until = when;
-        pt_park(arm_sleep, g);
-    }
+    /* nobody else wakes a sleeper: every return is its deadline (or a
+     * failure to arm it, retried) */
+    while (pt_nanotime() < when)
+        pt__park_until(NULL, NULL, when);
     return 0;
 }
 

@@ -14,6 +14,7 @@ PT_TEST(stress, ten_thousand_sleepers_all_wake_timerthread)
 PT_TEST(unit, sleep_outside_a_g_sleeps_the_thread)
 PT_TEST(unit, new_earliest_timer_breaks_the_netpoll_sleep)
 PT_TEST(unit, busy_p_timer_is_run_by_an_idle_p)
+PT_TEST(unit, busy_p_sleeper_is_readied_by_the_timerthread)
 PT_TEST(unit, busy_ps_timers_are_run_by_sysmon)
 PT_TEST(stress, set_procs_down_and_up_wakes_every_sleeper_once)
 /* bad input */

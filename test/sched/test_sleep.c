@@ -75,7 +75,9 @@ static void many_sleepers(enum pt_timer_mode mode)
     int n = (int)SCALE(10000);
     for (int i = 0; i < n; i++)
         CHECK_EQ(pt_go(s, one_sleep, (void *)(intptr_t)(i + 1)), 0);
-    finish_sched(s);
+    CHECK_EQ(pt_sched_wait(s), 0);
+    print_stats(mode == PT_TIMERS_PER_P ? "per-P" : "timerthread", s);
+    CHECK_EQ(pt_sched_destroy(s), 0);
     CHECK_EQ(atomic_load(&woke), n);
     CHECK_EQ(atomic_load(&early), 0);
 }
@@ -167,19 +169,37 @@ static void spinner(void *arg)
         atomic_store(&spinner_stopped_first, 1);
 }
 
-/* One P busy, one idle: the idle P's M (the netpoller) runs the busy P's
- * due timer; the sleeper wakes while the spinner still spins. */
-void test_busy_p_timer_is_run_by_an_idle_p(void)
+/* One P busy, one idle. Per-P: the idle P's M (the netpoller) runs the
+ * busy P's due timer. TimerThread: its thread readies the sleeper onto
+ * the global queue, where the idle P finds it. Either way the sleeper
+ * wakes while the spinner still spins. */
+static void busy_beside_idle(enum pt_timer_mode mode)
 {
     atomic_store(&sleeper_woke, 0);
     atomic_store(&spinner_stopped_first, 0);
-    busy_s = make_sched(1, PT_TIMERS_PER_P);
+    busy_s = make_sched(1, mode);
     CHECK_EQ(pt_go(busy_s, spinner, (void *)2), 0);
     CHECK_EQ(pt_sched_wait(busy_s), 0);
     CHECK_EQ(atomic_load(&spinner_stopped_first), 0);
+    print_stats(mode == PT_TIMERS_PER_P ? "busy P beside an idle one, per-P"
+                                        : "busy P beside an idle one, timerthread",
+                busy_s);
     pt_sched_stats st = stats_of(busy_s);
-    CHECK(st.timers_run_stolen + st.timers_run_sysmon >= 1);
+    if (mode == PT_TIMERS_PER_P)
+        CHECK(st.timers_run_stolen + st.timers_run_sysmon >= 1);
+    else
+        CHECK_EQ(st.timers_run_owner + st.timers_run_stolen + st.timers_run_sysmon, 0);
     CHECK_EQ(pt_sched_destroy(busy_s), 0);
+}
+
+void test_busy_p_timer_is_run_by_an_idle_p(void)
+{
+    busy_beside_idle(PT_TIMERS_PER_P);
+}
+
+void test_busy_p_sleeper_is_readied_by_the_timerthread(void)
+{
+    busy_beside_idle(PT_TIMERS_TIMERTHREAD);
 }
 
 static atomic_int hold;
@@ -214,6 +234,7 @@ void test_busy_ps_timers_are_run_by_sysmon(void)
     CHECK_EQ(pt_go(busy_s, spinner_then_release, NULL), 0);
     CHECK_EQ(pt_sched_wait(busy_s), 0);
     CHECK_EQ(atomic_load(&sleeper_woke), 1);
+    print_stats("every P busy", busy_s);
     CHECK(stats_of(busy_s).timers_run_sysmon >= 1);
     CHECK_EQ(pt_sched_destroy(busy_s), 0);
 }

@@ -5,6 +5,7 @@
 
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <time.h>
 
 #include "harness.h"
@@ -58,6 +59,20 @@ static inline pt_sched_stats stats_of(pt_sched *s)
     pt_sched_stats st;
     pt_sched_read_stats(s, &st);
     return st;
+}
+
+/* The counters, on stdout (ctest -V shows them): what a run did. */
+static inline void print_stats(const char *what, pt_sched *s)
+{
+    pt_sched_stats st = stats_of(s);
+    printf("%s: gs_created %llu, steals %llu, timers run by owner %llu / stolen %llu / "
+           "sysmon %llu, netpoll waits %llu breaks %llu, parks %llu, spinning_max %llu, "
+           "sysmon wakeps %llu\n",
+           what, (unsigned long long)st.gs_created, (unsigned long long)st.steals,
+           (unsigned long long)st.timers_run_owner, (unsigned long long)st.timers_run_stolen,
+           (unsigned long long)st.timers_run_sysmon, (unsigned long long)st.netpoll_waits,
+           (unsigned long long)st.netpoll_breaks, (unsigned long long)st.parks,
+           (unsigned long long)st.spinning_max, (unsigned long long)st.sysmon_wakeps);
 }
 
 #endif
