@@ -139,6 +139,7 @@ struct pt_sched {
     _Atomic uint32_t gdone_word;         /* futex for pt_sched_wait: bumped when gcount hits 0 */
     _Atomic uint64_t next_gid;
     _Atomic uint32_t stopping;
+    _Atomic uint32_t nfds;               /* descriptors registered for Gs (fdio.c) */
 
     pthread_t sysmon;
     _Atomic uint32_t sysmon_word;        /* futex: sysmon sleeps here when every P is idle */
@@ -180,6 +181,15 @@ void pt__wakep(pt_sched *s);
 void pt__wake_timers(void *p, pt_nanos when);
 /* Wakes every idle M (destroy, set_procs). */
 void pt__wake_all(pt_sched *s);
+/* The heap a timer armed now belongs on: the calling M's P's, when the
+ * caller runs on an M of s (a G, or a callback on the M); NULL elsewhere
+ * (then the process's TimerThread: the fallback). */
+pt_timers *pt__here_timers(pt_sched *s);
+
+/* ---- fdio.c ---- */
+#define PT__POLL_BATCH 64
+/* Events from s's netpoller: readies the Gs waiting on those sides. */
+void pt__fd_dispatch(pt_sched *s, const pt_poll_event *ev, int n);
 
 /* ---- runq.c ---- */
 bool pt__runq_put(struct pt__p *p, pt_g *g, bool next);

@@ -258,6 +258,34 @@ static bool work_anywhere(pt_sched *s)
     return false;
 }
 
+/* ---- I/O ---------------------------------------------------------------------- */
+
+/* Go's non-blocking netpoll in findrunnable: with descriptors registered
+ * and nobody in the netpoller, take what is ready now. True if it readied
+ * any G (onto this M's P). */
+static bool poll_ready_fds(pt_sched *s)
+{
+    if (atomic_load_explicit(&s->nfds, memory_order_relaxed) == 0 ||
+        atomic_load_explicit(&s->polling, memory_order_relaxed) ||
+        atomic_exchange_explicit(&s->polling, 1, memory_order_acquire))
+        return false;
+    pt_poll_event ev[PT__POLL_BATCH];
+    int n = pt_netpoll_wait(s->np, 0, ev, PT__POLL_BATCH);
+    atomic_store_explicit(&s->polling, 0, memory_order_release);
+    if (n <= 0)
+        return false;
+    pt__fd_dispatch(s, ev, n);
+    return true;
+}
+
+pt_timers *pt__here_timers(pt_sched *s)
+{
+    struct pt__m *m = pt__cur_m();
+    if (!m || m->s != s || atomic_load_explicit(&m->p->dead, memory_order_relaxed))
+        return NULL;
+    return &m->p->timers;
+}
+
 /* ---- a removed P ----------------------------------------------------------- */
 
 /* set_procs removed this M's P: hand its Gs to the global queue and its
@@ -307,6 +335,8 @@ static pt_g *find_runnable(struct pt__m *m)
             g = pt__globq_get(s, p, 1);
         if (g || (g = pt__runq_get(p)) || (g = pt__globq_get(s, p, 0)))
             return found(m, g);
+        if (poll_ready_fds(s) && (g = pt__runq_get(p)))
+            return found(m, g);
         if (start_spinning(m) && (g = steal_work(m)))
             return found(m, g);
         if (run_all_due_timers(m, pt_nanotime()))
@@ -332,10 +362,13 @@ static pt_g *find_runnable(struct pt__m *m)
              * `polling` (pt__wake_timers). */
             until = earliest_timer(s);
             now = pt_nanotime();
-            pt_poll_event ev[8];
+            pt_poll_event ev[PT__POLL_BATCH];
             atomic_fetch_add_explicit(&s->st.netpoll_waits, 1, memory_order_relaxed);
-            pt_netpoll_wait(s->np, until == 0 ? -1 : until > now ? until - now : 0, ev, 8);
+            int n = pt_netpoll_wait(s->np, until == 0 ? -1 : until > now ? until - now : 0, ev,
+                                    PT__POLL_BATCH);
             atomic_store_explicit(&s->polling, 0, memory_order_release);
+            if (n > 0)
+                pt__fd_dispatch(s, ev, n); /* readies the Gs the events are for */
         } else {
             atomic_fetch_add_explicit(&s->st.parks, 1, memory_order_relaxed);
             pt__futex_wait(&s->park_word, seen, 0);
