@@ -59,6 +59,7 @@ struct pt_g {
     bool (*commit)(void *); /* pt_park's, run on the M after the switch */
     void *commit_arg;
     pt_g *next;             /* in the global queue, a pool, or a wait group */
+    void *wake_sg;          /* the channel wait (struct pt__sudog) a waker completed */
     uint64_t id;
     /* Timed parks (sleep.c): the park's number, and its wake token (the
      * number while unclaimed, 0 once a waker or the deadline took it). */
@@ -185,6 +186,8 @@ void pt__wake_all(pt_sched *s);
  * caller runs on an M of s (a G, or a callback on the M); NULL elsewhere
  * (then the process's TimerThread: the fallback). */
 pt_timers *pt__here_timers(pt_sched *s);
+/* A pseudo-random number for the calling thread (select's choice). */
+uint32_t pt__fastrand(void);
 
 /* ---- fdio.c ---- */
 #define PT__POLL_BATCH 64

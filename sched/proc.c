@@ -278,6 +278,18 @@ static bool poll_ready_fds(pt_sched *s)
     return true;
 }
 
+/* On an M, its generator (only its own thread touches it); elsewhere one
+ * per thread, seeded from its address and the clock. */
+uint32_t pt__fastrand(void)
+{
+    static _Thread_local uint64_t x;
+    struct pt__m *m = pt__cur_m();
+    uint64_t *r = m ? &m->rng : &x;
+    if (*r == 0)
+        *r = (uint64_t)(uintptr_t)&x ^ (uint64_t)pt_nanotime() ^ 0x9e3779b97f4a7c15ull;
+    return (uint32_t)(rng_next(r) >> 16);
+}
+
 pt_timers *pt__here_timers(pt_sched *s)
 {
     struct pt__m *m = pt__cur_m();

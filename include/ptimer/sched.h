@@ -152,6 +152,43 @@ PT_API int pt_wg_done(pt_wg *w);
  * 0; -EINVAL. */
 PT_API int pt_wg_wait(pt_wg *w);
 
+/* ---- channels and select (Go's chan.go, select.go) -----------------------
+ *
+ * A channel of elements of elem_size bytes (0 allowed), buffered (cap > 0)
+ * or not. Blocking calls (send, recv, their _until forms, a blocking
+ * select) are G calls; the try_ forms, close, len and cap work from any
+ * thread. A sender hands its element straight to a waiting receiver and
+ * the other way round, as Go's do. Deadlines are absolute pt_nanos (0:
+ * none); their timer goes on the calling P's heap (or the TimerThread, per
+ * the mode). */
+typedef struct pt_chan pt_chan;
+
+PT_API int pt_chan_make(pt_chan **out, size_t elem_size, size_t cap); /* 0; -EINVAL; -ENOMEM */
+PT_API int pt_chan_send(pt_chan *c, const void *elem);  /* 0; -EPIPE closed; -EPERM; -EINVAL */
+PT_API int pt_chan_recv(pt_chan *c, void *elem);        /* 1 value; 0 closed and drained */
+PT_API int pt_chan_send_until(pt_chan *c, const void *elem, pt_nanos deadline); /* ...; -ETIMEDOUT */
+PT_API int pt_chan_recv_until(pt_chan *c, void *elem, pt_nanos deadline);
+PT_API int pt_chan_try_send(pt_chan *c, const void *elem); /* 0; -EAGAIN; -EPIPE */
+PT_API int pt_chan_try_recv(pt_chan *c, void *elem);       /* 1; 0 closed; -EAGAIN */
+PT_API int pt_chan_close(pt_chan *c);                      /* 0; -EPIPE already closed */
+PT_API int pt_chan_free(pt_chan *c);                       /* 0; -EBUSY while a G waits on it */
+PT_API size_t pt_chan_len(const pt_chan *c);
+PT_API size_t pt_chan_cap(const pt_chan *c);
+
+enum { PT_SEND = 1, PT_RECV = 2 };
+typedef struct pt_select_case {
+    pt_chan *chan; /* NULL: never ready */
+    int dir;       /* PT_SEND or PT_RECV */
+    void *elem;    /* what to send, or where to receive (may be NULL for recv) */
+    bool ok;       /* recv: true for a value, false for closed (elem zeroed) */
+} pt_select_case;
+
+/* select over n cases: the index of the case done, chosen uniformly among
+ * the ready ones; -ETIMEDOUT past the deadline (0: none); -EAGAIN when
+ * !block and none is ready (select with default); -EPIPE for a send case
+ * chosen on a closed channel; -EINVAL, -EPERM (blocking outside a G). */
+PT_API int pt_select(pt_select_case *cases, int n, pt_nanos deadline, bool block);
+
 #ifdef __cplusplus
 }
 #endif
