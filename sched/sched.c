@@ -221,8 +221,10 @@ int pt_sched_set_procs(pt_sched *s, int procs)
     if (err == 0)
         atomic_store_explicit(&s->nprocs, procs, memory_order_seq_cst);
     pt__unlock(&s->lock);
-    if (err == 0)
+    if (err == 0) {
         pt__wake_all(s); /* removed Ps retire, restored ones resume */
+        pt__sysmon_kick(s); /* its "every P idle" may no longer hold */
+    }
     return err;
 }
 
