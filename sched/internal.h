@@ -4,6 +4,7 @@
  *   runq.c    a P's local run queue and the global queue
  *   sched.c   create, wait, destroy, set_procs, stats
  *   sleep.c   sleeps on either timer design
+ *   time.c    Go's time package: Timer, AfterFunc, Ticker
  *   sysmon.c  the monitor thread
  *   wg.c      the wait group
  *
@@ -141,6 +142,7 @@ struct pt_sched {
     _Atomic uint64_t next_gid;
     _Atomic uint32_t stopping;
     _Atomic uint32_t nfds;               /* descriptors registered for Gs (fdio.c) */
+    _Atomic int64_t time_timers;         /* pt_time_* timers made by its Gs, not yet freed */
 
     pthread_t sysmon;
     _Atomic uint32_t sysmon_word;        /* futex: sysmon sleeps here when every P is idle */

@@ -191,7 +191,10 @@ int pt_sched_destroy(pt_sched *s)
     struct pt__m *m = pt__cur_m();
     if (m && m->s == s)
         return -EDEADLK;
-    if (atomic_load_explicit(&s->gcount, memory_order_acquire) != 0)
+    /* a live time timer may fire into s (AfterFunc starts a G) or sit on
+     * a P's heap: both outlive s unless refused here */
+    if (atomic_load_explicit(&s->gcount, memory_order_acquire) != 0 ||
+        atomic_load_explicit(&s->time_timers, memory_order_acquire) != 0)
         return -EBUSY;
     stop_threads(s);
     free_all(s);

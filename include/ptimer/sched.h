@@ -83,8 +83,9 @@ PT_API int pt_sched_create(pt_sched **out, const pt_sched_options *opt);
  * -EDEADLK from a G; -EINVAL. */
 PT_API int pt_sched_wait(pt_sched *s);
 
-/* Stops the Ms and frees everything. 0; -EBUSY while Gs remain; -EDEADLK
- * from a G of s; -EINVAL. */
+/* Stops the Ms and frees everything. 0; -EBUSY while Gs remain, or
+ * timers and tickers made by its Gs (pt_time_*) are not yet freed;
+ * -EDEADLK from a G of s; -EINVAL. */
 PT_API int pt_sched_destroy(pt_sched *s);
 
 /* A whole program's main: create, pt_go(fn, arg), wait, destroy. */
@@ -188,6 +189,84 @@ typedef struct pt_select_case {
  * !block and none is ready (select with default); -EPIPE for a send case
  * chosen on a closed channel; -EINVAL, -EPERM (blocking outside a G). */
 PT_API int pt_select(pt_select_case *cases, int n, pt_nanos deadline, bool block);
+
+/* ---- Go's time package: Timer, AfterFunc, Ticker (time/sleep.go, tick.go)
+ *
+ * With Go 1.23's guarantee: once a Stop or Reset returns, no receive from
+ * the channel yields a value prepared before that call (before Go 1.23 a
+ * value already in the channel could still be read after Stop). A channel
+ * is a pt_chan of one pt_nanos, capacity 1: the pt_nanotime() at which the
+ * timer fired. Durations <= 0 mean now; a `now + d` past the clock's range
+ * means never.
+ *
+ * Where a timer lives is decided by whoever arms it (new, reset): from a G
+ * of a PT_TIMERS_PER_P scheduler, on that G's P's heap (its callback runs
+ * wherever that heap's timers run: the P's own M, a thief, the monitor);
+ * from a G of a PT_TIMERS_TIMERTHREAD scheduler, and from any thread that
+ * is not running a G, on the process's TimerThread. Both behave the same.
+ *
+ * A timer made by a G belongs to that G's scheduler: pt_sched_destroy is
+ * -EBUSY until every such timer and ticker is freed. Stop, reset and free
+ * may be called from any thread and concurrently with receives; calls on
+ * one timer are serialised with each other. A timer must not be used after
+ * free, and its channel must not be closed or freed by the user. */
+typedef struct pt_time_timer pt_time_timer;
+typedef struct pt_time_ticker pt_time_ticker;
+
+/* time.NewTimer: fires once, d from now, into its channel. 0; -EINVAL (out
+ * NULL); -ENOMEM. */
+PT_API int pt_time_timer_new(pt_time_timer **out, pt_nanos d);
+
+/* time.AfterFunc: once d has passed, f(arg) runs in a G of its own on the
+ * caller's scheduler; the timer has no channel. Made outside any G there
+ * is no scheduler to start a G on, so f(arg) runs on the TimerThread's own
+ * thread, as bRPC's timer callbacks do: it must be short and must not
+ * block (every timer of the process waits behind it), and it may call
+ * pt_go to hand its work to a scheduler. f never touches the timer: the
+ * timer may be freed while f runs, from f too. 0; -EINVAL (out or f NULL);
+ * -ENOMEM. */
+PT_API int pt_time_after_func(pt_time_timer **out, pt_nanos d, void (*f)(void *), void *arg);
+
+/* t.C; NULL for an AfterFunc timer, or NULL t. */
+PT_API pt_chan *pt_time_timer_chan(pt_time_timer *t);
+
+/* t.Stop: 1 if this call stopped the timer, 0 if it had already fired or
+ * been stopped; -EINVAL. As in Go 1.23, a fired value still unread in the
+ * channel counts as not yet delivered: it is discarded, and the call
+ * answers 1. A value already handed to a G blocked in a receive was
+ * delivered: 0. For AfterFunc, 0 means f has been started (Stop does not
+ * wait for f). */
+PT_API int pt_time_timer_stop(pt_time_timer *t);
+
+/* t.Reset: stop (discarding an unread value, as stop does), then fire d
+ * from now. 1 if the timer had been active by stop's rule, else 0; -EINVAL;
+ * -ENOMEM (no room to arm it: it stays stopped). An AfterFunc timer is
+ * re-armed to run f again. */
+PT_API int pt_time_timer_reset(pt_time_timer *t, pt_nanos d);
+
+/* Stops the timer (no callback of it runs once this returns) and frees it
+ * and its channel. 0; -EINVAL; -EBUSY while a G waits on its channel (the
+ * timer is then stopped, not freed). */
+PT_API int pt_time_timer_free(pt_time_timer *t);
+
+/* time.NewTicker: ticks at start + k * period (k = 1, 2, ...), start being
+ * the call's time: the phase is kept, ticks missed while late are skipped,
+ * never fired in a burst. A reader slower than the period loses ticks: the
+ * channel holds one, the earliest not yet read. 0; -EINVAL (out NULL,
+ * period <= 0); -ENOMEM. */
+PT_API int pt_time_ticker_new(pt_time_ticker **out, pt_nanos period);
+PT_API pt_chan *pt_time_ticker_chan(pt_time_ticker *t);
+
+/* ticker.Stop: no tick arrives once it returns (an unread one is
+ * discarded). 0; -EINVAL. */
+PT_API int pt_time_ticker_stop(pt_time_ticker *t);
+
+/* ticker.Reset: stop, then tick every `period` from now (a new phase).
+ * 0; -EINVAL (period <= 0: nothing changes); -ENOMEM (it stays stopped). */
+PT_API int pt_time_ticker_reset(pt_time_ticker *t, pt_nanos period);
+
+/* Stop and free, as pt_time_timer_free. */
+PT_API int pt_time_ticker_free(pt_time_ticker *t);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,436 @@
+/* Go's time package on the scheduler's timers: Timer, AfterFunc and
+ * Ticker (time/sleep.go, tick.go), with Go 1.23's guarantee that no value
+ * prepared before a Stop or Reset is received after it returns.
+ *
+ * Two engines carry a timer, picked by whoever arms it (new, reset):
+ *  - heap: its own pt_timer on the arming G's P's heap (PT_TIMERS_PER_P);
+ *    a ticker is a periodic pt_timer, whose run re-keys it to the next
+ *    start + k * period and skips the ticks missed while late (Go's).
+ *  - TimerThread: a task on the process's TimerThread (PT_TIMERS_TIMERTHREAD,
+ *    and every caller that is not a G of the timer's scheduler). A task
+ *    runs once, so a ticker's task schedules the next tick itself, from
+ *    the tick it was due at, keeping the same phase and skipping.
+ * A stop tears down both (only one is ever armed), and a reset re-arms on
+ * whichever engine the caller's place picks.
+ *
+ * The guarantee (Go 1.23 makes timer channels synchronous for it; here
+ * they keep their one-value buffer, and Stop and Reset empty it):
+ *  1. Stop the engine so that no callback of the old arming is in flight
+ *     or can start: pt_timer_stop_sync (unlinked from its heap, running
+ *     callbacks waited out), or, on the TimerThread, `armed` cleared under
+ *     the timer's lock (a task that starts later sees it and sends
+ *     nothing), the task unscheduled, and one already running waited out
+ *     (tt_pending). After this no old value can enter the channel.
+ *  2. Take a buffered value out with try_recv: discarded.
+ * A receiver racing with the call meets the sends and the discard under
+ * the channel's lock: either it took the value before the discard (its
+ * receive is ordered before the call returned), or the discard did and it
+ * finds nothing old. A G that was blocked in a receive when the callback
+ * sent got the value handed over inside that send, which step 1 waited
+ * for: that receive completed before the call returned, even if the G
+ * runs only later, and Stop answers 0 for it, as Go's does for a value
+ * already delivered. Values after a Reset come from the new arming only.
+ *
+ * Stop, reset and free of one timer are serialised by its `op` lock (Go
+ * 1.23's timer mutex), which they hold across the waits of step 1: a
+ * waiter yields (pt_yield in a G), so two Gs on one P cannot deadlock on
+ * it. Callbacks never take it. Lock order: op, then the timer's lock,
+ * then the channel's and the scheduler's locks (a task sends and starts
+ * Gs under the timer's lock). */
+#include <errno.h>
+#include <sched.h>
+#include <string.h>
+
+#include "ptimer/base/alloc.h"
+#include "ptimer/base/lock.h"
+#include "sched/internal.h"
+
+/* AfterFunc found no memory for its G: it tries again this much later
+ * rather than lose f (Go would have thrown). */
+#define RETRY_NS ((pt_nanos)1000000)
+
+enum kind { KIND_CHAN, KIND_FUNC, KIND_TICKER };
+
+struct pt_time_timer {
+    pt_timer timer; /* the heap engine */
+    enum kind kind;
+    pt_sched *s; /* the scheduler of the G that made it; NULL: none */
+    pt_chan *c;  /* NULL for AfterFunc */
+    void (*f)(void *);
+    void *arg;
+    pt_nanos period;     /* tickers; written under op with nothing armed */
+    _Atomic uint32_t op; /* serialises stop, reset and free */
+    /* The TimerThread engine. `lock` guards armed, when, task and tt
+     * against the running task; tt_pending counts the tasks scheduled
+     * for t that have not yet finished with it. */
+    _Atomic uint32_t lock;
+    bool armed;
+    pt_nanos when; /* the time the current task is due */
+    pt_task_id task;
+    pt_timerthread *tt;
+    _Atomic uint32_t tt_pending;
+};
+
+/* A ticker is a timer of its own kind; the type keeps the APIs apart. */
+struct pt_time_ticker {
+    pt_time_timer t;
+};
+
+/* ---- small helpers --------------------------------------------------------- */
+
+/* Go's when(d): now for d <= 0, now + d, or never past the clock's range. */
+static pt_nanos when_of(pt_nanos now, pt_nanos d)
+{
+    pt_nanos w;
+    if (d <= 0)
+        return now;
+    if (__builtin_add_overflow(now, d, &w))
+        return PT_MAXWHEN;
+    return w;
+}
+
+/* The first tick after `now` of the phase through `due` (a tick due at or
+ * before now): due + k * period, k >= 1. Overflow means never. */
+static pt_nanos next_tick(pt_nanos due, pt_nanos period, pt_nanos now)
+{
+    pt_nanos missed = now > due ? (now - due) / period : 0, step, next;
+    if (__builtin_mul_overflow(missed + 1, period, &step) ||
+        __builtin_add_overflow(due, step, &next))
+        return PT_MAXWHEN;
+    return next;
+}
+
+/* A short wait on another thread's few instructions: let the rest run. */
+static void pause_for_other(void)
+{
+    if (pt_g_current())
+        pt_yield();
+    else
+        sched_yield();
+}
+
+static void op_lock(pt_time_timer *t)
+{
+    uint32_t z = 0;
+    while (!atomic_compare_exchange_weak_explicit(&t->op, &z, 1, memory_order_acquire,
+                                                  memory_order_relaxed)) {
+        z = 0;
+        pause_for_other();
+    }
+}
+
+static void op_unlock(pt_time_timer *t)
+{
+    atomic_store_explicit(&t->op, 0, memory_order_release);
+}
+
+/* The fired value: Go's sendTime, a send that drops it when the channel
+ * is full (a slow ticker reader). */
+static void send_time(pt_time_timer *t, pt_nanos now)
+{
+    (void)pt_chan_try_send(t->c, &now);
+}
+
+static int tt_arm_locked(pt_time_timer *t, pt_nanos when);
+
+/* ---- the TimerThread engine ---------------------------------------------- */
+
+/* A task is done with t: its last touch (the stopper may free t at once). */
+static void tt_done(pt_time_timer *t)
+{
+    /* release: pairs with the stopper's acquire, so what the task did to
+     * t and the channel comes before the stopper's return */
+    atomic_fetch_sub_explicit(&t->tt_pending, 1, memory_order_release);
+}
+
+static void tt_fire(void *arg)
+{
+    pt_time_timer *t = arg;
+    pt_nanos now = pt_nanotime();
+    pt__lock(&t->lock);
+    if (!t->armed) { /* stopped after this task was due: it sends nothing */
+        pt__unlock(&t->lock);
+        tt_done(t);
+        return;
+    }
+    switch (t->kind) {
+    case KIND_CHAN:
+        t->armed = false;
+        send_time(t, now);
+        break;
+    case KIND_TICKER:
+        /* the next tick first, from the tick due now, so the phase holds;
+         * with no room for it the ticker ends (as an arm that failed) */
+        if (tt_arm_locked(t, next_tick(t->when, t->period, now)) < 0)
+            t->armed = false;
+        send_time(t, now);
+        break;
+    case KIND_FUNC:
+        t->armed = false;
+        if (!t->s) {
+            /* no scheduler: f runs here, after the last touch of t, so
+             * that f may free its timer and a stop never waits for f */
+            void (*f)(void *) = t->f;
+            void *farg = t->arg;
+            pt__unlock(&t->lock);
+            tt_done(t);
+            f(farg);
+            return;
+        }
+        if (pt_go(t->s, t->f, t->arg) == -ENOMEM)
+            (void)tt_arm_locked(t, when_of(now, RETRY_NS)); /* no room at all: f is lost */
+        break;
+    }
+    pt__unlock(&t->lock);
+    tt_done(t);
+}
+
+/* Schedules t's task at `when` (t->lock held). 0; -ENOMEM. */
+static int tt_arm_locked(pt_time_timer *t, pt_nanos when)
+{
+    pt_timerthread *tt = t->s && t->s->tt ? t->s->tt : pt_timerthread_global();
+    if (!tt)
+        return -ENOMEM;
+    atomic_fetch_add_explicit(&t->tt_pending, 1, memory_order_relaxed);
+    pt_task_id id = pt_timerthread_schedule(tt, tt_fire, t, when);
+    if (id == PT_INVALID_TASK_ID) {
+        atomic_fetch_sub_explicit(&t->tt_pending, 1, memory_order_relaxed);
+        return -ENOMEM;
+    }
+    t->tt = tt;
+    t->task = id;
+    t->when = when;
+    t->armed = true;
+    return 0;
+}
+
+static int tt_arm(pt_time_timer *t, pt_nanos when)
+{
+    pt__lock(&t->lock);
+    int r = tt_arm_locked(t, when);
+    pt__unlock(&t->lock);
+    return r;
+}
+
+/* Step 1 on the TimerThread (op held). True if t was armed there and this
+ * call kept its task from firing. */
+static bool tt_stop(pt_time_timer *t)
+{
+    /* Under op, tasks are only added by a task already pending (a ticker's
+     * next tick, a retry): none pending means none armed, and none comes. */
+    if (atomic_load_explicit(&t->tt_pending, memory_order_acquire) == 0)
+        return false;
+    pt__lock(&t->lock);
+    bool was = t->armed;
+    pt_task_id id = t->task;
+    pt_timerthread *tt = t->tt;
+    t->armed = false; /* a task that starts from now on sends nothing */
+    t->task = PT_INVALID_TASK_ID;
+    pt__unlock(&t->lock);
+    if (was && pt_timerthread_unschedule(tt, id) == 0)
+        atomic_fetch_sub_explicit(&t->tt_pending, 1, memory_order_relaxed);
+    /* a task running now (it found armed false, or fired just before):
+     * a few instructions under t's lock, then done */
+    while (atomic_load_explicit(&t->tt_pending, memory_order_acquire) != 0)
+        pause_for_other();
+    return was;
+}
+
+/* ---- the heap engine ------------------------------------------------------- */
+
+/* A heap timer's callback, on whichever thread runs that heap's timers. */
+static void heap_fire(void *arg, uintptr_t seq)
+{
+    (void)seq;
+    pt_time_timer *t = arg;
+    pt_nanos now = pt_nanotime();
+    if (t->kind != KIND_FUNC) {
+        send_time(t, now);
+        return;
+    }
+    /* A retry goes to the TimerThread: a stop waits this callback out
+     * (stop_sync) before it looks there, so it sees the retry. */
+    if (pt_go(t->s, t->f, t->arg) == -ENOMEM)
+        (void)tt_arm(t, when_of(now, RETRY_NS)); /* no room at all: f is lost */
+}
+
+/* ---- arming and stopping ----------------------------------------------------- */
+
+/* Arms t to fire at `when` on the engine the caller's place picks: its P's
+ * heap for a G (or an M) of t's per-P scheduler, else the TimerThread,
+ * which also takes a timer the heap has no room for. 0; -ENOMEM. */
+static int arm(pt_time_timer *t, pt_nanos when)
+{
+    pt_timers *ts = NULL;
+    if (t->s && t->s->opt.timers == PT_TIMERS_PER_P)
+        ts = pt__here_timers(t->s);
+    /* t is in no heap (new, or stop_sync'd): modify pushes it onto ts */
+    if (ts && pt_timer_modify(ts, &t->timer, when, t->kind == KIND_TICKER ? t->period : 0,
+                              heap_fire, t, 0) >= 0)
+        return 0;
+    return tt_arm(t, when);
+}
+
+/* Step 1 and 2 (op held): nothing of the old arming can reach the channel
+ * once this returns. True if it stopped a pending timer or discarded a
+ * fired value. The heap first: its callback may re-arm on the TimerThread. */
+static bool stop_all(pt_time_timer *t)
+{
+    bool was = pt_timer_stop_sync(&t->timer) == 1;
+    was |= tt_stop(t);
+    if (t->c && pt_chan_try_recv(t->c, NULL) == 1)
+        was = true; /* fired but unread: Go 1.23 treats it as never sent */
+    return was;
+}
+
+/* ---- making and freeing ------------------------------------------------------ */
+
+static int make(pt_time_timer **out, enum kind kind, pt_nanos d, pt_nanos period, void (*f)(void *),
+                void *arg)
+{
+    pt_nanos now = pt_nanotime();
+    pt_time_timer *t = pt__malloc(sizeof *t);
+    if (!t)
+        return -ENOMEM;
+    memset(t, 0, sizeof *t);
+    pt_timer_init(&t->timer, heap_fire, t);
+    t->kind = kind;
+    t->s = pt_sched_current();
+    t->f = f;
+    t->arg = arg;
+    t->period = period;
+    t->task = PT_INVALID_TASK_ID;
+    if (kind != KIND_FUNC && pt_chan_make(&t->c, sizeof(pt_nanos), 1) < 0) {
+        pt__free(t);
+        return -ENOMEM;
+    }
+    /* counted before it can fire: its AfterFunc may start a G of s */
+    if (t->s)
+        atomic_fetch_add_explicit(&t->s->time_timers, 1, memory_order_relaxed);
+    if (arm(t, when_of(now, d)) < 0) {
+        if (t->s)
+            atomic_fetch_sub_explicit(&t->s->time_timers, 1, memory_order_release);
+        if (t->c)
+            pt_chan_free(t->c);
+        pt__free(t);
+        return -ENOMEM;
+    }
+    *out = t;
+    return 0;
+}
+
+static int destroy(pt_time_timer *t)
+{
+    op_lock(t);
+    stop_all(t);
+    op_unlock(t);
+    if (t->c) {
+        int r = pt_chan_free(t->c);
+        if (r < 0)
+            return r; /* a G waits on it: stopped, not freed */
+    }
+    pt_sched *s = t->s;
+    pt__free(t);
+    if (s) /* release: destroy of s, seeing 0, comes after every use of t */
+        atomic_fetch_sub_explicit(&s->time_timers, 1, memory_order_release);
+    return 0;
+}
+
+/* ---- the API: Timer, AfterFunc ------------------------------------------------ */
+
+int pt_time_timer_new(pt_time_timer **out, pt_nanos d)
+{
+    if (!out)
+        return -EINVAL;
+    return make(out, KIND_CHAN, d, 0, NULL, NULL);
+}
+
+int pt_time_after_func(pt_time_timer **out, pt_nanos d, void (*f)(void *), void *arg)
+{
+    if (!out || !f)
+        return -EINVAL;
+    return make(out, KIND_FUNC, d, 0, f, arg);
+}
+
+pt_chan *pt_time_timer_chan(pt_time_timer *t)
+{
+    return t ? t->c : NULL;
+}
+
+int pt_time_timer_stop(pt_time_timer *t)
+{
+    if (!t || t->kind == KIND_TICKER)
+        return -EINVAL;
+    op_lock(t);
+    bool was = stop_all(t);
+    op_unlock(t);
+    return was;
+}
+
+int pt_time_timer_reset(pt_time_timer *t, pt_nanos d)
+{
+    if (!t || t->kind == KIND_TICKER)
+        return -EINVAL;
+    pt_nanos now = pt_nanotime();
+    op_lock(t);
+    bool was = stop_all(t);
+    int r = arm(t, when_of(now, d));
+    op_unlock(t);
+    return r < 0 ? r : was;
+}
+
+int pt_time_timer_free(pt_time_timer *t)
+{
+    if (!t || t->kind == KIND_TICKER)
+        return -EINVAL;
+    return destroy(t);
+}
+
+/* ---- the API: Ticker --------------------------------------------------------------- */
+
+int pt_time_ticker_new(pt_time_ticker **out, pt_nanos period)
+{
+    if (!out || period <= 0)
+        return -EINVAL;
+    pt_time_timer *t;
+    int r = make(&t, KIND_TICKER, period, period, NULL, NULL);
+    if (r == 0)
+        *out = (pt_time_ticker *)t;
+    return r;
+}
+
+pt_chan *pt_time_ticker_chan(pt_time_ticker *tk)
+{
+    return tk ? tk->t.c : NULL;
+}
+
+int pt_time_ticker_stop(pt_time_ticker *tk)
+{
+    if (!tk)
+        return -EINVAL;
+    op_lock(&tk->t);
+    stop_all(&tk->t);
+    op_unlock(&tk->t);
+    return 0;
+}
+
+int pt_time_ticker_reset(pt_time_ticker *tk, pt_nanos period)
+{
+    if (!tk || period <= 0)
+        return -EINVAL;
+    pt_time_timer *t = &tk->t;
+    pt_nanos now = pt_nanotime();
+    op_lock(t);
+    stop_all(t);
+    t->period = period; /* nothing armed: no callback reads it now */
+    int r = arm(t, when_of(now, period));
+    op_unlock(t);
+    return r;
+}
+
+int pt_time_ticker_free(pt_time_ticker *tk)
+{
+    if (!tk)
+        return -EINVAL;
+    return destroy(&tk->t);
+}
