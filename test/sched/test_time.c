@@ -1,0 +1,745 @@
+/* Go's time package on the scheduler (sched/time.c): Go's own tests from
+ * time/sleep_test.go and tick_test.go (TestAfterFunc, TestAfterStress,
+ * TestReset, TestTimerStopStress, TestTicker, TestOverflowSleep, the
+ * panicking inputs as -EINVAL), then Go 1.23's guarantee: a value fired
+ * into an unread channel is gone once Stop or Reset returns, a slow ticker
+ * reader finds one value, ticks keep their phase and stop with Stop. In
+ * both timer modes, and from a plain thread (the TimerThread fallback).
+ * Times are checked as lower bounds (never early) and generous upper ones
+ * (a bound on waiting, never on speed). */
+#include <errno.h>
+#include <sched.h>
+#include <stdint.h>
+
+#include "util.h"
+
+#define MODE_NAME(m) ((m) == PT_TIMERS_PER_P ? "per-P" : "timerthread")
+
+/* Runs fn(mode) in a G of a fresh 2-P scheduler and waits for every G. */
+static void in_g(enum pt_timer_mode mode, void (*fn)(void *))
+{
+    pt_sched *s = make_sched(2, mode);
+    CHECK_EQ(pt_go(s, fn, (void *)(intptr_t)mode), 0);
+    finish_sched(s);
+}
+
+/* A blocking receive of a fired time (G). */
+static pt_nanos recv_time(pt_chan *c)
+{
+    pt_nanos v = 0;
+    CHECK_EQ(pt_chan_recv(c, &v), 1);
+    return v;
+}
+
+/* Sleeps the G until c holds a value (it fired), bounded. */
+static void wait_fired(pt_chan *c)
+{
+    pt_nanos end = pt_nanotime() + BOUND;
+    while (pt_chan_len(c) == 0) {
+        CHECK(pt_nanotime() < end);
+        pt_sleep(100 * US);
+    }
+}
+
+/* ---- TestAfterFunc: a chain of AfterFuncs, each starting the next ------- */
+
+#define CHAIN 10
+static pt_time_timer *_Atomic chain_timer[CHAIN + 1];
+static atomic_int chain_done;
+static pt_sched *chain_s;
+
+static void chain_f(void *arg)
+{
+    int k = (int)(intptr_t)arg;
+    CHECK(pt_g_current() != NULL); /* in a G of its own */
+    CHECK(pt_sched_current() == chain_s);
+    /* free the timer whose f this is, while f runs (published just after
+     * the call that made it returned, so maybe not yet) */
+    pt_time_timer *self;
+    while (!(self = atomic_load(&chain_timer[k])))
+        pt_yield();
+    CHECK(pt_time_timer_chan(self) == NULL);
+    CHECK_EQ(pt_time_timer_stop(self), 0); /* already fired */
+    CHECK_EQ(pt_time_timer_free(self), 0);
+    if (k == CHAIN) {
+        atomic_store(&chain_done, 1);
+        return;
+    }
+    pt_time_timer *next;
+    CHECK_EQ(pt_time_after_func(&next, 0, chain_f, (void *)(intptr_t)(k + 1)), 0);
+    atomic_store(&chain_timer[k + 1], next);
+    pt_sleep(5 * MS); /* Go's Sleep: the next f runs beside this one */
+}
+
+static void chain_start(void *arg)
+{
+    (void)arg;
+    pt_time_timer *t;
+    CHECK_EQ(pt_time_after_func(&t, 0, chain_f, (void *)0), 0);
+    atomic_store(&chain_timer[0], t);
+}
+
+static void after_func_chain(enum pt_timer_mode mode)
+{
+    for (int i = 0; i <= CHAIN; i++)
+        atomic_store(&chain_timer[i], NULL);
+    atomic_store(&chain_done, 0);
+    chain_s = make_sched(2, mode);
+    CHECK_EQ(pt_go(chain_s, chain_start, NULL), 0);
+    WAIT_FOR(atomic_load(&chain_done)); /* no G runs between a fire and its G */
+    finish_sched(chain_s);
+}
+
+void test_time_after_func_chain_per_p(void)
+{
+    after_func_chain(PT_TIMERS_PER_P);
+}
+
+void test_time_after_func_chain_timerthread(void)
+{
+    after_func_chain(PT_TIMERS_TIMERTHREAD);
+}
+
+/* ---- TestAfterStress: 1 ns timers and tickers beside a G that churns ----- */
+
+static atomic_int churn_stop;
+
+static void churner(void *arg)
+{
+    (void)arg;
+    while (!atomic_load(&churn_stop))
+        pt_sleep(1); /* Go's runtime.GC(); Sleep(Nanosecond) */
+}
+
+static void after_stress(void *arg)
+{
+    (void)arg;
+    atomic_store(&churn_stop, 0);
+    CHECK_EQ(pt_go(NULL, churner, NULL), 0);
+    pt_time_ticker *tk;
+    CHECK_EQ(pt_time_ticker_new(&tk, 1), 0);
+    pt_nanos last = 0;
+    for (int i = 0; i < 100; i++) {
+        pt_nanos v = recv_time(pt_time_ticker_chan(tk));
+        CHECK(v > last);
+        last = v;
+    }
+    CHECK_EQ(pt_time_ticker_free(tk), 0);
+    for (int i = 0; i < 100; i++) { /* <-After(1) */
+        pt_time_timer *t;
+        pt_nanos t0 = pt_nanotime();
+        CHECK_EQ(pt_time_timer_new(&t, 1), 0);
+        CHECK(recv_time(pt_time_timer_chan(t)) >= t0 + 1);
+        CHECK_EQ(pt_time_timer_free(t), 0);
+    }
+    atomic_store(&churn_stop, 1);
+}
+
+void test_time_after_stress_per_p(void)
+{
+    in_g(PT_TIMERS_PER_P, after_stress);
+}
+
+void test_time_after_stress_timerthread(void)
+{
+    in_g(PT_TIMERS_TIMERTHREAD, after_stress);
+}
+
+/* ---- TestReset: Reset's answers, and never early ----------------------------- */
+
+/* One try with unit d: 0 when it held; 1 when the G ran too late to tell
+ * (then Go retries with a larger d). What can never happen aborts. */
+static int try_reset(pt_nanos d)
+{
+    pt_time_timer *t;
+    CHECK_EQ(pt_time_timer_new(&t, 2 * d), 0);
+    pt_chan *c = pt_time_timer_chan(t);
+    pt_sleep(d);
+    /* active, or fired into the unread channel (Go 1.23: still active) */
+    pt_nanos r = pt_nanotime();
+    CHECK_EQ(pt_time_timer_reset(t, 3 * d), 1);
+    pt_sleep(2 * d);
+    pt_nanos v;
+    int got = pt_chan_try_recv(c, &v);
+    int late = 0;
+    if (got == 1) {
+        CHECK(v >= r + 3 * d); /* never early, never the value from before */
+        late = 1;              /* this G slept past r + 3d */
+    } else {
+        CHECK_EQ(got, -EAGAIN);
+        pt_sleep(2 * d);
+        if ((got = pt_chan_try_recv(c, &v)) == 1)
+            CHECK(v >= r + 3 * d);
+        else
+            late = 1; /* not run yet: a late timer, not a wrong one */
+    }
+    if (!late)
+        CHECK_EQ(pt_time_timer_reset(t, 50 * MS), 0); /* fired and received */
+    CHECK_EQ(pt_time_timer_free(t), 0);
+    return late;
+}
+
+static void reset_returns(void *arg)
+{
+    (void)arg;
+    static const pt_nanos ds[] = {1 * MS, 2 * MS, 5 * MS, 10 * MS, 25 * MS, 100 * MS};
+    for (size_t i = 0; i < sizeof ds / sizeof ds[0]; i++)
+        if (try_reset(ds[i]) == 0)
+            return;
+    CHECK(!"every duration ran too late to judge Reset");
+}
+
+void test_time_reset_return_values_per_p(void)
+{
+    in_g(PT_TIMERS_PER_P, reset_returns);
+}
+
+void test_time_reset_return_values_timerthread(void)
+{
+    in_g(PT_TIMERS_TIMERTHREAD, reset_returns);
+}
+
+/* ---- TestTimerStopStress: stopped before they fire, none fires ------------------- */
+
+static atomic_int stray_fired;
+
+static void must_not_run(void *arg)
+{
+    (void)arg;
+    atomic_fetch_add(&stray_fired, 1);
+}
+
+static void stop_before_firing(void *arg)
+{
+    (void)arg;
+    pt_time_timer *t;
+    CHECK_EQ(pt_time_after_func(&t, 300 * MS, must_not_run, NULL), 0);
+    pt_sleep(5 * MS);
+    CHECK_EQ(pt_time_timer_stop(t), 1);
+    CHECK_EQ(pt_time_timer_stop(t), 0);
+    CHECK_EQ(pt_time_timer_free(t), 0);
+}
+
+static void stop_stress(enum pt_timer_mode mode)
+{
+    atomic_store(&stray_fired, 0);
+    pt_sched *s = make_sched(2, mode);
+    pt_nanos t0 = pt_nanotime();
+    for (int i = 0; i < 100; i++)
+        CHECK_EQ(pt_go(s, stop_before_firing, NULL), 0);
+    CHECK_EQ(pt_sched_wait(s), 0);
+    while (pt_nanotime() < t0 + 400 * MS) /* past their time */
+        nap_ms();
+    CHECK_EQ(atomic_load(&stray_fired), 0);
+    CHECK_EQ(pt_sched_destroy(s), 0);
+}
+
+void test_time_timer_stop_stress_per_p(void)
+{
+    stop_stress(PT_TIMERS_PER_P);
+}
+
+void test_time_timer_stop_stress_timerthread(void)
+{
+    stop_stress(PT_TIMERS_TIMERTHREAD);
+}
+
+/* ---- TestTicker: ticks arrive; Reset changes the period; Stop stops ---------- */
+
+static void ticker_go(void *arg)
+{
+    (void)arg;
+    const pt_nanos delta = 10 * MS;
+    const int count = 10;
+    pt_nanos t0 = pt_nanotime();
+    pt_time_ticker *tk;
+    CHECK_EQ(pt_time_ticker_new(&tk, delta), 0);
+    pt_chan *c = pt_time_ticker_chan(tk);
+    for (int i = 0; i < count / 2; i++)
+        recv_time(c);
+    CHECK_EQ(pt_time_ticker_reset(tk, 2 * delta), 0);
+    for (int i = count / 2; i < count; i++)
+        recv_time(c);
+    CHECK_EQ(pt_time_ticker_stop(tk), 0);
+    pt_nanos dt = pt_nanotime() - t0;
+    /* 5 ticks of delta, then 5 of 2 * delta from the reset on: at least
+     * 15 deltas (Go's target); at most that and a generous allowance */
+    CHECK(dt >= 3 * delta * count / 2);
+    CHECK(dt < 3 * delta * count / 2 + 10 * SEC);
+    pt_sleep(2 * delta);
+    CHECK_EQ(pt_chan_try_recv(c, NULL), -EAGAIN); /* "Ticker did not shut down" */
+    CHECK_EQ(pt_time_ticker_stop(tk), 0);         /* again: harmless */
+    CHECK_EQ(pt_time_ticker_free(tk), 0);
+}
+
+static void ticker_test(enum pt_timer_mode mode)
+{
+    pt_sched *s = make_sched(2, mode);
+    CHECK_EQ(pt_go(s, ticker_go, NULL), 0);
+    CHECK_EQ(pt_sched_wait(s), 0);
+    pt_sched_stats st = stats_of(s);
+    uint64_t on_heaps = st.timers_run_owner + st.timers_run_stolen + st.timers_run_sysmon;
+    if (mode == PT_TIMERS_PER_P)
+        CHECK(on_heaps >= 10); /* the ticks ran on the Ps' heaps */
+    else
+        CHECK_EQ(on_heaps, 0); /* ... on the TimerThread */
+    CHECK_EQ(pt_sched_destroy(s), 0);
+}
+
+void test_time_ticker_per_p(void)
+{
+    ticker_test(PT_TIMERS_PER_P);
+}
+
+void test_time_ticker_timerthread(void)
+{
+    ticker_test(PT_TIMERS_TIMERTHREAD);
+}
+
+/* ---- TestOverflowSleep: a duration past the clock's range is never, a
+ * very negative one is now -------------------------------------------------- */
+
+static void overflow(void *arg)
+{
+    (void)arg;
+    pt_time_timer *never, *now;
+    CHECK_EQ(pt_time_timer_new(&never, INT64_MAX), 0);
+    CHECK_EQ(pt_time_timer_new(&now, INT64_MIN), 0);
+    recv_time(pt_time_timer_chan(now)); /* at once */
+    pt_sleep(25 * MS);
+    CHECK_EQ(pt_chan_try_recv(pt_time_timer_chan(never), NULL), -EAGAIN);
+    CHECK_EQ(pt_time_timer_reset(now, INT64_MAX), 0); /* fired and received */
+    CHECK_EQ(pt_time_timer_stop(now), 1);
+    CHECK_EQ(pt_time_timer_stop(never), 1);
+    pt_time_ticker *tk;
+    CHECK_EQ(pt_time_ticker_new(&tk, INT64_MAX), 0);
+    pt_sleep(5 * MS);
+    CHECK_EQ(pt_chan_try_recv(pt_time_ticker_chan(tk), NULL), -EAGAIN);
+    CHECK_EQ(pt_time_ticker_free(tk), 0);
+    CHECK_EQ(pt_time_timer_free(never), 0);
+    CHECK_EQ(pt_time_timer_free(now), 0);
+}
+
+void test_time_overflow_durations(void)
+{
+    in_g(PT_TIMERS_PER_P, overflow);
+    in_g(PT_TIMERS_TIMERTHREAD, overflow);
+}
+
+/* ---- AfterFunc: Reset re-arms it ----------------------------------------------- */
+
+static atomic_int f_runs;
+
+static void count_run(void *arg)
+{
+    (void)arg;
+    CHECK(pt_g_current() != NULL);
+    atomic_fetch_add(&f_runs, 1);
+}
+
+static void wait_runs(int n)
+{
+    pt_nanos end = pt_nanotime() + BOUND;
+    while (atomic_load(&f_runs) < n) {
+        CHECK(pt_nanotime() < end);
+        pt_sleep(100 * US);
+    }
+}
+
+static void after_func_reset(void *arg)
+{
+    (void)arg;
+    atomic_store(&f_runs, 0);
+    pt_time_timer *t;
+    CHECK_EQ(pt_time_after_func(&t, 2 * MS, count_run, NULL), 0);
+    wait_runs(1);
+    CHECK_EQ(pt_time_timer_reset(t, 0), 0); /* had run: runs again */
+    wait_runs(2);
+    CHECK_EQ(pt_time_timer_reset(t, 1000 * SEC), 0);
+    CHECK_EQ(pt_time_timer_reset(t, 1 * MS), 1); /* was pending: moved, runs once */
+    wait_runs(3);
+    pt_sleep(10 * MS);
+    CHECK_EQ(atomic_load(&f_runs), 3);
+    CHECK_EQ(pt_time_timer_stop(t), 0);
+    CHECK_EQ(pt_time_timer_free(t), 0);
+}
+
+void test_time_after_func_reset_rearms(void)
+{
+    in_g(PT_TIMERS_PER_P, after_func_reset);
+    in_g(PT_TIMERS_TIMERTHREAD, after_func_reset);
+}
+
+/* ---- Go 1.23: Stop and Reset discard a fired, unread value --------------------- */
+
+static void discard_fired(void *arg)
+{
+    (void)arg;
+    pt_time_timer *t;
+    pt_chan *c;
+    /* Stop */
+    CHECK_EQ(pt_time_timer_new(&t, 0), 0);
+    c = pt_time_timer_chan(t);
+    wait_fired(c);
+    CHECK_EQ(pt_chan_len(c), 1);
+    CHECK_EQ(pt_time_timer_stop(t), 1); /* unread: counts as stopped */
+    CHECK_EQ(pt_chan_try_recv(c, NULL), -EAGAIN);
+    CHECK_EQ(pt_time_timer_stop(t), 0);
+    /* Reset: the value received next is the new arming's */
+    CHECK_EQ(pt_time_timer_reset(t, 0), 0);
+    wait_fired(c);
+    pt_nanos r = pt_nanotime();
+    CHECK_EQ(pt_time_timer_reset(t, 1 * MS), 1);
+    CHECK(recv_time(c) >= r + 1 * MS);
+    /* Reset far away: nothing to receive now */
+    CHECK_EQ(pt_time_timer_reset(t, 0), 0);
+    wait_fired(c);
+    CHECK_EQ(pt_time_timer_reset(t, 1000 * SEC), 1);
+    CHECK_EQ(pt_chan_try_recv(c, NULL), -EAGAIN);
+    CHECK_EQ(pt_time_timer_stop(t), 1);
+    CHECK_EQ(pt_time_timer_free(t), 0);
+
+    /* a ticker: Stop, then nothing, now or later */
+    pt_time_ticker *tk;
+    CHECK_EQ(pt_time_ticker_new(&tk, 1 * MS), 0);
+    c = pt_time_ticker_chan(tk);
+    wait_fired(c);
+    CHECK_EQ(pt_time_ticker_stop(tk), 0);
+    CHECK_EQ(pt_chan_try_recv(c, NULL), -EAGAIN);
+    pt_sleep(5 * MS);
+    CHECK_EQ(pt_chan_try_recv(c, NULL), -EAGAIN);
+    /* Reset with a tick unread: the next one is the new period's */
+    CHECK_EQ(pt_time_ticker_reset(tk, 1 * MS), 0);
+    wait_fired(c);
+    r = pt_nanotime();
+    CHECK_EQ(pt_time_ticker_reset(tk, 3 * MS), 0);
+    CHECK(recv_time(c) >= r + 3 * MS);
+    CHECK_EQ(pt_time_ticker_free(tk), 0);
+}
+
+void test_time_stop_and_reset_discard_a_fired_value_per_p(void)
+{
+    in_g(PT_TIMERS_PER_P, discard_fired);
+}
+
+void test_time_stop_and_reset_discard_a_fired_value_timerthread(void)
+{
+    in_g(PT_TIMERS_TIMERTHREAD, discard_fired);
+}
+
+/* ---- a slow reader: one value after 10 periods ------------------------------------ */
+
+static void slow_reader(void *arg)
+{
+    (void)arg;
+    const pt_nanos period = 2 * MS;
+    pt_time_ticker *tk;
+    CHECK_EQ(pt_time_ticker_new(&tk, period), 0);
+    pt_chan *c = pt_time_ticker_chan(tk);
+    pt_sleep(10 * period + period / 2);
+    CHECK_EQ(pt_chan_len(c), 1);
+    pt_nanos v1, v2;
+    CHECK_EQ(pt_chan_try_recv(c, &v1), 1);
+    /* no backlog: nothing, or a tick that came since (a period later) */
+    int r = pt_chan_try_recv(c, &v2);
+    if (r == 1)
+        CHECK(v2 >= v1 + period);
+    else
+        CHECK_EQ(r, -EAGAIN);
+    CHECK_EQ(pt_time_ticker_free(tk), 0);
+}
+
+void test_time_slow_ticker_reader_finds_one_value(void)
+{
+    in_g(PT_TIMERS_PER_P, slow_reader);
+    in_g(PT_TIMERS_TIMERTHREAD, slow_reader);
+}
+
+/* ---- the phase: tick k is at start + k * period or later, at most one a
+ * period, whatever the reader skips ---------------------------------------------- */
+
+static void phase(void *arg)
+{
+    (void)arg;
+    const pt_nanos period = 3 * MS;
+    pt_nanos t0 = pt_nanotime();
+    pt_time_ticker *tk;
+    CHECK_EQ(pt_time_ticker_new(&tk, period), 0);
+    pt_chan *c = pt_time_ticker_chan(tk);
+    pt_nanos last = 0;
+    for (int i = 1; i <= 20; i++) {
+        pt_nanos v = recv_time(c);
+        /* the i-th tick read is tick i or a later one (others dropped) */
+        CHECK(v >= t0 + i * period);
+        CHECK(v > last);
+        last = v;
+        if (i % 4 == 0)
+            pt_sleep(2 * period + period / 3); /* a slow read: ticks dropped */
+    }
+    CHECK_EQ(pt_time_ticker_free(tk), 0);
+}
+
+void test_time_ticker_keeps_its_phase_per_p(void)
+{
+    in_g(PT_TIMERS_PER_P, phase);
+}
+
+void test_time_ticker_keeps_its_phase_timerthread(void)
+{
+    in_g(PT_TIMERS_TIMERTHREAD, phase);
+}
+
+/* ---- no stale tick once Stop or Reset returns, with a reader racing -------------- */
+
+#define RACE_PERIOD (200 * US)
+static pt_time_ticker *race_tk;
+static atomic_llong reset_from; /* the time just before the Reset call */
+static atomic_int reset_done, stop_done, reader_done;
+
+static void racing_reader(void *arg)
+{
+    (void)arg;
+    pt_chan *c = pt_time_ticker_chan(race_tk);
+    pt_nanos quiet_until = 0;
+    for (;;) {
+        /* the flags are read before the receive starts: a receive that
+         * starts after the call returned must not see an older value */
+        int reset = atomic_load(&reset_done), stop = atomic_load(&stop_done);
+        pt_nanos v;
+        int r = pt_chan_try_recv(c, &v);
+        if (r == 1) {
+            CHECK(!stop);
+            if (reset)
+                CHECK(v >= atomic_load(&reset_from));
+        } else {
+            CHECK_EQ(r, -EAGAIN);
+        }
+        if (stop && quiet_until == 0)
+            quiet_until = pt_nanotime() + 10 * RACE_PERIOD;
+        if (quiet_until && pt_nanotime() > quiet_until)
+            break;
+        if (r != 1)
+            pt_sleep(RACE_PERIOD / 4);
+    }
+    atomic_store(&reader_done, 1);
+}
+
+static void race_round(void *arg)
+{
+    uint64_t x = (uint64_t)(uintptr_t)arg * 0x9e3779b97f4a7c15ull + 1;
+    atomic_store(&reset_done, 0);
+    atomic_store(&stop_done, 0);
+    atomic_store(&reader_done, 0);
+    CHECK_EQ(pt_time_ticker_new(&race_tk, RACE_PERIOD), 0);
+    CHECK_EQ(pt_go(NULL, racing_reader, NULL), 0);
+    pt_sleep((pt_nanos)(pt_test_rng(&x) % (3 * RACE_PERIOD)));
+    atomic_store(&reset_from, pt_nanotime());
+    CHECK_EQ(pt_time_ticker_reset(race_tk, RACE_PERIOD + RACE_PERIOD / 2), 0);
+    atomic_store(&reset_done, 1);
+    pt_sleep((pt_nanos)(pt_test_rng(&x) % (3 * RACE_PERIOD)));
+    CHECK_EQ(pt_time_ticker_stop(race_tk), 0);
+    atomic_store(&stop_done, 1);
+    pt_nanos end = pt_nanotime() + BOUND;
+    while (!atomic_load(&reader_done)) {
+        CHECK(pt_nanotime() < end);
+        pt_sleep(RACE_PERIOD);
+    }
+    CHECK_EQ(pt_time_ticker_free(race_tk), 0);
+}
+
+static void no_stale_tick(enum pt_timer_mode mode)
+{
+    pt_sched *s = make_sched(2, mode);
+    for (int i = 0; i < (int)SCALE(100); i++) {
+        CHECK_EQ(pt_go(s, race_round, (void *)(intptr_t)(i + 1)), 0);
+        CHECK_EQ(pt_sched_wait(s), 0);
+    }
+    CHECK_EQ(pt_sched_destroy(s), 0);
+}
+
+void test_time_no_stale_tick_after_reset_or_stop_per_p(void)
+{
+    no_stale_tick(PT_TIMERS_PER_P);
+}
+
+void test_time_no_stale_tick_after_reset_or_stop_timerthread(void)
+{
+    no_stale_tick(PT_TIMERS_TIMERTHREAD);
+}
+
+/* ---- from a plain thread: the TimerThread, the same behaviour --------------------- */
+
+/* Waits (the thread naps) until c holds a value; returns it. */
+static pt_nanos thread_recv(pt_chan *c)
+{
+    pt_nanos v = 0;
+    WAIT_FOR(pt_chan_try_recv(c, &v) == 1);
+    return v;
+}
+
+static pt_time_timer *_Atomic thread_af;
+static atomic_int thread_f_ok;
+
+/* An AfterFunc made outside any G: on the TimerThread's thread, no G. */
+static void on_timerthread(void *arg)
+{
+    (void)arg;
+    pt_time_timer *self;
+    while (!(self = atomic_load(&thread_af)))
+        sched_yield();
+    CHECK(pt_g_current() == NULL);
+    CHECK(pt_sched_current() == NULL);
+    CHECK_EQ(pt_time_timer_free(self), 0); /* from its own f */
+    atomic_store(&thread_f_ok, 1);
+}
+
+static pt_time_timer *made_in_g;
+
+static void make_one(void *arg)
+{
+    (void)arg;
+    CHECK_EQ(pt_time_timer_new(&made_in_g, 1000 * SEC), 0);
+}
+
+void test_time_timers_from_a_plain_thread(void)
+{
+    CHECK(pt_g_current() == NULL);
+    pt_time_timer *t;
+    pt_chan *c;
+    pt_nanos t0 = pt_nanotime();
+    CHECK_EQ(pt_time_timer_new(&t, 2 * MS), 0);
+    c = pt_time_timer_chan(t);
+    CHECK(thread_recv(c) >= t0 + 2 * MS);
+    CHECK_EQ(pt_time_timer_stop(t), 0); /* fired and received */
+    /* fired unread: Stop discards it, Reset too */
+    CHECK_EQ(pt_time_timer_reset(t, 0), 0);
+    WAIT_FOR(pt_chan_len(c) == 1);
+    CHECK_EQ(pt_time_timer_stop(t), 1);
+    CHECK_EQ(pt_chan_try_recv(c, NULL), -EAGAIN);
+    CHECK_EQ(pt_time_timer_reset(t, 0), 0);
+    WAIT_FOR(pt_chan_len(c) == 1);
+    pt_nanos r = pt_nanotime();
+    CHECK_EQ(pt_time_timer_reset(t, 1 * MS), 1);
+    CHECK(thread_recv(c) >= r + 1 * MS);
+    CHECK_EQ(pt_time_timer_reset(t, 1000 * SEC), 0);
+    CHECK_EQ(pt_time_timer_reset(t, 1000 * SEC), 1);
+    CHECK_EQ(pt_time_timer_free(t), 0);
+
+    /* a ticker keeps its phase and stops */
+    const pt_nanos period = 2 * MS;
+    t0 = pt_nanotime();
+    pt_time_ticker *tk;
+    CHECK_EQ(pt_time_ticker_new(&tk, period), 0);
+    c = pt_time_ticker_chan(tk);
+    pt_nanos last = 0;
+    for (int i = 1; i <= 10; i++) {
+        pt_nanos v = thread_recv(c);
+        CHECK(v >= t0 + i * period);
+        CHECK(v > last);
+        last = v;
+    }
+    CHECK_EQ(pt_time_ticker_stop(tk), 0);
+    CHECK_EQ(pt_chan_try_recv(c, NULL), -EAGAIN);
+    nap_ms();
+    nap_ms();
+    nap_ms();
+    CHECK_EQ(pt_chan_try_recv(c, NULL), -EAGAIN);
+    CHECK_EQ(pt_time_ticker_free(tk), 0);
+
+    /* AfterFunc without a scheduler: f runs on the TimerThread */
+    atomic_store(&thread_af, NULL);
+    atomic_store(&thread_f_ok, 0);
+    pt_time_timer *af;
+    CHECK_EQ(pt_time_after_func(&af, 1 * MS, on_timerthread, NULL), 0);
+    atomic_store(&thread_af, af);
+    WAIT_FOR(atomic_load(&thread_f_ok));
+
+    /* a timer made in a G, stopped and re-armed from here: it moves to
+     * the TimerThread and fires the same */
+    pt_sched *s = make_sched(2, PT_TIMERS_PER_P);
+    CHECK_EQ(pt_go(s, make_one, NULL), 0);
+    CHECK_EQ(pt_sched_wait(s), 0);
+    c = pt_time_timer_chan(made_in_g);
+    r = pt_nanotime();
+    CHECK_EQ(pt_time_timer_reset(made_in_g, 1 * MS), 1);
+    CHECK(thread_recv(c) >= r + 1 * MS);
+    CHECK_EQ(pt_time_timer_stop(made_in_g), 0);
+    CHECK_EQ(pt_time_timer_free(made_in_g), 0);
+    CHECK_EQ(pt_sched_destroy(s), 0);
+}
+
+/* ---- a scheduler with a live timer of its Gs is not destroyed --------------------- */
+
+static pt_time_timer *left_timer, *left_func;
+static pt_time_ticker *left_ticker;
+
+static void leave_timers(void *arg)
+{
+    (void)arg;
+    CHECK_EQ(pt_time_timer_new(&left_timer, 1000 * SEC), 0);
+    CHECK_EQ(pt_time_after_func(&left_func, 1000 * SEC, must_not_run, NULL), 0);
+    CHECK_EQ(pt_time_ticker_new(&left_ticker, 1000 * SEC), 0);
+}
+
+void test_time_destroy_is_busy_while_a_timer_lives(void)
+{
+    for (int mode = PT_TIMERS_PER_P; mode <= PT_TIMERS_TIMERTHREAD; mode++) {
+        atomic_store(&stray_fired, 0);
+        pt_sched *s = make_sched(2, (enum pt_timer_mode)mode);
+        CHECK_EQ(pt_go(s, leave_timers, NULL), 0);
+        CHECK_EQ(pt_sched_wait(s), 0);
+        CHECK_EQ(pt_sched_destroy(s), -EBUSY);
+        CHECK_EQ(pt_time_timer_free(left_timer), 0);
+        CHECK_EQ(pt_time_ticker_free(left_ticker), 0);
+        CHECK_EQ(pt_sched_destroy(s), -EBUSY);
+        CHECK_EQ(pt_time_timer_free(left_func), 0);
+        CHECK_EQ(pt_sched_destroy(s), 0);
+        CHECK_EQ(atomic_load(&stray_fired), 0);
+        printf("%s: destroy waited for the timers\n", MODE_NAME(mode));
+    }
+}
+
+/* ---- bad input ------------------------------------------------------------------------ */
+
+static void noop(void *arg)
+{
+    (void)arg;
+}
+
+void test_every_time_call_rejects_bad_input(void)
+{
+    pt_time_timer *t = NULL;
+    pt_time_ticker *tk = NULL;
+    CHECK_EQ(pt_time_timer_new(NULL, 1), -EINVAL);
+    CHECK_EQ(pt_time_after_func(NULL, 1, noop, NULL), -EINVAL);
+    CHECK_EQ(pt_time_after_func(&t, 1, NULL, NULL), -EINVAL);
+    CHECK(t == NULL);
+    CHECK(pt_time_timer_chan(NULL) == NULL);
+    CHECK_EQ(pt_time_timer_stop(NULL), -EINVAL);
+    CHECK_EQ(pt_time_timer_reset(NULL, 1), -EINVAL);
+    CHECK_EQ(pt_time_timer_free(NULL), -EINVAL);
+    /* Go panics on a ticker period <= 0 (TestNewTickerLtZeroDuration,
+     * TestTickerResetLtZeroDuration) */
+    CHECK_EQ(pt_time_ticker_new(NULL, 1), -EINVAL);
+    CHECK_EQ(pt_time_ticker_new(&tk, 0), -EINVAL);
+    CHECK_EQ(pt_time_ticker_new(&tk, -1), -EINVAL);
+    CHECK_EQ(pt_time_ticker_new(&tk, INT64_MIN), -EINVAL);
+    CHECK(tk == NULL);
+    CHECK(pt_time_ticker_chan(NULL) == NULL);
+    CHECK_EQ(pt_time_ticker_stop(NULL), -EINVAL);
+    CHECK_EQ(pt_time_ticker_reset(NULL, 1), -EINVAL);
+    CHECK_EQ(pt_time_ticker_free(NULL), -EINVAL);
+    /* a refused reset changes nothing: the ticker keeps ticking */
+    CHECK_EQ(pt_time_ticker_new(&tk, 1 * MS), 0);
+    CHECK_EQ(pt_time_ticker_reset(tk, 0), -EINVAL);
+    CHECK_EQ(pt_time_ticker_reset(tk, -5), -EINVAL);
+    pt_chan *c = pt_time_ticker_chan(tk);
+    WAIT_FOR(pt_chan_try_recv(c, NULL) == 1);
+    WAIT_FOR(pt_chan_try_recv(c, NULL) == 1);
+    CHECK_EQ(pt_chan_cap(c), 1);
+    CHECK_EQ(pt_time_ticker_free(tk), 0);
+    /* an AfterFunc timer has no channel */
+    CHECK_EQ(pt_time_after_func(&t, 1000 * SEC, noop, NULL), 0);
+    CHECK(pt_time_timer_chan(t) == NULL);
+    CHECK_EQ(pt_time_timer_free(t), 0);
+}
