@@ -1,12 +1,12 @@
 /* Go's time package on the scheduler (sched/time.c): Go's own tests from
  * time/sleep_test.go and tick_test.go (TestAfterFunc, TestAfterStress,
- * TestReset, TestTimerStopStress, TestTicker, TestOverflowSleep, the
- * panicking inputs as -EINVAL), then Go 1.23's guarantee: a value fired
- * into an unread channel is gone once Stop or Reset returns, a slow ticker
- * reader finds one value, ticks keep their phase and stop with Stop. In
- * both timer modes, and from a plain thread (the TimerThread fallback).
- * Times are checked as lower bounds (never early) and generous upper ones
- * (a bound on waiting, never on speed). */
+ * TestAfterQueuing, TestReset, TestTimerStopStress, TestTicker,
+ * TestOverflowSleep, the panicking inputs as -EINVAL), then Go 1.23's
+ * guarantee: a value fired into an unread channel is gone once Stop or
+ * Reset returns, a slow ticker reader finds one value, ticks keep their
+ * phase and stop with Stop. In both timer modes, and from a plain thread
+ * (the TimerThread fallback). Times are checked as lower bounds (never
+ * early) and generous upper ones (a bound on waiting, never on speed). */
 #include <errno.h>
 #include <sched.h>
 #include <stdint.h>
@@ -197,6 +197,109 @@ void test_time_reset_return_values_per_p(void)
 void test_time_reset_return_values_timerthread(void)
 {
     in_g(PT_TIMERS_TIMERTHREAD, reset_returns);
+}
+
+/* ---- TestAfterQueuing: timers fire in the order of their times ------------- */
+
+static const int slots[] = {5, 3, 6, 6, 6, 1, 1, 2, 7, 9, 4, 8, 0};
+#define NSLOTS ((int)(sizeof slots / sizeof slots[0]))
+
+struct after_result {
+    int slot;
+    pt_nanos t;
+};
+
+struct awaiter {
+    int slot;
+    pt_time_timer *timer;
+    pt_chan *result;
+};
+
+static void await_slot(void *arg)
+{
+    struct awaiter *a = arg;
+    struct after_result r = {a->slot, recv_time(pt_time_timer_chan(a->timer))};
+    CHECK_EQ(pt_chan_send(a->result, &r), 0);
+}
+
+/* 0 when the order and times held; 1 when they did not (Go retries). */
+static int try_after_queuing(pt_nanos delta)
+{
+    pt_chan *result;
+    CHECK_EQ(pt_chan_make(&result, sizeof(struct after_result), NSLOTS), 0);
+    struct awaiter a[NSLOTS];
+    pt_nanos t0 = pt_nanotime();
+    for (int i = 0; i < NSLOTS; i++) {
+        a[i] = (struct awaiter){slots[i], NULL, result};
+        CHECK_EQ(pt_time_timer_new(&a[i].timer, slots[i] * delta), 0);
+        CHECK_EQ(pt_go(NULL, await_slot, &a[i]), 0);
+    }
+    int failed = 0, last = -1;
+    for (int i = 0; i < NSLOTS; i++) {
+        struct after_result r;
+        CHECK_EQ(pt_chan_recv(result, &r), 1);
+        CHECK(r.t >= t0 + r.slot * delta); /* never early: not retried */
+        if (r.slot < last || r.t > t0 + r.slot * delta + 10 * delta)
+            failed = 1;
+        last = r.slot;
+    }
+    for (int i = 0; i < NSLOTS; i++)
+        CHECK_EQ(pt_time_timer_free(a[i].timer), 0);
+    CHECK_EQ(pt_chan_free(result), 0);
+    return failed;
+}
+
+static void after_queuing(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < 5; i++)
+        if (try_after_queuing((5 + i * 20) * MS) == 0)
+            return;
+    CHECK(!"timers fired out of order at every delta");
+}
+
+void test_time_after_queuing_per_p(void)
+{
+    in_g(PT_TIMERS_PER_P, after_queuing);
+}
+
+void test_time_after_queuing_timerthread(void)
+{
+    in_g(PT_TIMERS_TIMERTHREAD, after_queuing);
+}
+
+/* ---- select on a timer's channel: the timeout pattern --------------------- */
+
+static void select_timeout(void *arg)
+{
+    (void)arg;
+    pt_chan *never;
+    CHECK_EQ(pt_chan_make(&never, sizeof(int), 0), 0);
+    pt_time_timer *t;
+    pt_nanos t0 = pt_nanotime();
+    CHECK_EQ(pt_time_timer_new(&t, 2 * MS), 0);
+    pt_nanos v = 0;
+    int x;
+    pt_select_case cases[2] = {{never, PT_RECV, &x, false},
+                               {pt_time_timer_chan(t), PT_RECV, &v, false}};
+    CHECK_EQ(pt_select(cases, 2, 0, true), 1); /* the timer's case */
+    CHECK(cases[1].ok);
+    CHECK(v >= t0 + 2 * MS);
+    /* the select's own deadline first: the timer is still pending, and
+     * Stop says so */
+    CHECK_EQ(pt_time_timer_reset(t, 1000 * SEC), 0);
+    CHECK_EQ(pt_select(cases, 2, pt_nanotime() + 1 * MS, true), -ETIMEDOUT);
+    CHECK_EQ(pt_time_timer_stop(t), 1);
+    /* and without blocking: nothing ready */
+    CHECK_EQ(pt_select(cases, 2, 0, false), -EAGAIN);
+    CHECK_EQ(pt_time_timer_free(t), 0);
+    CHECK_EQ(pt_chan_free(never), 0);
+}
+
+void test_time_select_on_a_timer_channel(void)
+{
+    in_g(PT_TIMERS_PER_P, select_timeout);
+    in_g(PT_TIMERS_TIMERTHREAD, select_timeout);
 }
 
 /* ---- TestTimerStopStress: stopped before they fire, none fires ------------------- */
