@@ -75,12 +75,15 @@ void pt__wakep(pt_sched *s)
      * runs, so a burst of readies costs one futex wake, not one each. */
     if (atomic_exchange_explicit(&s->wakeup_pending, 1, memory_order_acq_rel))
         return;
-    atomic_fetch_add_explicit(&s->park_word, 1, memory_order_release);
+    /* seq_cst, the bump and the load of `polling` below: an M that claims
+     * `polling` after that load reads the parking word after its claim,
+     * and one of the two sees the other */
+    atomic_fetch_add_explicit(&s->park_word, 1, memory_order_seq_cst);
     if (pt__futex_wake(&s->park_word, 1) > 0)
         return;
-    /* Nobody was parked: the idle M is the poller, or one about to park
-     * (the bumped word sends it straight back). */
-    if (atomic_load_explicit(&s->polling, memory_order_acquire))
+    /* Nobody was parked: the idle M is the poller, or one about to park or
+     * poll (the bumped word sends it straight back). */
+    if (atomic_load_explicit(&s->polling, memory_order_seq_cst))
         pt_netpoll_break(s->np); /* the poller clears the flag when it wakes */
     else
         atomic_store_explicit(&s->wakeup_pending, 0, memory_order_release);
@@ -375,9 +378,17 @@ static pt_g *find_runnable(struct pt__m *m)
             until = earliest_timer(s);
             now = pt_nanotime();
             pt_poll_event ev[PT__POLL_BATCH];
-            atomic_fetch_add_explicit(&s->st.netpoll_waits, 1, memory_order_relaxed);
-            int n = pt_netpoll_wait(s->np, until == 0 ? -1 : until > now ? until - now : 0, ev,
+            int n = 0;
+            /* A wakep that read `polling` before the claim signalled by the
+             * parking word alone, which the netpoller does not watch: with
+             * the word moved since `seen`, look for work instead of
+             * sleeping (that wake-up was lost: a G on the global queue
+             * while this M slept in the netpoller with no timer due). */
+            if (atomic_load_explicit(&s->park_word, memory_order_seq_cst) == seen) {
+                atomic_fetch_add_explicit(&s->st.netpoll_waits, 1, memory_order_relaxed);
+                n = pt_netpoll_wait(s->np, until == 0 ? -1 : until > now ? until - now : 0, ev,
                                     PT__POLL_BATCH);
+            }
             atomic_store_explicit(&s->polling, 0, memory_order_release);
             if (n > 0)
                 pt__fd_dispatch(s, ev, n); /* readies the Gs the events are for */

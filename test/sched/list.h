@@ -5,6 +5,7 @@ PT_TEST(unit, yield_lets_the_other_runnable_gs_run)
 PT_TEST(unit, park_commit_false_resumes_at_once)
 PT_TEST(unit, wait_group_wakes_gs_and_threads_and_refuses_negative)
 PT_TEST(stress, park_ready_across_ps_loses_no_wakeup)
+PT_TEST(stress, ready_reaches_the_netpoller_m_beside_a_busy_p)
 PT_TEST(unit, work_stealing_keeps_two_ps_busy)
 /* sleeps and timers inside the scheduler */
 PT_TEST(unit, sleep_is_never_early_per_p)

@@ -262,6 +262,68 @@ void test_park_ready_across_ps_loses_no_wakeup(void)
     CHECK_EQ(nbox, 0);
 }
 
+/* ---- a ready beside a busy P ----------------------------------------------- */
+
+/* One P busy in a G that never yields, the other's M idle with no timer
+ * due, so it sleeps in the netpoller: every ready from a plain thread must
+ * reach that M. A wakep that looked at `polling` just before the idle M
+ * claimed it once signalled only through the parking word, which the
+ * netpoller does not watch, and the readied G stayed on the global queue
+ * for good. */
+static pt_g *_Atomic bp_parked;
+static atomic_long bp_woken;
+static atomic_int bp_stop;
+
+static bool bp_publish(void *g)
+{
+    atomic_store(&bp_parked, g);
+    return true;
+}
+
+static void bp_parker(void *arg)
+{
+    long rounds = (long)(intptr_t)arg;
+    for (long i = 0; i < rounds; i++) {
+        CHECK_EQ(pt_park(bp_publish, pt_g_current()), 0);
+        atomic_fetch_add(&bp_woken, 1);
+    }
+}
+
+static void bp_spinner(void *arg)
+{
+    (void)arg;
+    while (!atomic_load(&bp_stop))
+        ;
+}
+
+void test_ready_reaches_the_netpoller_m_beside_a_busy_p(void)
+{
+    long rounds = SCALE(20000);
+    atomic_store(&bp_parked, NULL);
+    atomic_store(&bp_woken, 0);
+    atomic_store(&bp_stop, 0);
+    pt_sched *s = make_sched(2, PT_TIMERS_PER_P);
+    CHECK_EQ(pt_go(s, bp_spinner, NULL), 0);
+    CHECK_EQ(pt_go(s, bp_parker, (void *)(intptr_t)rounds), 0);
+    /* the thread spins, not naps: a ready right after the park is the
+     * one that meets the M on its way to idle */
+    pt_nanos end = pt_nanotime() + BOUND;
+    uint64_t x = 0x9e3779b97f4a7c15ull;
+    for (long i = 0; i < rounds; i++) {
+        pt_g *g;
+        while (!(g = atomic_exchange(&bp_parked, NULL)))
+            CHECK(pt_nanotime() < end); /* a lost wake-up stops here */
+        /* a little later each time: somewhere on the M's way to idle */
+        pt_nanos at = pt_nanotime() + (pt_nanos)(pt_test_rng(&x) % (20 * US));
+        while (pt_nanotime() < at)
+            ;
+        CHECK_EQ(pt_ready(g), 0);
+    }
+    atomic_store(&bp_stop, 1);
+    finish_sched(s);
+    CHECK_EQ(atomic_load(&bp_woken), rounds);
+}
+
 /* ---- stealing ----------------------------------------------------------- */
 
 #define MAX_THREADS 8
