@@ -53,6 +53,7 @@ PT_TEST(stress, time_no_stale_tick_after_reset_or_stop_per_p)
 PT_TEST(stress, time_no_stale_tick_after_reset_or_stop_timerthread)
 PT_TEST(unit, time_timers_from_a_plain_thread)
 PT_TEST(unit, time_destroy_is_busy_while_a_timer_lives)
+PT_TEST(unit, time_new_fails_with_enomem_and_makes_nothing)
 /* bad input */
 PT_TEST(unit, every_sched_call_rejects_bad_input)
 PT_TEST(unit, every_time_call_rejects_bad_input)

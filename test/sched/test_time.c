@@ -11,6 +11,8 @@
 #include <sched.h>
 #include <stdint.h>
 
+#include "ptimer/base/alloc.h"
+#include "ptimer/timerthread.h"
 #include "util.h"
 
 #define MODE_NAME(m) ((m) == PT_TIMERS_PER_P ? "per-P" : "timerthread")
@@ -800,6 +802,53 @@ void test_time_destroy_is_busy_while_a_timer_lives(void)
         CHECK_EQ(atomic_load(&stray_fired), 0);
         printf("%s: destroy waited for the timers\n", MODE_NAME(mode));
     }
+}
+
+/* ---- out of memory: new fails whole -------------------------------------------- */
+
+/* Fails allocation 0, 1, 2, ... of each kind of new until one succeeds:
+ * every failure is -ENOMEM with nothing made (ASan's leak check sees any
+ * block left behind; destroy sees a timer left counted). */
+static void new_sweep(void *arg)
+{
+    (void)arg;
+    for (int kind = 0; kind < 3; kind++) {
+        for (long n = 0;; n++) {
+            CHECK(n < 100);
+            pt__alloc_fail_after(n);
+            pt_time_timer *t = NULL;
+            pt_time_ticker *tk = NULL;
+            int r = kind == 0   ? pt_time_timer_new(&t, 1000 * SEC)
+                    : kind == 1 ? pt_time_after_func(&t, 1000 * SEC, must_not_run, NULL)
+                                : pt_time_ticker_new(&tk, 1000 * SEC);
+            bool hit = !pt__alloc_fail_armed();
+            pt__alloc_fail_after(-1);
+            if (r == -ENOMEM) {
+                CHECK(hit);
+                CHECK(t == NULL && tk == NULL);
+                continue;
+            }
+            CHECK_EQ(r, 0);
+            CHECK_EQ(kind == 2 ? pt_time_ticker_free(tk) : pt_time_timer_free(t), 0);
+            if (!hit) { /* made without reaching the failure: every allocation covered */
+                printf("%s %s: %ld allocations failed in turn\n",
+                       pt_g_current() ? "in a G" : "a plain thread",
+                       kind == 0   ? "timer"
+                       : kind == 1 ? "after_func"
+                                   : "ticker",
+                       n);
+                break;
+            }
+        }
+    }
+}
+
+void test_time_new_fails_with_enomem_and_makes_nothing(void)
+{
+    CHECK(pt_timerthread_global() != NULL); /* made before any failure */
+    new_sweep(NULL);                        /* a plain thread: the TimerThread */
+    in_g(PT_TIMERS_PER_P, new_sweep);
+    in_g(PT_TIMERS_TIMERTHREAD, new_sweep);
 }
 
 /* ---- bad input ------------------------------------------------------------------------ */
