@@ -7,6 +7,9 @@
 
 #include "rng.h"
 #include "workload.h"
+#ifdef PTBENCH_HAVE_SCHED
+#include "sched_bench.h"
+#endif
 
 #define MS ((pt_nanos)1000000)
 #define SEC ((pt_nanos)1000000000)
@@ -262,7 +265,7 @@ static void run_latency(struct workload_thread *w)
  * (file-backed and shmem pages). Code pages of libc faulted in while
  * arming (about 100 KiB, a tenth of a byte per timer) are not what the
  * design stores. */
-static long rss_bytes(void)
+long bench_rss_bytes(void)
 {
     long pages = 0, resident = 0, shared = 0;
     FILE *f = fopen("/proc/self/statm", "r");
@@ -285,12 +288,12 @@ static void run_memory(struct workload_thread *w)
     memset(h, 1, (size_t)N * sizeof *h);
     if (w->eng->reserve_handles)
         w->eng->reserve_handles(w->th, N);
-    long before = rss_bytes();
+    long before = bench_rss_bytes();
     pt_nanos t0 = pt_nanotime();
     for (long i = 0; i < N; i++)
         h[i] = arm(w, t0 + 3600 * SEC + i);
     pt_nanos t1 = pt_nanotime();
-    long after = rss_bytes();
+    long after = bench_rss_bytes();
     for (long i = 0; i < N; i++)
         disarm(w, h[i]);
     pt_nanos t2 = pt_nanotime();
@@ -372,6 +375,44 @@ const struct workload workloads[] = {
      .what = "timed waits of 100us/1ms/10ms per netpoll backend, beside the kernel floor",
      .kind = WL_NETPOLL,
      .fires = true},
+#ifdef PTBENCH_HAVE_SCHED
+    /* Inside the scheduler (sched_workloads.c, sched_memory.c): threads are
+     * Ps, the designs sched-perp and sched-tt. */
+    {.name = "spawn",
+     .what = "go + finish (a wait group), from one G; in batches of 1000",
+     .kind = WL_THROUGHPUT,
+     .peers = GO,
+     .sched_run = sched_spawn},
+    {.name = "pingpong",
+     .what = "two Gs, a round trip on unbuffered channels",
+     .kind = WL_THROUGHPUT,
+     .peers = GO,
+     .sched_run = sched_pingpong},
+    {.name = "sleep",
+     .what = "1000 Gs sleeping 50us in a loop: per sleep and wake, lateness",
+     .kind = WL_THROUGHPUT,
+     .fires = true,
+     .peers = GO,
+     .sched_run = sched_sleep},
+    {.name = "sleep-1",
+     .what = "one G sleeping 50us in a loop: lateness, beside the kernel floor",
+     .kind = WL_LATENCY,
+     .fires = true,
+     .peers = GO,
+     .sched_run = sched_sleep_1,
+     .floor_wait = 50000},
+    {.name = "busy-lateness",
+     .what = "every P in a G that never yields; 100 Gs' 1ms sleeps: lateness",
+     .kind = WL_LATENCY,
+     .fires = true,
+     .peers = GO,
+     .sched_run = sched_busy_lateness},
+    {.name = "memory-g",
+     .what = "100k parked Gs (wait group, channel): resident bytes each",
+     .kind = WL_MEMORY,
+     .peers = GO,
+     .sched_run = sched_memory_g},
+#endif
 };
 #undef GO
 #undef UV
