@@ -147,6 +147,7 @@ struct pt_sched {
     _Atomic uint64_t next_gid;
     _Atomic uint32_t stopping;
     _Atomic uint32_t nfds;               /* descriptors registered for Gs (fdtab.c) */
+    _Atomic pt_nanos last_poll;          /* when an M or sysmon last took the netpoller's events */
 
     pthread_t sysmon;
     _Atomic uint32_t sysmon_word;        /* futex: sysmon sleeps here when every P is idle */
@@ -192,6 +193,10 @@ void pt__wake_all(pt_sched *s);
  * caller runs on an M of s (a G, or a callback on the M); NULL elsewhere
  * (then the process's TimerThread: the fallback). */
 pt_timers *pt__here_timers(pt_sched *s);
+/* Go's non-blocking netpoll: with descriptors registered and nobody in
+ * the netpoller, takes what is ready now and readies its Gs (onto the
+ * calling M's P, or the global queue from sysmon). True if any event. */
+bool pt__poll_ready_fds(pt_sched *s);
 
 /* ---- fdtab.c, fdio.c ---- */
 #define PT__POLL_BATCH 64

@@ -16,7 +16,9 @@
  * thread (Go's sysmon) notices Ps whose timers are overdue because their
  * M is busy, and gets those timers run: by waking an idle M that steals
  * them, or, when every P is busy, by running their runtime work itself (a
- * sleeping G made runnable goes on the global queue).
+ * sleeping G made runnable goes on the global queue). It also polls the
+ * network when nobody has for 10 ms, for Gs parked on fds while every P
+ * is busy.
  *
  * Timer mode: PT_TIMERS_PER_P (Go) puts every sleep on the calling P's
  * heap; PT_TIMERS_TIMERTHREAD puts it on the process's TimerThread, whose

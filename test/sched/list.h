@@ -27,6 +27,7 @@ PT_TEST(unit, fd_write_bigger_than_the_socket_buffer_arrives_whole_in_order)
 PT_TEST(unit, fd_accept_times_out_and_connect_reaches_a_listener)
 PT_TEST(stress, hundred_clients_request_response_per_p)
 PT_TEST(stress, hundred_clients_request_response_timerthread)
+PT_TEST(unit, fd_reader_wakes_while_every_p_runs_yielding_gs)
 PT_TEST(unit, every_fd_call_rejects_bad_input)
 /* bad input */
 PT_TEST(unit, every_sched_call_rejects_bad_input)

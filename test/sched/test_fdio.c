@@ -2,7 +2,8 @@
  * comes in time, deadlines racing data, a close that wakes blocked
  * readers, a write bigger than the socket buffer, accept and connect with
  * deadlines, a hundred clients talking to server Gs in both timer modes,
- * and the input each call must refuse. The network is 127.0.0.1 only. */
+ * readiness noticed while every P is busy, and the input each call must
+ * refuse. The network is 127.0.0.1 only. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
@@ -496,6 +497,56 @@ void test_hundred_clients_request_response_per_p(void)
 void test_hundred_clients_request_response_timerthread(void)
 {
     hundred_clients(PT_TIMERS_TIMERTHREAD);
+}
+
+/* ---- every P busy ---------------------------------------------------------------- */
+
+static int busy_sv[2];
+static atomic_int busy_reader_in, busy_reader_done, spinner_gave_up;
+
+static void busy_reader(void *arg)
+{
+    (void)arg;
+    char b;
+    atomic_store(&busy_reader_in, 1);
+    CHECK_EQ(pt_fd_read(busy_sv[0], &b, 1, 0), 1);
+    atomic_store(&busy_reader_done, 1);
+}
+
+/* Always runnable: the M finds it in the global queue every time it
+ * schedules, so it never gets as far as polling the network itself. */
+static void yielding_spinner(void *arg)
+{
+    (void)arg;
+    pt_nanos end = pt_nanotime() + BOUND;
+    while (!atomic_load(&busy_reader_done) && pt_nanotime() < end)
+        pt_yield();
+    if (!atomic_load(&busy_reader_done))
+        atomic_store(&spinner_gave_up, 1);
+}
+
+/* One P, kept busy by a G that yields but is always runnable: the data
+ * reaches the parked reader only through the monitor's poll (Go's sysmon
+ * polls the network when nobody has for 10 ms). */
+void test_fd_reader_wakes_while_every_p_runs_yielding_gs(void)
+{
+    atomic_store(&busy_reader_in, 0);
+    atomic_store(&busy_reader_done, 0);
+    atomic_store(&spinner_gave_up, 0);
+    socket_pair(busy_sv);
+    pt_sched *s = make_sched(1, PT_TIMERS_PER_P);
+    CHECK_EQ(pt_go(s, busy_reader, NULL), 0);
+    WAIT_FOR(atomic_load(&busy_reader_in));
+    CHECK_EQ(pt_go(s, yielding_spinner, NULL), 0);
+    nap_ms();
+    nap_ms();
+    CHECK_EQ(write(busy_sv[1], "z", 1), 1);
+    CHECK_EQ(pt_sched_wait(s), 0);
+    CHECK_EQ(atomic_load(&spinner_gave_up), 0);
+    CHECK_EQ(atomic_load(&busy_reader_done), 1);
+    CHECK_EQ(pt_fd_close(busy_sv[0]), 0);
+    CHECK_EQ(close(busy_sv[1]), 0);
+    CHECK_EQ(pt_sched_destroy(s), 0);
 }
 
 /* ---- bad input ----------------------------------------------------------------------- */
