@@ -120,8 +120,12 @@ static void free_all(pt_sched *s)
         }
         p_free(s->ps[i]);
     }
-    if (s->np)
+    if (s->np) {
+        /* fds still registered (never pt_fd_close'd) would keep the
+         * netpoll busy: they are unregistered and left open */
+        pt__fd_forget_sched(s);
         pt_netpoll_destroy(s->np);
+    }
     s->magic = 0;
     pt__free_lines(s);
 }
@@ -221,8 +225,10 @@ int pt_sched_set_procs(pt_sched *s, int procs)
     if (err == 0)
         atomic_store_explicit(&s->nprocs, procs, memory_order_seq_cst);
     pt__unlock(&s->lock);
-    if (err == 0)
+    if (err == 0) {
         pt__wake_all(s); /* removed Ps retire, restored ones resume */
+        pt__sysmon_kick(s); /* its "every P idle" may no longer hold */
+    }
     return err;
 }
 
