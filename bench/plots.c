@@ -139,14 +139,19 @@ static void lateness_plot(FILE *g, const struct report *r, int first)
     dist_name(d0, NULL, name, sizeof name);
     for (int t = 0; t < 2; t++) {
         terminal(g, r, name, t);
-        /* in the scheduler: how late a sleeping G runs again, on N Ps */
+        /* in the scheduler: how late a sleeping G runs again, on N Ps;
+         * or what else the workload keeps there */
         const struct workload *wl = workload_find(d0->workload);
         bool sched = wl && wl_in_sched(wl);
-        fprintf(g, "set title 'ptbench: %s lateness, %s%s%s, %d %s%s'\n", sched ? "wake" : "firing",
-                d0->workload, d0->variant[0] ? " " : "", d0->variant, d0->threads,
-                sched ? "P" : "thread", d0->threads == 1 ? "" : "s");
+        const char *what = wl && wl->dist_what ? wl->dist_what
+                           : sched             ? "wake lateness"
+                                               : "firing lateness";
+        fprintf(g, "set title 'ptbench: %s, %s%s%s, %d %s%s'\n", what, d0->workload,
+                d0->variant[0] ? " " : "", d0->variant, d0->threads, sched ? "P" : "thread",
+                d0->threads == 1 ? "" : "s");
         fprintf(g, "set logscale xy; set grid; set key outside\n");
-        fprintf(g, "set xlabel 'quantile (log scale of 1 - q)'; set ylabel 'lateness (us)'\n");
+        fprintf(g, "set xlabel 'quantile (log scale of 1 - q)'; set ylabel '%s (us)'\n",
+                wl && wl->dist_what ? wl->dist_what : "lateness");
         fprintf(g, "set xtics (\"p50\" 2, \"p90\" 10, \"p99\" 100, \"p99.9\" 1000, "
                    "\"p99.99\" 10000); set xrange [1:20000]\n");
         fprintf(g, "plot ");

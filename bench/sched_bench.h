@@ -38,6 +38,13 @@ struct sched_ctx {
 
 void sched_phase_begin(struct sched_ctx *c);
 void sched_phase_end(struct sched_ctx *c);
+/* With an op count (-n, per thread), ops x Ps in all; 0: run for the
+ * duration. */
+uint64_t sched_ops_wanted(const struct sched_ctx *c);
+/* Starts n Gs fn(args + i * size) (size 0: all get args), each counted in
+ * wg and in res->gs_started; those pt_go refused are taken off wg again,
+ * and its error kept in res->spawn_error. */
+void sched_go_n(struct sched_ctx *c, int n, void (*fn)(void *), void *args, size_t size, pt_wg *wg);
 /* The Gs now started and not finished (the caller's own included). */
 uint64_t sched_gs_now(void);
 /* After the phase: res->gs_finished, from the scheduler's own count of
@@ -49,12 +56,13 @@ void sched_count_finished(struct sched_ctx *c, uint64_t base);
 int sched_run(const struct workload *wl, const struct sched_design *d, int procs,
               const struct run_config *cfg, struct run_result *out);
 
-/* The bodies (sched_workloads.c, sched_memory.c). */
+/* The bodies (sched_workloads.c, sched_memory.c, sched_rpc.c). */
 void sched_spawn(struct sched_ctx *c);
 void sched_pingpong(struct sched_ctx *c);
 void sched_sleep(struct sched_ctx *c);
 void sched_sleep_1(struct sched_ctx *c);
 void sched_busy_lateness(struct sched_ctx *c);
 void sched_memory_g(struct sched_ctx *c);
+void sched_rpc(struct sched_ctx *c);
 
 #endif

@@ -56,6 +56,27 @@ void sched_phase_end(struct sched_ctx *c)
     r->wakeups = st.parks - c->st0.parks + st.netpoll_waits - c->st0.netpoll_waits;
 }
 
+uint64_t sched_ops_wanted(const struct sched_ctx *c)
+{
+    return c->cfg->ops > 0 ? (uint64_t)c->cfg->ops * (uint64_t)c->procs : 0;
+}
+
+void sched_go_n(struct sched_ctx *c, int n, void (*fn)(void *), void *args, size_t size, pt_wg *wg)
+{
+    pt_wg_add(wg, n);
+    int i = 0;
+    for (; i < n; i++) {
+        int rc = pt_go(NULL, fn, (char *)args + (size_t)i * size);
+        if (rc != 0) {
+            c->res->spawn_error = rc;
+            break;
+        }
+    }
+    if (i < n)
+        pt_wg_add(wg, -(int64_t)(n - i));
+    c->res->gs_started += (uint64_t)i;
+}
+
 uint64_t sched_gs_now(void)
 {
     pt_sched_stats st;

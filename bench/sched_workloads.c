@@ -1,5 +1,5 @@
 /* The workloads that run inside the scheduler (shapes in
- * bench/WORKLOADS.md; bench/peers/go/main.go runs the same programs as
+ * bench/WORKLOADS.md; bench/peers/go/sched.go runs the same programs as
  * goroutines). Each is the body of the scheduler's first G: it opens and
  * closes the measured phase, and counts what must add up -- every G it
  * started finished, every wait it began ended once, no sleep woke early.
@@ -13,31 +13,6 @@
 
 #define US ((pt_nanos)1000)
 #define MS ((pt_nanos)1000000)
-
-/* How many ops in all with -n; 0: run for the duration. */
-static uint64_t ops_wanted(const struct sched_ctx *c)
-{
-    return c->cfg->ops > 0 ? (uint64_t)c->cfg->ops * (uint64_t)c->procs : 0;
-}
-
-/* Starts n Gs fn(args[i]) (args of `size` bytes; size 0: all get args),
- * each counted in wg; those pt_go refused are taken off wg again, and the
- * error kept. */
-static void go_n(struct sched_ctx *c, int n, void (*fn)(void *), void *args, size_t size, pt_wg *wg)
-{
-    pt_wg_add(wg, n);
-    int i = 0;
-    for (; i < n; i++) {
-        int rc = pt_go(NULL, fn, (char *)args + (size_t)i * size);
-        if (rc != 0) {
-            c->res->spawn_error = rc;
-            break;
-        }
-    }
-    if (i < n)
-        pt_wg_add(wg, -(int64_t)(n - i));
-    c->res->gs_started += (uint64_t)i;
-}
 
 /* ---- spawn: go + finish, from one G ------------------------------------- */
 
@@ -55,14 +30,14 @@ static void spawn_child(void *arg)
 void sched_spawn(struct sched_ctx *c)
 {
     struct run_result *r = c->res;
-    uint64_t want = ops_wanted(c), base = sched_gs_now();
+    uint64_t want = sched_ops_wanted(c), base = sched_gs_now();
     pt_wg wg;
     pt_wg_init(&wg);
     sched_phase_begin(c);
     while (want ? r->gs_started < want : pt_nanotime() < c->end) {
         uint64_t n =
             want && want - r->gs_started < SPAWN_BATCH ? want - r->gs_started : SPAWN_BATCH;
-        go_n(c, (int)n, spawn_child, &wg, 0, &wg);
+        sched_go_n(c, (int)n, spawn_child, &wg, 0, &wg);
         r->waits++;
         pt_wg_wait(&wg);
         r->wakes++;
@@ -101,8 +76,8 @@ void sched_pingpong(struct sched_ctx *c)
     if (pt_chan_make(&p.ping, sizeof(long), 0) != 0 || pt_chan_make(&p.pong, sizeof(long), 0))
         abort();
     pt_wg_init(&p.done);
-    uint64_t want = ops_wanted(c), base = sched_gs_now();
-    go_n(c, 1, ponger, &p, 0, &p.done);
+    uint64_t want = sched_ops_wanted(c), base = sched_gs_now();
+    sched_go_n(c, 1, ponger, &p, 0, &p.done);
     sched_phase_begin(c);
     for (long v = 0; r->gs_started; v++) {
         if (want ? (uint64_t)v >= want : (v & 255) == 0 && pt_nanotime() >= c->end)
@@ -192,7 +167,7 @@ static void run_sleepers(struct sched_ctx *c, int n, pt_nanos d, uint64_t quota)
     struct sleeper *z = sleepers_new(c, n, d, quota, NULL, &done);
     uint64_t base = sched_gs_now();
     sched_phase_begin(c);
-    go_n(c, n, sleeper, z, sizeof *z, &done);
+    sched_go_n(c, n, sleeper, z, sizeof *z, &done);
     pt_wg_wait(&done);
     sched_phase_end(c);
     sched_count_finished(c, base);
@@ -204,7 +179,7 @@ enum { SLEEPERS = 1000 };
 
 void sched_sleep(struct sched_ctx *c)
 {
-    uint64_t want = ops_wanted(c);
+    uint64_t want = sched_ops_wanted(c);
     run_sleepers(c, SLEEPERS, 50 * US, want ? (want + SLEEPERS - 1) / SLEEPERS : 0);
 }
 
@@ -249,7 +224,7 @@ void sched_busy_lateness(struct sched_ctx *c)
         abort();
     uint64_t base = sched_gs_now();
     sched_phase_begin(c);
-    go_n(c, BUSY_SLEEPERS, sleeper, z, sizeof *z, &done);
+    sched_go_n(c, BUSY_SLEEPERS, sleeper, z, sizeof *z, &done);
     /* the hogs go once every sleeper is in its first sleep: started
      * earlier, a hog could keep a sleeper from ever starting */
     int started = (int)c->res->gs_started;
@@ -257,7 +232,7 @@ void sched_busy_lateness(struct sched_ctx *c)
         pt_yield();
     for (int i = 0; i < c->procs; i++)
         hogs[i] = (struct hog){.end = c->end, .done = &done};
-    go_n(c, c->procs, hog, hogs, sizeof *hogs, &done);
+    sched_go_n(c, c->procs, hog, hogs, sizeof *hogs, &done);
     pt_wg_wait(&done);
     sched_phase_end(c);
     sched_count_finished(c, base);

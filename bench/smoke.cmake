@@ -203,7 +203,7 @@ endforeach()
 execute_process(COMMAND ${PTBENCH} --help OUTPUT_VARIABLE help)
 set(nsched 0)
 if(help MATCHES "sched-perp")
-  set(sched_wls spawn pingpong sleep sleep-1 busy-lateness memory-g)
+  set(sched_wls spawn pingpong sleep sleep-1 busy-lateness rpc-sched memory-g)
   string(REPLACE ";" "," swlist "${sched_wls}")
   execute_process(
     COMMAND ${PTBENCH} -w ${swlist} -d sched-perp,sched-tt,kernel,pheap -t 1,2 -r 1 -n 3000
@@ -243,14 +243,17 @@ if(help MATCHES "sched-perp")
       math(EXPR want_gs "100 + ${threads}")
     elseif(workload STREQUAL "memory-g")
       set(want_gs 2000)
+    elseif(workload STREQUAL "rpc-sched") # 64 clients, 64 servers
+      set(want_gs 128)
     else() # pingpong's ponger, sleep-1's sleeper
       set(want_gs 1)
     endif()
     if(NOT gs_started EQUAL want_gs)
       message(FATAL_ERROR "${workload}: ${gs_started} Gs, not ${want_gs}: ${line}")
     endif()
-    # an op is a G, a round trip, a sleep (-n 3000 per P; sleep: shared
-    # out over its 1000 Gs, rounded up), a parked G
+    # an op is a G, a round trip, a sleep, a request answered (-n 3000
+    # per P; sleep, rpc-sched: shared out over 1000 Gs, 64 clients,
+    # rounded up), a parked G
     math(EXPR per_p "3000 * ${threads}")
     if(workload MATCHES "^(spawn|pingpong)$" AND NOT ops EQUAL per_p)
       message(FATAL_ERROR "${workload}: ${ops} ops, not ${per_p}: ${line}")
@@ -259,7 +262,12 @@ if(help MATCHES "sched-perp")
     if(workload STREQUAL "sleep" AND NOT ops EQUAL sleeps)
       message(FATAL_ERROR "sleep: ${ops} sleeps, not ${sleeps}: ${line}")
     endif()
-    if(workload MATCHES "^(sleep|sleep-1|busy-lateness|memory-g)$" AND NOT ops EQUAL wakes)
+    math(EXPR requests "(${per_p} + 63) / 64 * 64")
+    if(workload STREQUAL "rpc-sched" AND NOT ops EQUAL requests)
+      message(FATAL_ERROR "rpc-sched: ${ops} requests answered, not ${requests}: ${line}")
+    endif()
+    if(workload MATCHES "^(sleep|sleep-1|busy-lateness|rpc-sched|memory-g)$"
+       AND NOT ops EQUAL wakes)
       message(FATAL_ERROR "${workload}: ${ops} ops but ${wakes} wakes: ${line}")
     endif()
     if(workload STREQUAL "memory-g" AND bytes_per_timer LESS 1)
@@ -293,7 +301,7 @@ if(help MATCHES "sched-perp")
   foreach(v "spawn;1;ns/op/thr" "spawn;2;ns/op/thr" "pingpong;1;ns/op/thr"
             "pingpong;2;ns/op/thr" "sleep;1;ns/op/thr" "sleep;2;ns/op/thr" "sleep-1;1;p99 us"
             "sleep-1;2;p99 us" "busy-lateness;1;p99 us" "busy-lateness;2;p99 us"
-            "memory-g;1;B/G")
+            "rpc-sched;1;ns/op/thr" "rpc-sched;2;ns/op/thr" "memory-g;1;B/G")
     list(GET v 0 wl)
     list(GET v 1 thr)
     list(GET v 2 metric)

@@ -197,8 +197,9 @@ static void legend(const struct report *r, FILE *f)
     if (sched)
         fprintf(f, "In the scheduler's tables (sched-perp, sched-tt, go1.19's goroutines):\n"
                    "  ns/op/thr  wall time x Ps / ops: an op is a G spawned and finished, a\n"
-                   "             round trip, or a sleep and its wake\n"
-                   "  p50 .. max how late a sleeping G runs again: wake time - deadline\n"
+                   "             round trip, a sleep and its wake, or a request answered\n"
+                   "  p50 .. max how late a sleeping G runs again: wake time - deadline;\n"
+                   "             rpc-sched: a request's round trip\n"
                    "  wakeups    times an idle M went to sleep (parked or in the netpoller)\n"
                    "  B/G        resident bytes per parked G, measured in a fresh process;\n"
                    "             spawn ns and release ns per G; Gs: how many were parked\n");

@@ -142,8 +142,8 @@ static void legend(const struct report *r, FILE *f)
                 "wall time x threads / ops, each thread's time per op\n"
                 "             (median of repetitions; paired ratios under each table below)");
     legend_kind(r, f, WL_THROUGHPUT, true,
-                "wall time x Ps / ops, each P's time per op\n"
-                "             (a G spawned, a round trip, a sleep and its wake)");
+                "wall time x Ps / ops, each P's time per op (a G\n"
+                "             spawned, a round trip, a sleep and its wake, a request)");
     legend_kind(r, f, WL_LATENCY, false, "99th percentile of fire time - deadline");
     legend_kind(r, f, WL_LATENCY, true,
                 "99th percentile of wake time - deadline\n"

@@ -76,6 +76,9 @@ struct workload {
     /* A sched workload's kernel floor, a plain thread's futex wait of
      * this long in a loop, run as the `kernel` design; 0: none. */
     pt_nanos floor_wait;
+    /* What its lateness columns hold, for the plots, where they are not
+     * fire (or wake) time - deadline: rpc-sched's are round trips. */
+    const char *dist_what;
 };
 
 static inline bool wl_in_sched(const struct workload *wl)

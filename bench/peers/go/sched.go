@@ -7,17 +7,24 @@
 package main
 
 import (
+	"bytes"
+	"encoding/binary"
+	"errors"
 	"fmt"
+	"io"
+	"net"
+	"os"
 	"runtime"
 	"sort"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
 func isSched(w string) bool {
 	switch w {
-	case "spawn", "pingpong", "sleep", "sleep-1", "busy-lateness", "memory-g":
+	case "spawn", "pingpong", "sleep", "sleep-1", "busy-lateness", "memory-g", "rpc-sched":
 		return true
 	}
 	return false
@@ -269,6 +276,118 @@ func schedMemoryG(r *schedResult) {
 	r.countFinished(base)
 }
 
+// rpc-sched: 64 client goroutines doing request and response with a
+// server goroutine each over a socketpair, SetDeadline before each request
+// (Go's idiom: one call sets both the write's and the read's); late holds
+// each request's round trip.
+type rpcPair struct {
+	c, s                   net.Conn
+	sent, answered, served int64
+	err                    error
+	rtt                    []int64
+}
+
+func socketConn(fd int) net.Conn {
+	f := os.NewFile(uintptr(fd), "socketpair")
+	c, err := net.FileConn(f) // a dup, non-blocking, on the netpoller
+	f.Close()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "ptbench-go: rpc-sched: %v\n", err)
+		os.Exit(1)
+	}
+	return c
+}
+
+func (p *rpcPair) server(wg *sync.WaitGroup) {
+	buf := make([]byte, 64)
+	for {
+		if _, err := io.ReadFull(p.s, buf); err != nil {
+			break
+		}
+		p.served++
+		if _, err := p.s.Write(buf); err != nil {
+			break
+		}
+	}
+	p.s.Close()
+	wg.Done()
+}
+
+func (p *rpcPair) client(quota int64, end time.Time, wg *sync.WaitGroup) {
+	req, rep := bytes.Repeat([]byte{'q'}, 64), make([]byte, 64)
+	for {
+		t := time.Now()
+		if quota > 0 && p.sent >= quota || quota == 0 && !t.Before(end) {
+			break
+		}
+		binary.LittleEndian.PutUint64(req, uint64(p.sent))
+		p.c.SetDeadline(t.Add(time.Second))
+		p.sent++
+		_, err := p.c.Write(req)
+		if err == nil {
+			_, err = io.ReadFull(p.c, rep)
+		}
+		if err == nil && !bytes.Equal(req, rep) {
+			err = errors.New("a response that is not its request")
+		}
+		if err != nil {
+			p.err = err
+			break
+		}
+		p.answered++
+		p.rtt = append(p.rtt, int64(time.Since(t)))
+	}
+	p.c.Close()
+	wg.Done()
+}
+
+func schedRPC(r *schedResult) {
+	const pairs = 64
+	ps := make([]rpcPair, pairs)
+	for i := range ps {
+		fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "ptbench-go: rpc-sched: socketpair: %v\n", err)
+			os.Exit(1)
+		}
+		ps[i].c, ps[i].s = socketConn(fds[0]), socketConn(fds[1])
+	}
+	want := opsWanted()
+	quota := (want + pairs - 1) / pairs
+	var wg sync.WaitGroup
+	base := runtime.NumGoroutine()
+	r.begin()
+	wg.Add(2 * pairs)
+	for i := range ps {
+		go ps[i].server(&wg)
+	}
+	for i := range ps {
+		go ps[i].client(quota, r.end, &wg)
+	}
+	r.gsStarted = 2 * pairs
+	wg.Wait()
+	r.finish()
+	r.countFinished(base)
+	served := int64(0)
+	var err error
+	for i := range ps {
+		r.waits += ps[i].sent
+		r.wakes += ps[i].answered
+		served += ps[i].served
+		r.late = append(r.late, ps[i].rtt...)
+		if err == nil {
+			err = ps[i].err
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "ptbench-go: rpc-sched: a request failed: %v\n", err)
+	}
+	if served != r.waits {
+		r.wakes = served
+	}
+	r.ops = r.wakes
+}
+
 func runSched() {
 	var r schedResult
 	switch *workload {
@@ -286,6 +405,8 @@ func runSched() {
 		schedBusyLateness(&r)
 	case "memory-g":
 		schedMemoryG(&r)
+	case "rpc-sched":
+		schedRPC(&r)
 	}
 	sort.Slice(r.late, func(i, j int) bool { return r.late[i] < r.late[j] })
 	extra := fmt.Sprintf(",\"gs_started\":%d,\"gs_finished\":%d,\"waits\":%d,\"wakes\":%d,"+
