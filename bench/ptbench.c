@@ -92,14 +92,15 @@ static int run_rep(const struct workload *wl, const struct design *d, int nt,
 }
 
 /* The counts of a repetition in the scheduler: an error if they do not
- * add up; memory-g's Gs parked short of those asked for, a note. */
+ * add up; memory-g's Gs parked short of those asked for, a note (from the
+ * first repetition: the others reach about as far). */
 static void check_rep(struct report *rep, const struct workload *wl, const char *design, int nt,
-                      const struct run_config *cfg, const struct rep *p)
+                      const struct run_config *cfg, const struct rep *p, bool first)
 {
     char why[160];
     if (!rep_counts_ok(wl, p, why, sizeof why))
         report_error(rep, "%s, %s, %d P%s: %s", wl->name, design, nt, nt == 1 ? "" : "s", why);
-    else if (wl_in_sched(wl) && wl->kind == WL_MEMORY && p->spawn_error)
+    else if (wl_in_sched(wl) && wl->kind == WL_MEMORY && p->spawn_error && first)
         report_note(rep,
                     "%s: %s parked %llu of %ld Gs, then pt_go said %s (%d); its bytes per G "
                     "are at that count",
@@ -125,7 +126,7 @@ static int run_cell(struct report *rep, const struct options *o, const struct wo
             progress_rep(wl->name, variant, nt, d.name, r + 1, o->reps);
             if (run_rep(wl, &d, nt, cfg, &pooled[di], &reps[di][r]) != 0)
                 return -1;
-            check_rep(rep, wl, d.name, nt, cfg, &reps[di][r]);
+            check_rep(rep, wl, d.name, nt, cfg, &reps[di][r], r == 0);
         }
     for (int di = 0; di < o->ndesigns; di++) {
         if (!design_for(o->designs[di], wl, &d))
