@@ -242,6 +242,51 @@ static void ph_reserve_handles(void *vth, long n)
     (void)slots_reserve(&th->slots, n); /* failing only skews the reading */
 }
 
+/* Timer objects: a bare pt_timer, armed with pt_timer_modify from any
+ * thread onto the given worker's heap, stopped with pt_timer_stop: the
+ * status machine itself is what ptstress races. */
+static void ph_tm_fire(void *arg, uintptr_t seq)
+{
+    (void)seq;
+    tl_thread->cb(arg); /* run by a worker's pt_timers_check */
+}
+
+static void *ph_tm_new(void *eng)
+{
+    (void)eng;
+    pt_timer *t = malloc(sizeof *t);
+    if (t)
+        pt_timer_init(t, ph_tm_fire, NULL);
+    return t;
+}
+
+static int ph_tm_arm(void *vth, void *t, pt_nanos when, pt_nanos period, void *arg)
+{
+    struct ph_thread *th = vth;
+    return pt_timer_modify(&th->ts, t, when, period, ph_tm_fire, arg, 0);
+}
+
+static int ph_tm_stop(void *t) { return pt_timer_stop(t); }
+
+static void ph_tm_free(void *t)
+{
+    pt_timer_stop_sync(t);
+    free(t);
+}
+
+static int ph_move(void *dst, void *src)
+{
+    return pt_timers_move(&((struct ph_thread *)dst)->ts, &((struct ph_thread *)src)->ts);
+}
+
+static size_t ph_held(void *th) { return pt_timers_len(&((struct ph_thread *)th)->ts); }
+
+static const char *ph_check(void *th, bool quiescent)
+{
+    return pt_timers_verify(&((struct ph_thread *)th)->ts, quiescent) ? pt_timers_verify_report()
+                                                                       : NULL;
+}
+
 static void ph_read_stats(void *eng, struct engine_stats *out)
 {
     struct ph_engine *e = eng;
@@ -264,6 +309,13 @@ static void ph_read_stats(void *eng, struct engine_stats *out)
         .read_stats = ph_read_stats,                                                           \
         .reserve_handles = ph_reserve_handles,                                                 \
         .timer_bytes = sizeof(struct ph_timer) + sizeof(pt__heap4_entry),                       \
+        .tm_new = ph_tm_new,                                                                   \
+        .tm_arm = ph_tm_arm,                                                                   \
+        .tm_stop = ph_tm_stop,                                                                 \
+        .tm_free = ph_tm_free,                                                                 \
+        .move = ph_move,                                                                       \
+        .held = ph_held,                                                                       \
+        .check = ph_check,                                                                     \
     }
 
 PH_ENGINE(engine_pheap, "pheap", ph_create_lazy,
