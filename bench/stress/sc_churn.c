@@ -143,7 +143,7 @@ void sc_churn(struct stress_run *r)
         .p_round = ch_round,
         .p_final = ch_final,
         .cb = ch_fire,
-        .drain = o->bound,
+        .drain = STRESS_DRAIN,
     };
     pool_run(&pl);
     ch_cur = NULL;

@@ -275,7 +275,7 @@ static void mt_run(struct stress_run *r, bool move)
         .final = mt_final,
         .cleanup = mt_cleanup,
         .cb = mt_fire,
-        .drain = o->bound,
+        .drain = STRESS_DRAIN,
     };
     m.pl = &pl;
     pool_run(&pl);

@@ -60,6 +60,14 @@ void stress_violation(struct stress_run *r, enum viol_kind k, long timer, uint64
     __attribute__((format(printf, 6, 7)));
 uint64_t stress_violations(const struct stress_run *r);
 
+/* The test-only broken design (engine_broken.c, in ptstress-broken). */
+const struct engine *engine_broken(void);
+
+/* How long a run lets due timers fire, once nothing is armed any more,
+ * before its final checks: far above a firing's usual lateness, and the
+ * checks that follow still allow the whole bound. */
+#define STRESS_DRAIN ((pt_nanos)200000000)
+
 /* Each scenario: runs for o->duration, checks online and at its end. */
 void sc_modtimer(struct stress_run *r);
 void sc_move(struct stress_run *r);
