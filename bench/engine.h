@@ -82,6 +82,9 @@ struct engine {
     int (*tm_arm)(void *th, void *tm, pt_nanos when, pt_nanos period, void *arg);
     /* 1 if it stopped a pending arming, else 0 (same caveat for tickers). */
     int (*tm_stop)(void *tm);
+    /* tm_stop also waits until no callback of tm runs (pt_timer_stop_sync):
+     * ptstress then checks that none does once it returned. */
+    bool tm_stop_waits;
     /* Stop, wait until no callback of tm runs, free it. Nothing else may
      * call on tm meanwhile. Before the thread_stop of any worker. */
     void (*tm_free)(void *tm);
@@ -91,8 +94,9 @@ struct engine {
     /* Optional, on the worker: the entries its structures hold, stopped
      * ones not yet reclaimed included (ptstress's memory bound). */
     size_t (*held)(void *th);
-    /* Optional: the design's own invariants (quiescent: no arm or stop in
-     * flight on its timers). NULL if they hold, else what is wrong. */
+    /* Optional, on the worker: the design's own invariants (quiescent: no
+     * arm or stop in flight on its timers). NULL if they hold, else what
+     * is wrong. */
     const char *(*check)(void *th, bool quiescent);
 };
 

@@ -21,7 +21,7 @@ static void wait_phase(struct pool *pl, int ph, struct pworker *w)
     }
 }
 
-static void check(struct pworker *w, bool quiescent)
+void pool_check(struct pworker *w, bool quiescent)
 {
     const struct engine *eng = w->pl->r->eng;
     const char *bad = eng->check ? eng->check(w->th, quiescent) : NULL;
@@ -51,7 +51,7 @@ static void *p_main(void *arg)
             pl->p_round(w);
         /* Verify the structure now and then while others race on it. */
         if (++w->batches % 64 == 0)
-            check(w, false);
+            pool_check(w, false);
         if (ops >= 4096) {
             atomic_fetch_add_explicit(&pl->r->ops, ops, memory_order_relaxed);
             ops = 0;
@@ -62,7 +62,7 @@ static void *p_main(void *arg)
     wait_phase(pl, PH_CHECK, w);
     if (pl->p_final)
         pl->p_final(w);
-    check(w, true);
+    pool_check(w, true);
     atomic_fetch_add(&pl->checked, 1);
     wait_phase(pl, PH_EXIT, w);
     eng->thread_stop(w->th);

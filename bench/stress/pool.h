@@ -43,6 +43,9 @@ struct pool {
     pt_nanos drain; /* how long to let due timers fire before the final checks */
 };
 
+/* On a P: the design's own check (engine.h), a violation if it fails. */
+void pool_check(struct pworker *w, bool quiescent);
+
 /* Creates the engine, runs the threads through the phases, destroys it,
  * and checks the library leaked nothing. */
 void pool_run(struct pool *pl);

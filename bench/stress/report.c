@@ -21,6 +21,7 @@ const char *const viol_names[V_NKINDS] = {
     [V_MEMORY] = "memory",
     [V_LEAK] = "leak",
     [V_INVARIANT] = "invariant",
+    [V_SYNC] = "stop-sync-running",
     [V_ERROR] = "error",
 };
 

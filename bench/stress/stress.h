@@ -25,6 +25,7 @@ enum viol_kind {
     V_MEMORY,           /* the design holds far more entries than live timers */
     V_LEAK,             /* library blocks still allocated after the engine was destroyed */
     V_INVARIANT,        /* the design's own check (pt_timers_verify) failed */
+    V_SYNC,             /* a callback still ran after a stop that waits (stop_sync) returned */
     V_ERROR,            /* an arm failed, or the run could not be set up */
     V_NKINDS,
 };
