@@ -68,6 +68,36 @@ struct engine {
      * structures (timer, handle bookkeeping, heap entry), for the memory
      * report beside the measured resident size. */
     size_t timer_bytes;
+
+    /* Timer objects, for ptstress: one timer, as Go's time.Timer, that any
+     * thread may arm and stop, several threads at once. `th` is any
+     * worker's context, passed from any thread: the heap a timer that is
+     * not pending goes onto (a pending one stays where it is). Each arming
+     * calls cb with its own arg. NULL in an engine that holds one timer
+     * per thread (kernel): ptstress skips it. */
+    void *(*tm_new)(void *eng);
+    /* modtimer: 1 if an arming was pending (it will not run now), 0 if
+     * not, < 0 on failure. A ticker's tick already taken to run may still
+     * call cb once after this returns. */
+    int (*tm_arm)(void *th, void *tm, pt_nanos when, pt_nanos period, void *arg);
+    /* 1 if it stopped a pending arming, else 0 (same caveat for tickers). */
+    int (*tm_stop)(void *tm);
+    /* tm_stop also waits until no callback of tm runs (pt_timer_stop_sync):
+     * ptstress then checks that none does once it returned. */
+    bool tm_stop_waits;
+    /* Stop, wait until no callback of tm runs, free it. Nothing else may
+     * call on tm meanwhile. Before the thread_stop of any worker. */
+    void (*tm_free)(void *tm);
+    /* Optional: moveTimers: every live timer of src onto dst (src's P is
+     * being removed), called on src's worker; 0 or < 0. */
+    int (*move)(void *dst, void *src);
+    /* Optional, on the worker: the entries its structures hold, stopped
+     * ones not yet reclaimed included (ptstress's memory bound). */
+    size_t (*held)(void *th);
+    /* Optional, on the worker: the design's own invariants (quiescent: no
+     * arm or stop in flight on its timers). NULL if they hold, else what
+     * is wrong. */
+    const char *(*check)(void *th, bool quiescent);
 };
 
 extern const struct engine engine_pheap, engine_pheap_sync, engine_timerthread,

@@ -11,6 +11,7 @@
 #include "ptimer/base/lock.h"
 #include "ptimer/heap4.h"
 #include "slots.h"
+#include "tobj.h"
 
 struct fl_node {
     uint32_t dead;
@@ -149,6 +150,17 @@ static bench_handle fl_reset(void *vth, bench_handle h, pt_nanos when, void *arg
     return fl_schedule(th, when, period, arg);
 }
 
+TOBJ_HOOKS(fl, fl_schedule, fl_cancel)
+
+static size_t fl_held(void *vth)
+{
+    struct fl_thread *th = vth;
+    pt__lock(&th->lock);
+    size_t n = th->heap.len;
+    pt__unlock(&th->lock);
+    return n;
+}
+
 /* Drop dead entries in one pass and re-heapify (lock held). */
 static void fl_compact(struct fl_thread *th)
 {
@@ -236,4 +248,6 @@ const struct engine engine_floor = {
     .read_stats = fl_read_stats,
     .reserve_handles = fl_reserve_handles,
     .timer_bytes = sizeof(struct fl_node) + sizeof(pt__heap4_entry),
+    TOBJ_FIELDS(fl),
+    .held = fl_held,
 };

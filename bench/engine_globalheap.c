@@ -12,6 +12,7 @@
 #include "ptimer/base/lock.h"
 #include "ptimer/heap4.h"
 #include "slots.h"
+#include "tobj.h"
 
 struct gh_node {
     uint32_t idx;  /* heap position, kept by heap4 */
@@ -175,6 +176,17 @@ static bench_handle gh_reset(void *vth, bench_handle h, pt_nanos when, void *arg
     return n ? h : 0;
 }
 
+TOBJ_HOOKS(gh, gh_schedule, gh_cancel)
+
+static size_t gh_held(void *vth)
+{
+    struct gh_engine *e = vth;
+    pt__lock(&e->lock);
+    size_t n = e->heap.len;
+    pt__unlock(&e->lock);
+    return n;
+}
+
 static void gh_poll(void *th) { (void)th; }
 static void gh_idle(void *th, pt_nanos until)
 {
@@ -202,4 +214,6 @@ const struct engine engine_globalheap = {
     .read_stats = gh_read_stats,
     .reserve_handles = gh_reserve_handles,
     .timer_bytes = sizeof(struct gh_node) + sizeof(pt__heap4_entry),
+    TOBJ_FIELDS(gh),
+    .held = gh_held,
 };

@@ -242,13 +242,69 @@ static void ph_reserve_handles(void *vth, long n)
     (void)slots_reserve(&th->slots, n); /* failing only skews the reading */
 }
 
+/* Timer objects: a bare pt_timer, armed with pt_timer_modify from any
+ * thread onto the given worker's heap, stopped with pt_timer_stop: the
+ * status machine itself is what ptstress races. */
+static void ph_tm_fire(void *arg, uintptr_t seq)
+{
+    (void)seq;
+    tl_thread->cb(arg); /* run by a worker's pt_timers_check */
+}
+
+static void *ph_tm_new(void *eng)
+{
+    (void)eng;
+    pt_timer *t = malloc(sizeof *t);
+    if (t)
+        pt_timer_init(t, ph_tm_fire, NULL);
+    return t;
+}
+
+static int ph_tm_arm(void *vth, void *t, pt_nanos when, pt_nanos period, void *arg)
+{
+    struct ph_thread *th = vth;
+    return pt_timer_modify(&th->ts, t, when, period, ph_tm_fire, arg, 0);
+}
+
+static int ph_tm_stop(void *t) { return pt_timer_stop(t); }
+/* pheap-sync stops as it cancels: unlinked, and no callback running. */
+static int ph_tm_stop_sync(void *t) { return pt_timer_stop_sync(t); }
+
+static void ph_tm_free(void *t)
+{
+    pt_timer_stop_sync(t);
+    free(t);
+}
+
+static int ph_move(void *dst, void *src)
+{
+    return pt_timers_move(&((struct ph_thread *)dst)->ts, &((struct ph_thread *)src)->ts);
+}
+
+static size_t ph_held(void *th) { return pt_timers_len(&((struct ph_thread *)th)->ts); }
+
+static const char *ph_check(void *vth, bool quiescent)
+{
+    struct ph_thread *th = vth;
+    /* An empty heap has nothing due (Go issue 51654: a stale
+     * modified_earliest left a P spinning). On the owner, only another
+     * thread's push can change the length, and it leaves it above 0, so
+     * two readings of 0 around the next time mean the heap was empty. */
+    if (pt_timers_len(&th->ts) == 0) {
+        pt_nanos next = pt_timers_next(&th->ts);
+        if (next != 0 && pt_timers_len(&th->ts) == 0)
+            return "an empty heap reports a next time (modified_earliest not cleared)";
+    }
+    return pt_timers_verify(&th->ts, quiescent) ? pt_timers_verify_report() : NULL;
+}
+
 static void ph_read_stats(void *eng, struct engine_stats *out)
 {
     struct ph_engine *e = eng;
     out->wakeups = atomic_load(&e->wakeups);
 }
 
-#define PH_ENGINE(ident, nm, create_fn, desc)                                                  \
+#define PH_ENGINE(ident, nm, create_fn, stop_fn, desc)                                                  \
     const struct engine ident = {                                                              \
         .name = nm,                                                                            \
         .what = desc,                                                                          \
@@ -264,9 +320,17 @@ static void ph_read_stats(void *eng, struct engine_stats *out)
         .read_stats = ph_read_stats,                                                           \
         .reserve_handles = ph_reserve_handles,                                                 \
         .timer_bytes = sizeof(struct ph_timer) + sizeof(pt__heap4_entry),                       \
+        .tm_new = ph_tm_new,                                                                   \
+        .tm_arm = ph_tm_arm,                                                                   \
+        .tm_stop = stop_fn,                                                                    \
+        .tm_stop_waits = stop_fn == ph_tm_stop_sync,                                           \
+        .tm_free = ph_tm_free,                                                                 \
+        .move = ph_move,                                                                       \
+        .held = ph_held,                                                                       \
+        .check = ph_check,                                                                     \
     }
 
-PH_ENGINE(engine_pheap, "pheap", ph_create_lazy,
+PH_ENGINE(engine_pheap, "pheap", ph_create_lazy, ph_tm_stop,
           "ptimer per-P heaps; cancel = pt_timer_stop, memory reused once unlinked");
-PH_ENGINE(engine_pheap_sync, "pheap-sync", ph_create_sync,
+PH_ENGINE(engine_pheap_sync, "pheap-sync", ph_create_sync, ph_tm_stop_sync,
           "ptimer per-P heaps; cancel = pt_timer_stop_sync, memory reused at once");

@@ -1,13 +1,15 @@
 /* timerthread: ptimer's TimerThread (bRPC's bucket design) behind the
  * engine interface. Every timer fires on the one timer thread. bRPC has no
  * periodic tasks, so tickers reschedule themselves from their callback, as
- * bRPC's users do; reset is unschedule + schedule, as it must be there. */
+ * bRPC's users do (a stopped one stops rescheduling); reset is unschedule +
+ * schedule, as it must be there. */
 #include <stdatomic.h>
 #include <stdlib.h>
 
 #include "engine.h"
 #include "ptimer/base/lock.h"
 #include "ptimer/timerthread.h"
+#include "tobj.h"
 
 struct tt_engine {
     pt_timerthread *tt;
@@ -16,13 +18,19 @@ struct tt_engine {
     struct tt_ticker *tickers;
 };
 
-/* A ticker: reschedules itself after each run, skipping missed ticks. */
+/* A ticker: reschedules itself after each run, skipping missed ticks.
+ * Its handle is its address with the top bit set (not a task id). */
 struct tt_ticker {
     struct tt_engine *e;
     pt_nanos when, period;
     void *arg;
     struct tt_ticker *next;
+    _Atomic uint32_t lock; /* guards id and dead, between a tick and a cancel */
+    bool dead;
+    pt_task_id id;
 };
+
+#define TT_TICKER_BIT ((bench_handle)1 << 63)
 
 static struct tt_engine *tt_current; /* for the one-shot trampoline */
 
@@ -33,8 +41,12 @@ static void tt_tick(void *varg)
     struct tt_ticker *k = varg;
     k->e->cb(k->arg);
     pt_nanos now = pt_nanotime();
-    k->when += k->period * (1 + (now > k->when ? (now - k->when) / k->period : 0));
-    pt_timerthread_schedule(k->e->tt, tt_tick, k, k->when);
+    pt__lock(&k->lock);
+    if (!k->dead) {
+        k->when += k->period * (1 + (now > k->when ? (now - k->when) / k->period : 0));
+        k->id = pt_timerthread_schedule(k->e->tt, tt_tick, k, k->when);
+    }
+    pt__unlock(&k->lock);
 }
 
 static void *tt_create(int n, bench_cb cb)
@@ -82,29 +94,50 @@ static bench_handle tt_schedule(void *th, pt_nanos when, pt_nanos period, void *
     struct tt_ticker *k = malloc(sizeof *k);
     if (!k)
         return 0;
-    *k = (struct tt_ticker){e, when, period, arg, NULL};
+    *k = (struct tt_ticker){.e = e, .when = when, .period = period, .arg = arg};
+    pt__lock_init(&k->lock);
     pt__lock(&e->lock);
-    k->next = e->tickers;
+    k->next = e->tickers; /* freed by destroy: a late tick may still read it */
     e->tickers = k;
     pt__unlock(&e->lock);
-    /* Tickers run until the engine is destroyed; their handle is not a
-     * task id, so cancel and reset do not apply to them. */
-    return pt_timerthread_schedule(e->tt, tt_tick, k, when) ? (bench_handle)1 << 63 : 0;
+    pt__lock(&k->lock);
+    k->id = pt_timerthread_schedule(e->tt, tt_tick, k, when);
+    bool ok = k->id != PT_INVALID_TASK_ID;
+    pt__unlock(&k->lock);
+    return ok ? TT_TICKER_BIT | (bench_handle)(uintptr_t)k : 0;
+}
+
+/* A ticker was pending while it was not stopped: a tick that runs now
+ * has its successor to come. */
+static bool tt_cancel_ticker(struct tt_ticker *k)
+{
+    pt__lock(&k->lock);
+    bool live = !k->dead;
+    k->dead = true;
+    if (k->id)
+        (void)pt_timerthread_unschedule(k->e->tt, k->id);
+    k->id = PT_INVALID_TASK_ID;
+    pt__unlock(&k->lock);
+    return live;
 }
 
 static bool tt_cancel(void *th, bench_handle h)
 {
     struct tt_engine *e = th;
-    return !(h >> 63) && pt_timerthread_unschedule(e->tt, h) == 0;
+    if (h & TT_TICKER_BIT)
+        return tt_cancel_ticker((struct tt_ticker *)(uintptr_t)(h & ~TT_TICKER_BIT));
+    return pt_timerthread_unschedule(e->tt, h) == 0;
 }
 
 static bench_handle tt_reset(void *th, bench_handle h, pt_nanos when, void *arg)
 {
     struct tt_engine *e = th;
-    if (pt_timerthread_unschedule(e->tt, h) != 0)
+    if ((h & TT_TICKER_BIT) || pt_timerthread_unschedule(e->tt, h) != 0)
         return 0;
     return pt_timerthread_schedule(e->tt, tt_fire, arg, when);
 }
+
+TOBJ_HOOKS(tt, tt_schedule, tt_cancel)
 
 static void tt_poll(void *th) { (void)th; }
 static void tt_idle(void *th, pt_nanos until)
@@ -142,4 +175,5 @@ const struct engine engine_timerthread = {
      * block is 16 KiB + 64 B of alignment slack, which its 20 KiB size
      * class rounds up by 16 B a task. */
     .timer_bytes = 64,
+    TOBJ_FIELDS(tt),
 };

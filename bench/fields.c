@@ -15,7 +15,7 @@ struct field {
     unsigned long long u;
 };
 
-enum { NFIELDS_MAX = 40 };
+enum { NFIELDS_MAX = 48 };
 
 static int row_fields(const struct row *w, struct field *f)
 {
@@ -61,6 +61,18 @@ static int row_fields(const struct row *w, struct field *f)
     I("stale_cancels", l->stale_cancels);
     I("expected_ticks", l->expected_ticks);
     D("ticks_delivered", w->ticks_due ? ticks_delivered(w) : 0, 4); /* all repetitions' */
+    /* workloads in the scheduler: the counts that must add up, and the
+     * scheduler's own counters (0 elsewhere) */
+    I("gs_started", l->gs_started);
+    I("gs_finished", l->gs_finished);
+    I("waits", l->waits);
+    I("wakes", l->wakes);
+    I("early_wakes", l->early_wakes);
+    D("spawn_error", l->spawn_error, 0);
+    I("timers_owner", l->timers_owner);
+    I("timers_stolen", l->timers_stolen);
+    I("timers_sysmon", l->timers_sysmon);
+    I("steals", l->steals);
 #undef S
 #undef I
 #undef D

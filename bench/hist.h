@@ -47,6 +47,25 @@ static inline void hist_record(struct hist *h, int64_t v)
         ;
 }
 
+/* hist_record for a histogram that one writer (a thread, or a G) fills
+ * alone, merged once it is done: relaxed loads and stores, no locked
+ * instruction. A sleeping G records every 50 us; a locked add on a line
+ * every P shares would be part of what is measured. */
+static inline void hist_record_local(struct hist *h, int64_t v)
+{
+    if (v < 0)
+        v = 0;
+    atomic_ulong *b = &h->n[hist_bucket((uint64_t)v)];
+    atomic_store_explicit(b, atomic_load_explicit(b, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+    atomic_store_explicit(&h->count, atomic_load_explicit(&h->count, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+    atomic_store_explicit(&h->sum, atomic_load_explicit(&h->sum, memory_order_relaxed) + v,
+                          memory_order_relaxed);
+    if (v > atomic_load_explicit(&h->max, memory_order_relaxed))
+        atomic_store_explicit(&h->max, v, memory_order_relaxed);
+}
+
 /* Add every value recorded in `from` to `into` (both quiet). */
 static inline void hist_merge(struct hist *into, const struct hist *from)
 {

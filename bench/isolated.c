@@ -1,6 +1,6 @@
 /* A repetition in a new process (this program, executed afresh), so that
  * its resident-size delta is not hidden by memory an earlier run freed to
- * the allocator: the memory workload measures from a fresh process every
+ * the allocator: the memory workloads measure from a fresh process every
  * time. A fork alone is not fresh: the child inherits the allocator's
  * free pages, and TimerThread's tasks, placed in them, read 1.6 B per
  * timer after an rpc run instead of 64. */
@@ -13,24 +13,44 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#ifdef PTBENCH_HAVE_SCHED
+#include "sched_bench.h"
+#endif
+
+/* One memory repetition of wl on the design named `name`. */
+static int run_here(const struct workload *wl, const char *name, int nt,
+                    const struct run_config *cfg, struct run_result *res)
+{
+    if (wl_in_sched(wl)) {
+#ifdef PTBENCH_HAVE_SCHED
+        const struct sched_design *d = sched_design_find(name);
+        return d ? sched_run(wl, d, nt, cfg, res) : -1;
+#else
+        return -1;
+#endif
+    }
+    const struct engine *eng = engine_find(name);
+    return eng ? workload_run(wl, eng, nt, cfg, res) : -1;
+}
+
 int isolated_main(char **argv)
 {
     const struct workload *wl = workload_find(argv[2]);
-    const struct engine *eng = engine_find(argv[3]);
     int nt = atoi(argv[4]), fd = atoi(argv[6]);
-    /* Only the memory workload runs here, and memory_timers is all of
-     * the configuration it reads. */
-    struct run_config cfg = {.memory_timers = atol(argv[5])};
+    long count = atol(argv[5]);
+    /* Only the memory workloads run here, and the count (of timers, or
+     * of Gs) is all of the configuration they read. */
+    struct run_config cfg = {.memory_timers = count, .memory_gs = count};
     struct run_result *res = calloc(1, sizeof *res);
     struct rep r;
-    if (!wl || wl->kind != WL_MEMORY || !eng || nt < 1 || cfg.memory_timers < 1 || !res ||
-        workload_run(wl, eng, nt, &cfg, res) != 0)
+    if (!wl || wl->kind != WL_MEMORY || nt < 1 || count < 1 || !res ||
+        run_here(wl, argv[3], nt, &cfg, res) != 0)
         return 1;
     rep_of_result(res, &r);
     return write(fd, &r, sizeof r) == (ssize_t)sizeof r ? 0 : 1;
 }
 
-int run_isolated(const struct workload *wl, const struct engine *eng, int nt,
+int run_isolated(const struct workload *wl, const char *design, int nt,
                  const struct run_config *cfg, struct rep *out)
 {
     int fd[2];
@@ -45,12 +65,12 @@ int run_isolated(const struct workload *wl, const struct engine *eng, int nt,
     }
     if (pid == 0) {
         close(fd[0]);
-        char nts[16], timers[24], fds[16];
+        char nts[16], count[24], fds[16];
         snprintf(nts, sizeof nts, "%d", nt);
-        snprintf(timers, sizeof timers, "%ld", cfg->memory_timers);
+        snprintf(count, sizeof count, "%ld", wl_in_sched(wl) ? cfg->memory_gs : cfg->memory_timers);
         snprintf(fds, sizeof fds, "%d", fd[1]);
         char *args[ISOLATED_ARGC + 1] = {
-            "ptbench", ISOLATED_ARG, (char *)wl->name, (char *)eng->name, nts, timers, fds, NULL};
+            "ptbench", ISOLATED_ARG, (char *)wl->name, (char *)design, nts, count, fds, NULL};
         execv("/proc/self/exe", args);
         fprintf(stderr, "ptbench: cannot execute /proc/self/exe: %s\n", strerror(errno));
         _exit(127);

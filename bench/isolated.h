@@ -1,4 +1,4 @@
-/* A memory repetition in a process of its own. */
+/* A memory repetition (memory, memory-g) in a process of its own. */
 #ifndef PTBENCH_ISOLATED_H
 #define PTBENCH_ISOLATED_H
 
@@ -12,8 +12,10 @@
  * the pipe named on the command line. The exit status. */
 int isolated_main(char **argv);
 
-/* One repetition of wl on eng in this program executed afresh. */
-int run_isolated(const struct workload *wl, const struct engine *eng, int nt,
+/* One repetition of wl on the design named `design` (an engine, or a
+ * sched design for a workload in the scheduler) in this program executed
+ * afresh. */
+int run_isolated(const struct workload *wl, const char *design, int nt,
                  const struct run_config *cfg, struct rep *out);
 
 #endif

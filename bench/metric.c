@@ -22,13 +22,13 @@ const char *kind_name(enum wl_kind kind)
     return "?";
 }
 
-const char *metric_name(enum wl_kind kind)
+const char *metric_name(enum wl_kind kind, bool in_sched)
 {
     switch (kind) {
     case WL_THROUGHPUT:
         return "ns/op/thr";
     case WL_MEMORY:
-        return "B/timer";
+        return in_sched ? "B/G" : "B/timer";
     case WL_LATENCY:
     case WL_TICKER:
     case WL_NETPOLL:

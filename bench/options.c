@@ -11,11 +11,29 @@
 #include "engine.h"
 #include "report.h"
 #include "workload.h"
+#ifdef PTBENCH_HAVE_SCHED
+#include "sched_bench.h"
+#endif
 
 /* floor right after pheap: their repetitions run back to back, which is
- * what the paired ratio under each table (tables.c) leans on. */
-static const char *const default_designs[] = {"pheap",       "floor",      "pheap-sync",
-                                              "timerthread", "globalheap", "kernel"};
+ * what the paired ratio under each table (tables.c) leans on. Engines run
+ * the engine workloads, the sched designs those in the scheduler; kernel
+ * is the floor of both kinds' latency workloads. */
+static const char *const default_designs[] = {
+    "pheap",      "floor",    "pheap-sync", "timerthread", "globalheap", "kernel",
+#ifdef PTBENCH_HAVE_SCHED
+    "sched-perp", "sched-tt",
+#endif
+};
+
+static bool design_known(const char *name)
+{
+#ifdef PTBENCH_HAVE_SCHED
+    if (sched_design_find(name))
+        return true;
+#endif
+    return engine_find(name) != NULL;
+}
 
 static void usage(FILE *f)
 {
@@ -23,19 +41,26 @@ static void usage(FILE *f)
                "  compare               the standard matrix (every design x workload x threads)\n"
                "  -d, --design LIST     designs, comma-separated (default: all):\n"
                "                        pheap pheap-sync timerthread globalheap floor\n"
-               "                        kernel (latency workloads only: the futex floor)\n"
-               "  -w, --workload LIST   workloads (default: all):\n");
+               "                        kernel (latency workloads only: the futex floor)\n");
+#ifdef PTBENCH_HAVE_SCHED
+    fprintf(f, "                        sched-perp sched-tt (the workloads in the scheduler,\n"
+               "                        with timers per P or on the TimerThread)\n");
+#endif
+    fprintf(f, "  -w, --workload LIST   workloads (default: all):\n");
     for (int i = 0; i < nworkloads; i++)
         fprintf(f, "                          %-13s %s\n", workloads[i].name, workloads[i].what);
-    fprintf(f, "  -t, --threads LIST    worker threads (default: 1,2,<2 x cores>)\n"
+    fprintf(f, "  -t, --threads LIST    worker threads, or Ps in the scheduler\n"
+               "                        (default: 1,2,<2 x cores>)\n"
                "  -r, --reps N          repetitions, 1-64; medians are reported (default 5)\n"
                "  -D, --duration-ms N   per repetition of throughput workloads (default 300)\n"
                "      --ticker-ms N     per repetition of ticker (default 300)\n"
-               "      --latency-ms N    per repetition of latency and netpoll (default 600)\n"
+               "      --latency-ms N    per repetition of latency, netpoll, sleep-1 and\n"
+               "                        busy-lateness (default 600)\n"
                "  -n, --ops N           ops per thread instead of a duration\n"
                "      --preload N       far-future timers per thread first (default 32768)\n"
                "      --window N        rpc-pending window (default 10000)\n"
                "      --memory-timers N pending timers in the memory workload (default 1000000)\n"
+               "      --memory-gs N     parked Gs in the memory-g workload (default 100000)\n"
                "      --tickers LIST    ticker counts (default 1000,10000)\n"
                "      --slack-ns N      PR_SET_TIMERSLACK for every thread (default 1000)\n"
                "  -b, --baseline NAME   the design the tables' ratio column is against\n"
@@ -93,6 +118,7 @@ enum {
     OPT_PRELOAD,
     OPT_WINDOW,
     OPT_MEMORY_TIMERS,
+    OPT_MEMORY_GS,
     OPT_TICKERS,
     OPT_SLACK_NS,
     OPT_NO_PEERS,
@@ -112,6 +138,7 @@ static const struct option long_options[] = {
     {"preload", required_argument, NULL, OPT_PRELOAD},
     {"window", required_argument, NULL, OPT_WINDOW},
     {"memory-timers", required_argument, NULL, OPT_MEMORY_TIMERS},
+    {"memory-gs", required_argument, NULL, OPT_MEMORY_GS},
     {"tickers", required_argument, NULL, OPT_TICKERS},
     {"slack-ns", required_argument, NULL, OPT_SLACK_NS},
     {"baseline", required_argument, NULL, 'b'},
@@ -133,6 +160,7 @@ static void defaults(struct options *o)
                           .preload = 32768,
                           .window = 10000,
                           .memory_timers = 1000000,
+                          .memory_gs = 100000,
                           .baseline = "timerthread",
                           .out = "results",
                           .peers = true,
@@ -154,7 +182,7 @@ static int apply(struct options *o, int c, const char *opt, char *v)
     case 'd':
         o->ndesigns = split(v, o->designs);
         for (int k = 0; k < o->ndesigns; k++)
-            if (!engine_find(o->designs[k]))
+            if (!design_known(o->designs[k]))
                 return bad_option(opt, o->designs[k]);
         return 0; /* none named: all */
     case 'w':
@@ -196,12 +224,15 @@ static int apply(struct options *o, int c, const char *opt, char *v)
     case OPT_MEMORY_TIMERS:
         n = o->memory_timers = parse_long(v, 1, 100000000);
         break;
+    case OPT_MEMORY_GS:
+        n = o->memory_gs = parse_long(v, 1, 10000000);
+        break;
     case OPT_SLACK_NS:
         n = o->slack_ns = parse_long(v, 1, 1000000000);
         break;
     case 'b':
         /* the peers' rows can be the baseline too */
-        if (!engine_find(v) && strcmp(v, "go1.19") != 0 && strcmp(v, "libuv") != 0)
+        if (!design_known(v) && strcmp(v, "go1.19") != 0 && strcmp(v, "libuv") != 0)
             return bad_option(opt, v);
         o->baseline = v;
         return 0;

@@ -4,7 +4,7 @@
 
 #include <stdbool.h>
 
-#define MAXLIST 16
+#define MAXLIST 32
 
 struct options {
     const char *designs[MAXLIST];
@@ -18,7 +18,7 @@ struct options {
     long ops;
     long slack_ns;
     int preload, window, tickers[MAXLIST], ntickers;
-    long memory_timers;
+    long memory_timers, memory_gs;
     const char *baseline;
     const char *out;
     bool peers, plots, quiet;

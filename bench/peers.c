@@ -131,10 +131,11 @@ void peers_run(struct report *r, const struct workload *wl, const char *variant,
             /* A peer that hangs must not hang the comparison. */
             snprintf(cmd, sizeof cmd,
                      "timeout 600 %s -workload %s -threads %d -reps %d -duration-ms %lld "
-                     "-ops %ld -preload %d -window %d -tickers %d -busy=%s -quantiles %s",
-                     bin, workload, threads, fresh ? 1 : reps,
-                     (long long)(cfg->duration / 1000000), cfg->ops, cfg->preload, cfg->window,
-                     cfg->tickers, cfg->busy ? "true" : "false", qarg);
+                     "-ops %ld -preload %d -window %d -tickers %d -gs %ld -busy=%s "
+                     "-quantiles %s",
+                     bin, workload, threads, fresh ? 1 : reps, (long long)(cfg->duration / 1000000),
+                     cfg->ops, cfg->preload, cfg->window, cfg->tickers, cfg->memory_gs,
+                     cfg->busy ? "true" : "false", qarg);
             FILE *f = popen(cmd, "r");
             if (!f)
                 break;
@@ -158,6 +159,12 @@ void peers_run(struct report *r, const struct workload *wl, const char *variant,
                     .fired = (uint64_t)field(line, "fired"),
                     .cancelled = (uint64_t)field(line, "cancelled"),
                     .expected_ticks = (uint64_t)field(line, "expected_ticks"),
+                    .gs_started = (uint64_t)field(line, "gs_started"),
+                    .gs_finished = (uint64_t)field(line, "gs_finished"),
+                    .waits = (uint64_t)field(line, "waits"),
+                    .wakes = (uint64_t)field(line, "wakes"),
+                    .early_wakes = (uint64_t)field(line, "early_wakes"),
+                    .spawn_error = (int)field(line, "spawn_error"),
                 };
                 /* the last repetition's distribution, as for our designs */
                 double q[REPORT_NQ];
@@ -173,6 +180,13 @@ void peers_run(struct report *r, const struct workload *wl, const char *variant,
             report_note(r, "peer %s: %s %s threads %d failed (exit %d)", p->name, workload,
                         variant, threads, rc);
             continue;
+        }
+        /* a peer's counts must add up as ours do */
+        for (int k = 0; k < n; k++) {
+            char why[160];
+            if (!rep_counts_ok(wl, &rs[k], why, sizeof why))
+                report_error(r, "peer %s: %s, %d P%s: %s", p->name, workload, threads,
+                             threads == 1 ? "" : "s", why);
         }
         report_add(r, wl, variant, p->name, threads, 0, rs, n, NULL, ROW_PEER);
         if (nq && wl->fires) /* plotted beside ours */

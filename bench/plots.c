@@ -11,7 +11,8 @@ static const struct {
     {"pheap", "#1f77b4"},       {"pheap-sync", "#17becf"}, {"floor", "#2ca02c"},
     {"timerthread", "#d62728"}, {"globalheap", "#ff7f0e"}, {"kernel", "#000000"},
     {"go1.19", "#9467bd"},      {"libuv", "#8c564b"},      {"np-epoll", "#e377c2"},
-    {"np-timerfd", "#bcbd22"},  {"np-uring", "#7f7f7f"},
+    {"np-timerfd", "#bcbd22"},  {"np-uring", "#7f7f7f"},   {"sched-perp", "#1f77b4"},
+    {"sched-tt", "#d62728"},
 };
 
 static const char *colour_of(const char *design)
@@ -138,10 +139,19 @@ static void lateness_plot(FILE *g, const struct report *r, int first)
     dist_name(d0, NULL, name, sizeof name);
     for (int t = 0; t < 2; t++) {
         terminal(g, r, name, t);
-        fprintf(g, "set title 'ptbench: firing lateness, %s%s%s, %d thread%s'\n", d0->workload,
-                d0->variant[0] ? " " : "", d0->variant, d0->threads, d0->threads == 1 ? "" : "s");
+        /* in the scheduler: how late a sleeping G runs again, on N Ps;
+         * or what else the workload keeps there */
+        const struct workload *wl = workload_find(d0->workload);
+        bool sched = wl && wl_in_sched(wl);
+        const char *what = wl && wl->dist_what ? wl->dist_what
+                           : sched             ? "wake lateness"
+                                               : "firing lateness";
+        fprintf(g, "set title 'ptbench: %s, %s%s%s, %d %s%s'\n", what, d0->workload,
+                d0->variant[0] ? " " : "", d0->variant, d0->threads, sched ? "P" : "thread",
+                d0->threads == 1 ? "" : "s");
         fprintf(g, "set logscale xy; set grid; set key outside\n");
-        fprintf(g, "set xlabel 'quantile (log scale of 1 - q)'; set ylabel 'lateness (us)'\n");
+        fprintf(g, "set xlabel 'quantile (log scale of 1 - q)'; set ylabel '%s (us)'\n",
+                wl && wl->dist_what ? wl->dist_what : "lateness");
         fprintf(g, "set xtics (\"p50\" 2, \"p90\" 10, \"p99\" 100, \"p99.9\" 1000, "
                    "\"p99.99\" 10000); set xrange [1:20000]\n");
         fprintf(g, "plot ");
@@ -163,12 +173,14 @@ static void lateness_plot(FILE *g, const struct report *r, int first)
     }
 }
 
-/* Memory: bytes per pending timer, a bar per design, its own structures'
- * bytes marked on it (the gap is the allocator's and the page's). */
+/* Memory: bytes per pending timer (per parked G in the scheduler), a bar
+ * per design, its own structures' bytes marked on it (the gap is the
+ * allocator's and the page's). A file per workload: memory, memory-g. */
 static void memory_plot(FILE *g, const struct report *r, const struct row *like)
 {
     char dat[1024];
-    snprintf(dat, sizeof dat, "%s/memory.dat", r->dir);
+    const char *what = like->in_sched ? "parked G" : "pending timer";
+    snprintf(dat, sizeof dat, "%s/%s.dat", r->dir, like->workload);
     FILE *d = fopen(dat, "w");
     if (!d)
         return;
@@ -185,18 +197,24 @@ static void memory_plot(FILE *g, const struct report *r, const struct row *like)
     }
     fclose(d);
     for (int t = 0; t < 2; t++) {
-        terminal(g, r, "memory", t);
-        fprintf(g, "set title 'ptbench memory: resident bytes per pending timer (lower is "
-                   "better)'\n");
-        fprintf(g, "set ylabel 'bytes per timer'; set yrange [0:*]; set grid ytics; "
-                   "set key top left; set style fill solid 0.8 border -1; set boxwidth 0.6; "
-                   "set xtics rotate by -30; set offsets 0.5, 0.5, 0, 0\n");
+        terminal(g, r, like->workload, t);
+        fprintf(g, "set title 'ptbench %s: resident bytes per %s (lower is better)'\n",
+                like->workload, what);
+        fprintf(g,
+                "set ylabel 'bytes per %s'; set yrange [0:*]; set grid ytics; "
+                "set key top left; set style fill solid 0.8 border -1; set boxwidth 0.6; "
+                "set xtics rotate by -30; set offsets 0.5, 0.5, 0, 0\n",
+                what);
         fprintf(g,
                 "plot '%s' using 0:2:4:xtic(1) with boxes lc rgb variable title "
                 "'measured', '' using 0:2:(sprintf('%%.1f', $2)) with labels offset 0,0.7 "
-                "notitle, '' using 0:3 with points pt 7 ps 1.5 lc rgb 'black' title "
-                "\"the design's own structures\"\n",
+                "notitle",
                 dat);
+        /* a G's own structures are the scheduler's, not counted here */
+        if (!like->in_sched)
+            fprintf(g, ", '' using 0:3 with points pt 7 ps 1.5 lc rgb 'black' title "
+                       "\"the design's own structures\"");
+        fprintf(g, "\n");
     }
 }
 

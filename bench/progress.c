@@ -32,8 +32,8 @@ void progress_row(const struct row *w)
     if (quiet || tty)
         return;
     fprintf(stderr, "ptbench: %-12s %-7s threads %-3d %-12s %10.1f %s (%d rep%s)\n", w->workload,
-            w->variant, w->threads, w->design, metric_value(w), metric_name(w->kind), w->reps,
-            w->reps == 1 ? "" : "s");
+            w->variant, w->threads, w->design, metric_value(w), metric_name(w->kind, w->in_sched),
+            w->reps, w->reps == 1 ? "" : "s");
 }
 
 void progress_clear(void)

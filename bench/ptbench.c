@@ -18,24 +18,70 @@
 #include "progress.h"
 #include "report.h"
 #include "workload.h"
+#ifdef PTBENCH_HAVE_SCHED
+#include "sched_bench.h"
+#endif
+
+/* One design of a cell: a timer engine, or the scheduler in one of its
+ * timer modes for the workloads that run inside it. */
+struct design {
+    const char *name;
+    const struct engine *eng;      /* engine workloads */
+    const struct sched_design *sd; /* workloads in the scheduler */
+    bool reference;                /* a floor: shown, never a winner */
+    size_t timer_bytes;
+};
+
+/* The design named `name`, if it has a row in wl: an engine that holds
+ * one timer per thread runs latency workloads only; the kernel floor runs
+ * in the scheduler's workloads that have one. */
+static bool design_for(const char *name, const struct workload *wl, struct design *out)
+{
+    if (wl_in_sched(wl)) {
+#ifdef PTBENCH_HAVE_SCHED
+        const struct sched_design *sd = sched_design_find(name);
+        if (!sd || !sched_design_runs(sd, wl))
+            return false;
+        *out = (struct design){sd->name, NULL, sd, sd->kernel_floor, 0};
+        return true;
+#else
+        return false;
+#endif
+    }
+    const struct engine *eng = engine_find(name);
+    if (!eng || (eng->latency_only && wl->kind != WL_LATENCY))
+        return false;
+    *out = (struct design){eng->name, eng, NULL, eng->reference, eng->timer_bytes};
+    return true;
+}
+
+static int run_here(const struct workload *wl, const struct design *d, int nt,
+                    const struct run_config *cfg, struct run_result *res)
+{
+#ifdef PTBENCH_HAVE_SCHED
+    if (d->sd)
+        return sched_run(wl, d->sd, nt, cfg, res);
+#endif
+    return workload_run(wl, d->eng, nt, cfg, res);
+}
 
 /* One repetition of one design: into *out, its lateness samples added to
  * *pool. Non-zero (and said) on failure. */
-static int run_rep(const struct workload *wl, const struct engine *eng, int nt,
+static int run_rep(const struct workload *wl, const struct design *d, int nt,
                    const struct run_config *cfg, struct hist *pool, struct rep *out)
 {
     if (wl->kind == WL_MEMORY) { /* a fresh process each time */
-        if (run_isolated(wl, eng, nt, cfg, out) != 0) {
+        if (run_isolated(wl, d->name, nt, cfg, out) != 0) {
             progress_clear();
-            fprintf(stderr, "ptbench: %s failed\n", eng->name);
+            fprintf(stderr, "ptbench: %s failed\n", d->name);
             return 1;
         }
         return 0;
     }
     struct run_result *res = calloc(1, sizeof *res);
-    if (!res || workload_run(wl, eng, nt, cfg, res) != 0) {
+    if (!res || run_here(wl, d, nt, cfg, res) != 0) {
         progress_clear();
-        fprintf(stderr, "ptbench: %s failed to start\n", eng->name);
+        fprintf(stderr, "ptbench: %s failed to start\n", d->name);
         free(res);
         return 1;
     }
@@ -45,10 +91,21 @@ static int run_rep(const struct workload *wl, const struct engine *eng, int nt,
     return 0;
 }
 
-/* An engine that holds one timer per thread runs latency workloads only. */
-static bool runs(const struct engine *eng, const struct workload *wl)
+/* The counts of a repetition in the scheduler: an error if they do not
+ * add up; memory-g's Gs parked short of those asked for, a note (from the
+ * first repetition: the others reach about as far). */
+static void check_rep(struct report *rep, const struct workload *wl, const char *design, int nt,
+                      const struct run_config *cfg, const struct rep *p, bool first)
 {
-    return !eng->latency_only || wl->kind == WL_LATENCY;
+    char why[160];
+    if (!rep_counts_ok(wl, p, why, sizeof why))
+        report_error(rep, "%s, %s, %d P%s: %s", wl->name, design, nt, nt == 1 ? "" : "s", why);
+    else if (wl_in_sched(wl) && wl->kind == WL_MEMORY && p->spawn_error && first)
+        report_note(rep,
+                    "%s: %s parked %llu of %ld Gs, then pt_go said %s (%d); its bytes per G "
+                    "are at that count",
+                    wl->name, design, (unsigned long long)p->gs_started, cfg->memory_gs,
+                    strerror(-p->spawn_error), p->spawn_error);
 }
 
 /* Every design's row for one (workload, variant, threads), then the
@@ -61,23 +118,23 @@ static int run_cell(struct report *rep, const struct options *o, const struct wo
                     struct rep (*reps)[REPORT_MAXREPS], struct hist *pooled)
 {
     memset(pooled, 0, MAXLIST * sizeof *pooled);
+    struct design d;
     for (int r = 0; r < o->reps; r++)
         for (int di = 0; di < o->ndesigns; di++) {
-            const struct engine *eng = engine_find(o->designs[di]);
-            if (!runs(eng, wl))
+            if (!design_for(o->designs[di], wl, &d))
                 continue;
-            progress_rep(wl->name, variant, nt, eng->name, r + 1, o->reps);
-            if (run_rep(wl, eng, nt, cfg, &pooled[di], &reps[di][r]) != 0)
+            progress_rep(wl->name, variant, nt, d.name, r + 1, o->reps);
+            if (run_rep(wl, &d, nt, cfg, &pooled[di], &reps[di][r]) != 0)
                 return -1;
+            check_rep(rep, wl, d.name, nt, cfg, &reps[di][r], r == 0);
         }
     for (int di = 0; di < o->ndesigns; di++) {
-        const struct engine *eng = engine_find(o->designs[di]);
-        if (!runs(eng, wl))
+        if (!design_for(o->designs[di], wl, &d))
             continue;
-        report_add(rep, wl, variant, eng->name, nt, eng->timer_bytes, reps[di], o->reps,
-                   &pooled[di], ROW_INTERLEAVED | (eng->reference ? ROW_REFERENCE : 0));
+        report_add(rep, wl, variant, d.name, nt, d.timer_bytes, reps[di], o->reps, &pooled[di],
+                   ROW_INTERLEAVED | (d.reference ? ROW_REFERENCE : 0));
         if (wl->fires)
-            report_distribution(rep, wl, variant, eng->name, nt, &pooled[di]);
+            report_distribution(rep, wl, variant, d.name, nt, &pooled[di]);
     }
     if (o->peers)
         peers_run(rep, wl, variant, nt, cfg, o->reps);
@@ -117,6 +174,7 @@ static int run_workload(struct report *rep, const struct options *o, const struc
             .window = o->window,
             .busy = wl->busy,
             .memory_timers = o->memory_timers,
+            .memory_gs = o->memory_gs,
         };
         char variant[32] = "";
         if (wl->kind == WL_TICKER)
@@ -169,5 +227,10 @@ int main(int argc, char **argv)
     report_finish(&rep, o.plots);
     free(reps);
     free(pooled);
+    if (rep.errors) {
+        fprintf(stderr, "ptbench: %d result%s did not add up (said above)\n", rep.errors,
+                rep.errors == 1 ? "" : "s");
+        return 1;
+    }
     return 0;
 }

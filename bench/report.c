@@ -77,7 +77,41 @@ void rep_of_result(const struct run_result *res, struct rep *p)
         .cancelled = r->cancelled,
         .stale_cancels = r->stale_cancels,
         .expected_ticks = r->expected_ticks,
+        .gs_started = r->gs_started,
+        .gs_finished = r->gs_finished,
+        .waits = r->waits,
+        .wakes = r->wakes,
+        .early_wakes = r->early_wakes,
+        .timers_owner = r->timers_owner,
+        .timers_stolen = r->timers_stolen,
+        .timers_sysmon = r->timers_sysmon,
+        .steals = r->steals,
+        .spawn_error = r->spawn_error,
     };
+}
+
+bool rep_counts_ok(const struct workload *wl, const struct rep *p, char *why, size_t n)
+{
+    why[0] = 0;
+    if (!wl_in_sched(wl))
+        return true;
+    /* memory-g's spawn error is its capacity, said in a note, not a
+     * miscount: it measures at the count it reached */
+    if (p->spawn_error && wl->kind != WL_MEMORY)
+        snprintf(why, n, "pt_go failed (%d) after %llu Gs", p->spawn_error,
+                 (unsigned long long)p->gs_started);
+    else if (p->gs_finished != p->gs_started)
+        snprintf(why, n, "%llu of %llu Gs finished", (unsigned long long)p->gs_finished,
+                 (unsigned long long)p->gs_started);
+    else if (p->wakes != p->waits)
+        snprintf(why, n, "%llu waits begun, %llu ended", (unsigned long long)p->waits,
+                 (unsigned long long)p->wakes);
+    else if (p->early_wakes)
+        snprintf(why, n, "%llu sleeps woke before their deadline",
+                 (unsigned long long)p->early_wakes);
+    else if (!p->ops)
+        snprintf(why, n, "no ops");
+    return why[0] == 0;
 }
 
 static void read_line(const char *cmd, char *out, size_t n)
@@ -162,6 +196,19 @@ void report_note(struct report *r, const char *fmt, ...)
         strcat(r->notes, "\n");
 }
 
+void report_error(struct report *r, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    progress_clear();
+    fprintf(stderr, "ptbench: error: %s\n", msg);
+    report_note(r, "error: %s", msg);
+    r->errors++;
+}
+
 void report_add(struct report *r, const struct workload *wl, const char *variant,
                 const char *design, int threads, size_t timer_bytes, const struct rep *reps,
                 int n, const struct hist *pooled, unsigned origin)
@@ -185,6 +232,7 @@ void report_add(struct report *r, const struct workload *wl, const char *variant
     snprintf(w->variant, sizeof w->variant, "%s", variant);
     w->kind = wl->kind;
     w->fires = wl->fires;
+    w->in_sched = wl_in_sched(wl);
     w->origin = origin;
     w->threads = threads;
     w->reps = n;

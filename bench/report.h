@@ -23,9 +23,17 @@ struct rep {
     uint64_t late_count;
     double bytes_per_timer, create_ns, cancel_ns;
     uint64_t scheduled, fired, cancelled, stale_cancels, expected_ticks;
+    /* workloads in the scheduler (workload.h, struct run_result) */
+    uint64_t gs_started, gs_finished, waits, wakes, early_wakes;
+    uint64_t timers_owner, timers_stolen, timers_sysmon, steals;
+    int spawn_error;
 };
 
 void rep_of_result(const struct run_result *res, struct rep *out);
+
+/* Whether a sched workload's counts add up (every G finished, every wait
+ * ended once, no sleep woke early); if not, why, in `why`. */
+bool rep_counts_ok(const struct workload *wl, const struct rep *p, char *why, size_t n);
 
 struct stat3 {
     double median, min, max;
@@ -42,6 +50,7 @@ struct row {
     char design[24], workload[24], variant[16];
     enum wl_kind kind;
     bool fires; /* lateness was measured */
+    bool in_sched;   /* ran in the scheduler: its memory is per parked G */
     unsigned origin; /* ROW_* */
     int threads, reps;
     size_t timer_bytes;
@@ -67,12 +76,13 @@ struct report {
     const char *dir, *baseline;
     int cores;
     char header[2048];
-    char notes[1024]; /* what was skipped and why, for the report */
+    char notes[4096]; /* what was skipped and why, for the report */
     FILE *jsonl, *csv;
     struct row *rows;
     int nrows, caprows;
     struct dist *dists;
     int ndists, capdists;
+    int errors; /* counts that did not add up: ptbench exits 1 */
 };
 
 int report_open(struct report *r, const char *dir, const char *command, const char *baseline,
@@ -87,6 +97,9 @@ void report_add(struct report *r, const struct workload *wl, const char *variant
 /* Said once in the report, after the verdict. */
 void report_note(struct report *r, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* A result that cannot be trusted (counts that do not add up): said on
+ * stderr at once and in the report, and ptbench exits 1 at the end. */
+void report_error(struct report *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Lateness distributions are sampled at these quantiles, ours and the
  * peers' alike (peers are handed the list: -quantiles). */
 enum { REPORT_NQ = 18 };

@@ -21,8 +21,8 @@ void group_name(const struct row *w, char *out, size_t n);
 
 /* Every row is judged by one figure, lower is better: ns/op per thread
  * (throughput), p99 lateness (latency, ticker, netpoll), bytes per timer
- * (memory). */
-const char *metric_name(enum wl_kind kind);
+ * (memory) or per parked G (memory in the scheduler). */
+const char *metric_name(enum wl_kind kind, bool in_sched);
 double metric_value(const struct row *w); /* <= 0: none */
 /* Ticks delivered over ticks due, or -1 if the row has no ticks due. */
 double ticks_delivered(const struct row *w);

@@ -20,7 +20,10 @@ static void header(const struct report *r, FILE *f, const struct row *g, bool ba
         fprintf(f, " %9s", "delivered");
         break;
     case WL_MEMORY:
-        fprintf(f, " %8s %6s %10s %10s", "B/timer", "own B", "create ns", "cancel ns");
+        if (g->in_sched) /* per G: spawned until parked, released until finished */
+            fprintf(f, " %8s %10s %10s %8s", "B/G", "spawn ns", "release ns", "Gs");
+        else
+            fprintf(f, " %8s %6s %10s %10s", "B/timer", "own B", "create ns", "cancel ns");
         break;
     case WL_LATENCY:
     case WL_NETPOLL:
@@ -61,6 +64,11 @@ static void line(const struct report *r, FILE *f, const struct row *w, bool base
         break;
     }
     case WL_MEMORY: {
+        if (w->in_sched) { /* the Gs parked: fewer than asked if pt_go failed */
+            fprintf(f, " %8.1f %10.1f %10.1f %8llu", w->bytes, w->create_ns, w->cancel_ns,
+                    (unsigned long long)w->last.gs_started);
+            break;
+        }
         char own[24] = "-";
         if (w->timer_bytes)
             snprintf(own, sizeof own, "%zu", w->timer_bytes);
@@ -90,7 +98,9 @@ static void line(const struct report *r, FILE *f, const struct row *w, bool base
 }
 
 /* Under a latency or netpoll table: every design's p99 over the kernel
- * floor's (a futex wait with the same deadline), per thread count. */
+ * floor's (a futex wait with the same deadline), per thread count; in the
+ * scheduler, the p50 too (a lone sleeper's typical wake is the figure
+ * there, beside its tail). */
 static void kernel_footer(const struct report *r, FILE *f, const struct row *g)
 {
     bool any = false;
@@ -98,14 +108,21 @@ static void kernel_footer(const struct report *r, FILE *f, const struct row *g)
         const struct row *k = &r->rows[i];
         if (!(k->origin & ROW_REFERENCE) || !row_same_group(k, g))
             continue;
-        fprintf(f, "%s threads %d: p99 over the kernel floor's (%.1f us):", any ? "\n" : "",
-                k->threads, k->p99);
+        if (k->in_sched)
+            fprintf(f, "%s threads %d: p50 / p99 over the kernel floor's (%.1f / %.1f us):",
+                    any ? "\n" : "", k->threads, k->p50, k->p99);
+        else
+            fprintf(f, "%s threads %d: p99 over the kernel floor's (%.1f us):", any ? "\n" : "",
+                    k->threads, k->p99);
         any = true;
         for (int j = 0; j < r->nrows; j++) {
             const struct row *w = &r->rows[j];
             if (!row_same_cell(w, k) || w == k || k->p99 <= 0)
                 continue;
-            fprintf(f, " %s %.2f", w->design, w->p99 / k->p99);
+            if (k->in_sched && k->p50 > 0)
+                fprintf(f, " %s %.2f / %.2f", w->design, w->p50 / k->p50, w->p99 / k->p99);
+            else
+                fprintf(f, " %s %.2f", w->design, w->p99 / k->p99);
         }
     }
     if (any)
@@ -174,6 +191,18 @@ static void legend(const struct report *r, FILE *f)
             "             workload) over %s's (-b): lower is better\n"
             "  thr*       more threads than the %d cores\n",
             r->baseline, r->baseline, r->cores);
+    bool sched = false;
+    for (int i = 0; i < r->nrows; i++)
+        sched |= r->rows[i].in_sched;
+    if (sched)
+        fprintf(f, "In the scheduler's tables (sched-perp, sched-tt, go1.19's goroutines):\n"
+                   "  ns/op/thr  wall time x Ps / ops: an op is a G spawned and finished, a\n"
+                   "             round trip, a sleep and its wake, or a request answered\n"
+                   "  p50 .. max how late a sleeping G runs again: wake time - deadline;\n"
+                   "             rpc-sched: a request's round trip\n"
+                   "  wakeups    times an idle M went to sleep (parked or in the netpoller)\n"
+                   "  B/G        resident bytes per parked G, measured in a fresh process;\n"
+                   "             spawn ns and release ns per G; Gs: how many were parked\n");
 }
 
 static bool first_of_group(const struct report *r, int i)

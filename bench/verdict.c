@@ -106,15 +106,17 @@ static void print_block(const struct report *r, FILE *f, bool netpoll, int namew
         snprintf(thr, sizeof thr, "%d%s", w->threads, w->threads > r->cores ? "*" : "");
         if (best)
             snprintf(val, sizeof val, "%.1f", metric_value(best));
-        fprintf(f, "%-*s %4s  %-9s  %-*s %9s |", namew, name, thr, metric_name(w->kind), winw,
-                best ? best->design : "-", val);
+        fprintf(f, "%-*s %4s  %-9s  %-*s %9s |", namew, name, thr,
+                metric_name(w->kind, w->in_sched), winw, best ? best->design : "-", val);
         for (int c = 0; c < cols.n; c++)
             print_cell(f, r, w, best, most, cols.name[c]);
         fprintf(f, "\n");
     }
 }
 
-static void legend_kind(const struct report *r, FILE *f, enum wl_kind kind, const char *what)
+/* The workloads of one kind, run on the engines or in the scheduler. */
+static void legend_kind(const struct report *r, FILE *f, enum wl_kind kind, bool in_sched,
+                        const char *what)
 {
     char names[256] = "";
     for (int i = 0; i < r->nrows; i++) {
@@ -122,13 +124,13 @@ static void legend_kind(const struct report *r, FILE *f, enum wl_kind kind, cons
         bool named = false;
         for (int j = 0; j < i && !named; j++)
             named = strcmp(r->rows[j].workload, w->workload) == 0;
-        if (w->kind != kind || named)
+        if (w->kind != kind || w->in_sched != in_sched || named)
             continue;
         size_t len = strlen(names);
         snprintf(names + len, sizeof names - len, "%s%s", len ? ", " : "", w->workload);
     }
     if (names[0])
-        fprintf(f, "  %-9s  %s: %s\n", metric_name(kind), names, what);
+        fprintf(f, "  %-9s  %s: %s\n", metric_name(kind, in_sched), names, what);
 }
 
 static void legend(const struct report *r, FILE *f)
@@ -136,23 +138,35 @@ static void legend(const struct report *r, FILE *f)
     fprintf(f, "\nEach line: the winner (the lowest figure, shown as best) and every design's\n"
                "figure over the winner's: 1.00 is the winner, 2.00 twice its time, lateness or\n"
                "bytes. The figure, by workload:\n");
-    legend_kind(r, f, WL_THROUGHPUT,
+    legend_kind(r, f, WL_THROUGHPUT, false,
                 "wall time x threads / ops, each thread's time per op\n"
                 "             (median of repetitions; paired ratios under each table below)");
-    legend_kind(r, f, WL_LATENCY, "99th percentile of fire time - deadline");
-    legend_kind(r, f, WL_TICKER,
+    legend_kind(r, f, WL_THROUGHPUT, true,
+                "wall time x Ps / ops, each P's time per op (a G\n"
+                "             spawned, a round trip, a sleep and its wake, a request)");
+    legend_kind(r, f, WL_LATENCY, false, "99th percentile of fire time - deadline");
+    legend_kind(r, f, WL_LATENCY, true,
+                "99th percentile of wake time - deadline\n"
+                "             (when the sleeping G runs again, not when its timer fired)");
+    legend_kind(r, f, WL_TICKER, false,
                 "the same over the ticks delivered, ranked among the designs\n"
                 "             that delivered within a point of the most any did (every one\n"
                 "             of them where the machine keeps up); the others' ratios end\n"
                 "             in !, as their lateness leaves out the ticks they dropped");
-    legend_kind(r, f, WL_NETPOLL, "99th percentile of a timed wait's return - its deadline");
-    legend_kind(r, f, WL_MEMORY, "resident bytes per pending timer");
-    fprintf(f,
-            "Lateness: our designs' samples of every repetition pooled, the peers' (go1.19,\n"
-            "libuv) medians of their repetitions'. kernel is a floor, a futex wait with the\n"
-            "same deadline and no timer structure: its ratio is shown, it never wins.\n"
-            "thr*: more threads than the %d cores. -: not run.  ?: no figure.\n",
-            r->cores);
+    legend_kind(r, f, WL_NETPOLL, false, "99th percentile of a timed wait's return - its deadline");
+    legend_kind(r, f, WL_MEMORY, false, "resident bytes per pending timer");
+    legend_kind(r, f, WL_MEMORY, true, "resident bytes per parked G");
+    fprintf(f, "Lateness: our designs' samples of every repetition pooled, the peers' (go1.19,\n"
+               "libuv) medians of their repetitions'. kernel is a floor, a futex wait with the\n"
+               "same deadline and no timer structure: its ratio is shown, it never wins.\n");
+    bool sched = false;
+    for (int i = 0; i < r->nrows; i++)
+        sched |= r->rows[i].in_sched;
+    if (sched)
+        fprintf(f, "sched-perp and sched-tt: the scheduler (sched.h), its sleeps and timeouts on\n"
+                   "the Ps' heaps or on the TimerThread; there, threads are Ps (GOMAXPROCS for\n"
+                   "go1.19's goroutines).\n");
+    fprintf(f, "thr*: more threads than the %d cores. -: not run.  ?: no figure.\n", r->cores);
 }
 
 void verdict_print(const struct report *r, FILE *f)

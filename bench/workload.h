@@ -18,6 +18,7 @@ struct run_config {
     int window;        /* rpc-pending / descending window */
     bool busy;         /* keep every core busy meanwhile (latency-busy) */
     long memory_timers; /* memory: pending timers */
+    long memory_gs;     /* memory-g: parked Gs */
 };
 
 /* What one run measured (all threads). */
@@ -31,9 +32,17 @@ struct run_result {
     double bytes_per_timer; /* memory: resident bytes per pending timer */
     double create_ns, cancel_ns; /* memory: per timer */
     struct hist lateness;  /* fire time - deadline, ns */
+    /* Workloads run in the scheduler (sched_bench.h): what must add up. */
+    uint64_t gs_started, gs_finished; /* the workload's Gs: every one finishes */
+    uint64_t waits, wakes;            /* blocking waits begun and ended: every one ends once */
+    uint64_t early_wakes;             /* sleeps that returned before their deadline: none */
+    int spawn_error;                  /* a pt_go that failed (negative errno), 0 if none */
+    /* The scheduler's own counters over the measured phase (pt_sched_stats). */
+    uint64_t timers_owner, timers_stolen, timers_sysmon, steals;
 };
 
 struct workload_thread;
+struct sched_ctx; /* sched_bench.h */
 
 /* What a workload measures. It decides how the workload is run (threads,
  * duration, a process of its own) and by what its rows are judged. */
@@ -44,6 +53,10 @@ enum wl_kind {
     WL_MEMORY,     /* pending timers: resident bytes each */
     WL_NETPOLL,    /* the netpoller's timed waits, not an engine (netpoll_bench.c) */
 };
+
+/* kind says what a workload measures and is judged by, wherever it runs:
+ * a workload with sched_run runs inside the scheduler (G/M/P, threads =
+ * Ps) against the sched designs (sched_bench.h), not on an engine. */
 
 /* The peer programs (peers.c) that implement a workload too. */
 enum { PEER_GO = 1u << 0, PEER_LIBUV = 1u << 1 };
@@ -57,7 +70,21 @@ struct workload {
     unsigned peers; /* PEER_* */
     bench_cb cb;    /* what its timers call when they fire */
     void (*run)(struct workload_thread *w);
+    /* Instead of run: the body of the scheduler's first G, given the
+     * scheduler's options (sched_runner.c makes the scheduler). */
+    void (*sched_run)(struct sched_ctx *c);
+    /* A sched workload's kernel floor, a plain thread's futex wait of
+     * this long in a loop, run as the `kernel` design; 0: none. */
+    pt_nanos floor_wait;
+    /* What its lateness columns hold, for the plots, where they are not
+     * fire (or wake) time - deadline: rpc-sched's are round trips. */
+    const char *dist_what;
 };
+
+static inline bool wl_in_sched(const struct workload *wl)
+{
+    return wl->sched_run != NULL;
+}
 
 /* memory counts one thread's arming in a process of its own; netpoll
  * times one thread's waits. */
@@ -107,5 +134,8 @@ int workload_run(const struct workload *wl, const struct engine *eng, int nthrea
 
 /* Process CPU time, user and system, of every thread. */
 double bench_cpu_seconds(void);
+
+/* Resident anonymous memory of the process, bytes (workloads.c). */
+long bench_rss_bytes(void);
 
 #endif

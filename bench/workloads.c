@@ -7,6 +7,9 @@
 
 #include "rng.h"
 #include "workload.h"
+#ifdef PTBENCH_HAVE_SCHED
+#include "sched_bench.h"
+#endif
 
 #define MS ((pt_nanos)1000000)
 #define SEC ((pt_nanos)1000000000)
@@ -262,7 +265,7 @@ static void run_latency(struct workload_thread *w)
  * (file-backed and shmem pages). Code pages of libc faulted in while
  * arming (about 100 KiB, a tenth of a byte per timer) are not what the
  * design stores. */
-static long rss_bytes(void)
+long bench_rss_bytes(void)
 {
     long pages = 0, resident = 0, shared = 0;
     FILE *f = fopen("/proc/self/statm", "r");
@@ -285,12 +288,12 @@ static void run_memory(struct workload_thread *w)
     memset(h, 1, (size_t)N * sizeof *h);
     if (w->eng->reserve_handles)
         w->eng->reserve_handles(w->th, N);
-    long before = rss_bytes();
+    long before = bench_rss_bytes();
     pt_nanos t0 = pt_nanotime();
     for (long i = 0; i < N; i++)
         h[i] = arm(w, t0 + 3600 * SEC + i);
     pt_nanos t1 = pt_nanotime();
-    long after = rss_bytes();
+    long after = bench_rss_bytes();
     for (long i = 0; i < N; i++)
         disarm(w, h[i]);
     pt_nanos t2 = pt_nanotime();
@@ -304,29 +307,119 @@ static void run_memory(struct workload_thread *w)
 #define GO PEER_GO
 #define UV PEER_LIBUV
 const struct workload workloads[] = {
-    {"rpc", "arm at now+100ms(+<=1ms), then cancel it", WL_THROUGHPUT, false, false, GO | UV,
-     cb_deadline, run_rpc},
-    {"rpc-pending", "arm one, cancel the one armed W ops ago", WL_THROUGHPUT, false, false,
-     GO | UV, cb_deadline, run_rpc_pending},
-    {"descending", "each arm earlier than all pending; cancel 1000 ops later", WL_THROUGHPUT,
-     false, false, 0, cb_deadline, run_descending},
-    {"random", "arm at now+U(1ms,1s); cancel half at random, half fire", WL_THROUGHPUT, true,
-     false, GO, cb_deadline, run_random},
-    {"reset", "re-arm one of 1000 timers to now+U(1s,2s)", WL_THROUGHPUT, false, false, GO | UV,
-     cb_deadline, run_reset},
-    {"reset-alt", "as reset, alternating the earlier and later half", WL_THROUGHPUT, false,
-     false, 0, cb_deadline, run_reset_alt},
-    {"ticker", "T tickers, periods over 1-10ms; ticks delivered and lateness", WL_TICKER, true,
-     false, GO, cb_ticker, run_ticker},
-    {"latency", "one timer 300us-1ms ahead at a time; fire time - deadline", WL_LATENCY, true,
-     false, GO | UV, cb_deadline, run_latency},
-    {"latency-busy", "latency with every core kept busy", WL_LATENCY, true, true, GO,
-     cb_deadline, run_latency},
-    {"memory", "1,000,000 pending timers: bytes each, create and cancel time", WL_MEMORY, false,
-     false, GO | UV, cb_deadline, run_memory},
+    {.name = "rpc",
+     .what = "arm at now+100ms(+<=1ms), then cancel it",
+     .kind = WL_THROUGHPUT,
+     .peers = GO | UV,
+     .cb = cb_deadline,
+     .run = run_rpc},
+    {.name = "rpc-pending",
+     .what = "arm one, cancel the one armed W ops ago",
+     .kind = WL_THROUGHPUT,
+     .peers = GO | UV,
+     .cb = cb_deadline,
+     .run = run_rpc_pending},
+    {.name = "descending",
+     .what = "each arm earlier than all pending; cancel 1000 ops later",
+     .kind = WL_THROUGHPUT,
+     .cb = cb_deadline,
+     .run = run_descending},
+    {.name = "random",
+     .what = "arm at now+U(1ms,1s); cancel half at random, half fire",
+     .kind = WL_THROUGHPUT,
+     .fires = true,
+     .peers = GO,
+     .cb = cb_deadline,
+     .run = run_random},
+    {.name = "reset",
+     .what = "re-arm one of 1000 timers to now+U(1s,2s)",
+     .kind = WL_THROUGHPUT,
+     .peers = GO | UV,
+     .cb = cb_deadline,
+     .run = run_reset},
+    {.name = "reset-alt",
+     .what = "as reset, alternating the earlier and later half",
+     .kind = WL_THROUGHPUT,
+     .cb = cb_deadline,
+     .run = run_reset_alt},
+    {.name = "ticker",
+     .what = "T tickers, periods over 1-10ms; ticks delivered and lateness",
+     .kind = WL_TICKER,
+     .fires = true,
+     .peers = GO,
+     .cb = cb_ticker,
+     .run = run_ticker},
+    {.name = "latency",
+     .what = "one timer 300us-1ms ahead at a time; fire time - deadline",
+     .kind = WL_LATENCY,
+     .fires = true,
+     .peers = GO | UV,
+     .cb = cb_deadline,
+     .run = run_latency},
+    {.name = "latency-busy",
+     .what = "latency with every core kept busy",
+     .kind = WL_LATENCY,
+     .fires = true,
+     .busy = true,
+     .peers = GO,
+     .cb = cb_deadline,
+     .run = run_latency},
+    {.name = "memory",
+     .what = "1,000,000 pending timers: bytes each, create and cancel time",
+     .kind = WL_MEMORY,
+     .peers = GO | UV,
+     .cb = cb_deadline,
+     .run = run_memory},
     /* Run by netpoll_bench.c for each backend and wait, not by an engine. */
-    {"netpoll", "timed waits of 100us/1ms/10ms per netpoll backend, beside the kernel floor",
-     WL_NETPOLL, true, false, 0, NULL, NULL},
+    {.name = "netpoll",
+     .what = "timed waits of 100us/1ms/10ms per netpoll backend, beside the kernel floor",
+     .kind = WL_NETPOLL,
+     .fires = true},
+#ifdef PTBENCH_HAVE_SCHED
+    /* Inside the scheduler (sched_workloads.c, sched_memory.c): threads are
+     * Ps, the designs sched-perp and sched-tt. */
+    {.name = "spawn",
+     .what = "go + finish (a wait group), from one G; in batches of 1000",
+     .kind = WL_THROUGHPUT,
+     .peers = GO,
+     .sched_run = sched_spawn},
+    {.name = "pingpong",
+     .what = "two Gs, a round trip on unbuffered channels",
+     .kind = WL_THROUGHPUT,
+     .peers = GO,
+     .sched_run = sched_pingpong},
+    {.name = "sleep",
+     .what = "1000 Gs sleeping 50us in a loop: per sleep and wake, lateness",
+     .kind = WL_THROUGHPUT,
+     .fires = true,
+     .peers = GO,
+     .sched_run = sched_sleep},
+    {.name = "sleep-1",
+     .what = "one G sleeping 50us in a loop: lateness, beside the kernel floor",
+     .kind = WL_LATENCY,
+     .fires = true,
+     .peers = GO,
+     .sched_run = sched_sleep_1,
+     .floor_wait = 50000},
+    {.name = "busy-lateness",
+     .what = "every P in a G that never yields; 100 Gs' 1ms sleeps: lateness",
+     .kind = WL_LATENCY,
+     .fires = true,
+     .peers = GO,
+     .sched_run = sched_busy_lateness},
+    {.name = "rpc-sched",
+     .what = "64 client Gs: request/response on socketpairs, a deadline each",
+     .kind = WL_THROUGHPUT,
+     .fires = true,
+     .peers = GO,
+     .sched_run = sched_rpc,
+     .dist_what = "request round trip"},
+    {.name = "memory-g",
+     .what = "100k parked Gs (wait group, channel): resident bytes each",
+     .kind = WL_MEMORY,
+     .peers = GO,
+     .sched_run = sched_memory_g},
+#endif
 };
 #undef GO
 #undef UV

@@ -1,10 +1,364 @@
-/* Timed I/O on file descriptors for Gs (Go's internal/poll and pollDesc
- * in the runtime). */
+/* Timed I/O on file descriptors for Gs (Go's internal/poll FD and the
+ * runtime's pollDesc): try the system call, and on EAGAIN park the G on
+ * the fd's side (read or write) until the netpoller reports the side
+ * ready, the fd is closed, or the deadline passes, then try again.
+ *
+ * A side is Go's rg/wg, widened to several Gs: a list of parked Gs and a
+ * sequence number that every readiness event moves (fdtab.c has the
+ * descriptor). A G reads the number before its system call and parks only
+ * if it has not moved by the time it is on the list, under the
+ * descriptor's lock: an event that comes between the EAGAIN and the park
+ * sends the G back to try again, so none is lost (what Go's READY state
+ * is for; a number rather than a bit, because with several Gs one's
+ * pollReset must not clear the readiness another still needs). An event
+ * wakes every G on the side: edge-triggered readiness comes once, and
+ * only the system call tells which of them it was for.
+ *
+ * A wake-up is a timed park's (sleep.c): the waker and the deadline race
+ * for the park's wake token with pt__g_claim, and only the winner readies
+ * the G, so it is readied once. A waker takes the G off the list whether
+ * or not it wins; a G woken by its deadline takes itself off if it is
+ * still there. The list node lives on the parked G's stack, which stays
+ * put while the G is parked, and the G looks at it again only under the
+ * lock, after the waker let go of it.
+ */
+#define _GNU_SOURCE /* accept4 */
+#include <errno.h>
+#include <limits.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "ptimer/base/lock.h"
 #include "sched/internal.h"
+
+/* ---- parking on a side, waking a side ---------------------------------- */
+
+static void unlink_waiter(struct pt__fd_side *sd, struct pt__fd_waiter *w)
+{
+    if (w->prev)
+        w->prev->next = w->next;
+    else
+        sd->head = w->next;
+    if (w->next)
+        w->next->prev = w->prev;
+    else
+        sd->tail = w->prev;
+    w->queued = false;
+}
+
+/* Takes every G off side sd (the lock held), adding those whose park this
+ * caller claimed to `woken`, to be readied once the lock is dropped. */
+static struct pt__fd_waiter *take_waiters(struct pt__fd_side *sd, struct pt__fd_waiter *woken)
+{
+    for (struct pt__fd_waiter *w = sd->head, *nx; w; w = nx) {
+        nx = w->next;
+        w->queued = false;
+        if (pt__g_claim(w->g)) {
+            w->woken = woken;
+            woken = w;
+        }
+        /* else its deadline won: the deadline readies it */
+    }
+    sd->head = sd->tail = NULL;
+    return woken;
+}
+
+static void ready_all(struct pt__fd_waiter *w)
+{
+    while (w) {
+        /* w is on g's stack: read it before g may run */
+        struct pt__fd_waiter *nx = w->woken;
+        pt_g *g = w->g;
+        if (pt_ready(g) != 0)
+            pt__sched_bad(g, "fd wake");
+        w = nx;
+    }
+}
+
+static uint32_t side_seq(struct pt__fd *f, int side)
+{
+    /* acquire: the system call that follows is not done before this */
+    return atomic_load_explicit(&f->side[side].seq, memory_order_acquire);
+}
+
+/* park's commit: the G is on the list; let wakers at it. */
+static bool unlock_commit(void *lock)
+{
+    pt__unlock(lock);
+    return true;
+}
+
+static bool expired(pt_nanos deadline)
+{
+    return deadline != 0 && pt_nanotime() >= deadline;
+}
+
+/* Go's pollWait: parks the calling G on `side` of f until an event moves
+ * the side past `seen`, f closes, or the deadline passes. 0: try the call
+ * again; -ETIMEDOUT (never before the deadline); -EBADF (closing). */
+static int wait_side(struct pt__fd *f, int side, uint32_t seen, pt_nanos deadline)
+{
+    if (expired(deadline))
+        return -ETIMEDOUT; /* checked before blocking, as Go's netpollcheckerr */
+    struct pt__fd_side *sd = &f->side[side];
+    struct pt__fd_waiter w = {pt_g_current(), NULL, NULL, NULL, false};
+    pt__lock(&f->lock);
+    if (atomic_load_explicit(&f->state, memory_order_relaxed) != PT__FD_OPEN) {
+        pt__unlock(&f->lock);
+        return -EBADF;
+    }
+    if (atomic_load_explicit(&sd->seq, memory_order_relaxed) != seen) {
+        pt__unlock(&f->lock);
+        return 0; /* ready since the call (Go's READY): try again */
+    }
+    w.prev = sd->tail;
+    w.queued = true;
+    if (sd->tail)
+        sd->tail->next = &w;
+    else
+        sd->head = &w;
+    sd->tail = &w;
+    /* The lock is released by the commit, once the G is off its stack:
+     * from then on an event or a close may claim and ready it. true: the
+     * deadline ended the park (or could not be armed: then it is early,
+     * and the caller just tries again). */
+    bool timed = pt__park_until(unlock_commit, (void *)&f->lock, deadline);
+    pt__lock(&f->lock);
+    if (w.queued)
+        unlink_waiter(sd, &w); /* the deadline woke it: nobody took it off */
+    uint32_t st = atomic_load_explicit(&f->state, memory_order_relaxed);
+    pt__unlock(&f->lock);
+    if (st != PT__FD_OPEN)
+        return -EBADF;
+    if (timed && expired(deadline))
+        return -ETIMEDOUT;
+    return 0;
+}
 
 void pt__fd_dispatch(pt_sched *s, const pt_poll_event *ev, int n)
 {
-    (void)s;
-    (void)ev;
-    (void)n;
+    for (int i = 0; i < n; i++) {
+        struct pt__fd *f = ev[i].udata;
+        unsigned e = ev[i].events; /* hang-ups and errors come as both sides */
+        if (!f || !(e & (PT_POLL_READ | PT_POLL_WRITE)))
+            continue;
+        struct pt__fd_waiter *woken = NULL;
+        pt__lock(&f->lock);
+        /* an event queued before a close, or for a registration since
+         * replaced, is dropped; one for a descriptor registered again
+         * with s only sends its Gs round once more */
+        if (atomic_load_explicit(&f->state, memory_order_relaxed) == PT__FD_OPEN && f->s == s) {
+            for (int side = PT__FD_RD; side <= PT__FD_WR; side++) {
+                if (!(e & (side == PT__FD_RD ? PT_POLL_READ : PT_POLL_WRITE)))
+                    continue;
+                struct pt__fd_side *sd = &f->side[side];
+                atomic_store_explicit(&sd->seq,
+                                      atomic_load_explicit(&sd->seq, memory_order_relaxed) + 1,
+                                      memory_order_relaxed);
+                woken = take_waiters(sd, woken);
+            }
+        }
+        pt__unlock(&f->lock);
+        ready_all(woken);
+    }
+}
+
+/* ---- the calls ------------------------------------------------------------- */
+
+/* The descriptor of fd for a call from a G, referenced. */
+static int enter(int fd, pt_nanos deadline, struct pt__fd **f)
+{
+    if (deadline < 0)
+        return -EINVAL;
+    return pt__fd_acquire(pt_sched_current(), fd, f);
+}
+
+ssize_t pt_fd_read(int fd, void *buf, size_t n, pt_nanos deadline)
+{
+    if (!pt_g_current())
+        return -EPERM;
+    if ((!buf && n > 0) || n > SSIZE_MAX)
+        return -EINVAL;
+    struct pt__fd *f;
+    ssize_t r = enter(fd, deadline, &f);
+    if (r < 0)
+        return r;
+    if (n == 0)
+        r = 0; /* Go: a zero-byte read returns at once, not an EOF */
+    else if (expired(deadline))
+        r = -ETIMEDOUT; /* Go's pollReset: the deadline first, data or not */
+    else
+        for (;;) {
+            uint32_t seen = side_seq(f, PT__FD_RD);
+            if ((r = read(fd, buf, n)) >= 0)
+                break;
+            r = -errno;
+            if (r == -EINTR)
+                continue;
+            if (r != -EAGAIN || !f->pollable || (r = wait_side(f, PT__FD_RD, seen, deadline)) < 0)
+                break;
+        }
+    pt__fd_release(f);
+    return r;
+}
+
+ssize_t pt_fd_write(int fd, const void *buf, size_t n, pt_nanos deadline)
+{
+    if (!pt_g_current())
+        return -EPERM;
+    if ((!buf && n > 0) || n > SSIZE_MAX)
+        return -EINVAL;
+    struct pt__fd *f;
+    ssize_t r = enter(fd, deadline, &f);
+    if (r < 0)
+        return r;
+    const char *p = buf;
+    size_t done = 0;
+    r = expired(deadline) ? -ETIMEDOUT : 0;
+    while (r == 0 && done < n) {
+        if (atomic_load_explicit(&f->state, memory_order_relaxed) != PT__FD_OPEN) {
+            r = -EBADF; /* closed while the write still made progress */
+            break;
+        }
+        uint32_t seen = side_seq(f, PT__FD_WR);
+        /* MSG_NOSIGNAL: a peer gone is -EPIPE, not a SIGPIPE that kills
+         * the process (Go ignores SIGPIPE on such fds) */
+        ssize_t w =
+            f->sock ? send(fd, p + done, n - done, MSG_NOSIGNAL) : write(fd, p + done, n - done);
+        if (w > 0) {
+            done += (size_t)w;
+        } else if (w == 0) {
+            r = -EIO; /* nothing written and no error: Go's ErrUnexpectedEOF */
+        } else if (errno != EINTR) {
+            r = -errno;
+            if (r == -EAGAIN && f->pollable)
+                r = wait_side(f, PT__FD_WR, seen, deadline);
+        }
+    }
+    pt__fd_release(f);
+    return r < 0 ? r : (ssize_t)n;
+}
+
+int pt_fd_accept(int lfd, struct sockaddr *sa, socklen_t *len, pt_nanos deadline)
+{
+    if (!pt_g_current())
+        return -EPERM;
+    if (sa && !len)
+        return -EINVAL;
+    struct pt__fd *f;
+    int r = enter(lfd, deadline, &f);
+    if (r < 0)
+        return r;
+    socklen_t len0 = len ? *len : 0;
+    r = expired(deadline) ? -ETIMEDOUT : 0;
+    while (r == 0) {
+        uint32_t seen = side_seq(f, PT__FD_RD);
+        if (len)
+            *len = len0;
+        int nfd = accept4(lfd, sa, len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (nfd >= 0) {
+            /* registered with the listener's scheduler, as Go's newFD */
+            struct pt__fd *nf;
+            r = pt__fd_acquire(f->s, nfd, &nf);
+            if (r < 0) {
+                close(nfd);
+                break;
+            }
+            pt__fd_release(nf);
+            r = nfd;
+            break;
+        }
+        r = -errno;
+        /* ECONNABORTED: the connection was reset in the queue; Go tries
+         * the next one */
+        if (r == -EINTR || r == -ECONNABORTED)
+            r = 0;
+        else if (r == -EAGAIN && f->pollable)
+            r = wait_side(f, PT__FD_RD, seen, deadline);
+    }
+    pt__fd_release(f);
+    return r;
+}
+
+/* Go's netFD.connect after an EINPROGRESS: wait until writable, then ask
+ * the socket how the handshake went. */
+static int connect_wait(struct pt__fd *f, int fd, uint32_t seen, pt_nanos deadline)
+{
+    for (;;) {
+        int r = wait_side(f, PT__FD_WR, seen, deadline);
+        if (r < 0)
+            return r;
+        seen = side_seq(f, PT__FD_WR);
+        int err = 0;
+        socklen_t len = sizeof err;
+        if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
+            return -errno;
+        if (err == EINPROGRESS || err == EALREADY || err == EINTR)
+            continue;
+        if (err == EISCONN)
+            return 0;
+        if (err != 0)
+            return -err;
+        /* Go checks that it is really connected: a wake-up may come before
+         * the handshake ends (golang/go#14548, #19289) */
+        struct sockaddr_storage peer;
+        socklen_t plen = sizeof peer;
+        if (getpeername(fd, (struct sockaddr *)&peer, &plen) == 0)
+            return 0;
+        if (errno != ENOTCONN)
+            return -errno;
+    }
+}
+
+int pt_fd_connect(int fd, const struct sockaddr *sa, socklen_t len, pt_nanos deadline)
+{
+    if (!pt_g_current())
+        return -EPERM;
+    if (!sa)
+        return -EINVAL;
+    struct pt__fd *f;
+    int r = enter(fd, deadline, &f);
+    if (r < 0)
+        return r;
+    if (expired(deadline)) {
+        r = -ETIMEDOUT; /* Go's Dial does not start past its deadline */
+    } else {
+        uint32_t seen = side_seq(f, PT__FD_WR);
+        r = connect(fd, sa, len) < 0 ? -errno : 0;
+        if (r == -EISCONN)
+            r = 0;
+        else if ((r == -EINPROGRESS || r == -EALREADY || r == -EINTR) && f->pollable)
+            r = connect_wait(f, fd, seen, deadline);
+    }
+    pt__fd_release(f);
+    return r;
+}
+
+int pt_fd_close(int fd)
+{
+    if (fd < 0)
+        return -EBADF;
+    struct pt__fd *f = pt__fd_find(fd);
+    if (f) {
+        pt__lock(&f->lock);
+        uint32_t st = atomic_load_explicit(&f->state, memory_order_relaxed);
+        if (st == PT__FD_CLOSING) {
+            pt__unlock(&f->lock);
+            return -EBADF; /* Go's ErrFileClosing: another close is under way */
+        }
+        if (st == PT__FD_OPEN) {
+            /* Go's pollUnblock: no call enters from now on, and the Gs
+             * parked here wake to see the close */
+            atomic_store_explicit(&f->state, PT__FD_CLOSING, memory_order_relaxed);
+            struct pt__fd_waiter *woken = take_waiters(&f->side[PT__FD_RD], NULL);
+            woken = take_waiters(&f->side[PT__FD_WR], woken);
+            pt__unlock(&f->lock);
+            ready_all(woken);
+            return pt__fd_finish_close(f, fd);
+        }
+        pt__unlock(&f->lock);
+    }
+    /* never registered here: a plain close */
+    return close(fd) < 0 && errno != EINTR ? -errno : 0;
 }

@@ -7,10 +7,17 @@
  *   time.c    Go's time package: Timer, AfterFunc, Ticker
  *   sysmon.c  the monitor thread
  *   wg.c      the wait group
+ *   fdtab.c   the descriptors of fds used for I/O: found by number,
+ *             registered on first use, unregistered at close
+ *   fdio.c    timed I/O on them: parking on a side, the netpoller's
+ *             events, read, write, accept, connect, close
  *
- * Locks, outermost first: s->lock (the global queue, the global G pool,
- * set_procs), then a P's timer heap lock (inside pt_timers). No lock is
- * held across a context switch or a timer callback.
+ * Locks, outermost first: a descriptor's lock (fdtab.c; held around its
+ * netpoll registration, so before the netpoll's own), s->lock (the global
+ * queue, the global G pool, set_procs), then a P's timer heap lock
+ * (inside pt_timers). No lock is held across a timer callback; the wait
+ * group's and a descriptor's lock are held across a G's switch to its M,
+ * whose park commit releases them (pt_park's unlock function).
  */
 #ifndef PTIMER_SCHED_INTERNAL_H
 #define PTIMER_SCHED_INTERNAL_H
@@ -141,7 +148,8 @@ struct pt_sched {
     _Atomic uint32_t gdone_word;         /* futex for pt_sched_wait: bumped when gcount hits 0 */
     _Atomic uint64_t next_gid;
     _Atomic uint32_t stopping;
-    _Atomic uint32_t nfds;               /* descriptors registered for Gs (fdio.c) */
+    _Atomic uint32_t nfds;               /* descriptors registered for Gs (fdtab.c) */
+    _Atomic pt_nanos last_poll;          /* when an M or sysmon last took the netpoller's events */
     _Atomic int64_t time_timers;         /* pt_time_* timers made by its Gs, not yet freed */
 
     pthread_t sysmon;
@@ -190,9 +198,62 @@ void pt__wake_all(pt_sched *s);
 pt_timers *pt__here_timers(pt_sched *s);
 /* A pseudo-random number for the calling thread (select's choice). */
 uint32_t pt__fastrand(void);
+/* Go's non-blocking netpoll: with descriptors registered and nobody in
+ * the netpoller, takes what is ready now and readies its Gs (onto the
+ * calling M's P, or the global queue from sysmon). True if any event. */
+bool pt__poll_ready_fds(pt_sched *s);
 
-/* ---- fdio.c ---- */
+/* ---- fdtab.c, fdio.c ---- */
 #define PT__POLL_BATCH 64
+
+/* A G parked on a side of a descriptor: on its stack, in the side's list
+ * while `queued` (both under the descriptor's lock). */
+struct pt__fd_waiter {
+    pt_g *g;
+    struct pt__fd_waiter *prev, *next;
+    struct pt__fd_waiter *woken; /* a waker's list of Gs it claimed */
+    bool queued;
+};
+
+/* One side (read, write) of a descriptor: Go's rg/wg, for any number of
+ * Gs. `seq` moves on every readiness event; a G reads it before its
+ * system call and parks only if it has not moved since (Go's pollReset
+ * before the call and READY after it, in one word). */
+struct pt__fd_side {
+    _Atomic uint32_t seq;            /* written under the lock, read without */
+    struct pt__fd_waiter *head, *tail; /* parked Gs (the lock) */
+};
+
+enum { PT__FD_FREE, PT__FD_OPEN, PT__FD_CLOSING };
+enum { PT__FD_RD, PT__FD_WR };
+
+/* One per fd number, process-wide, never freed (a netpoll event that
+ * names one after its close finds it closed: see fdtab.c). Fields other
+ * than pd are guarded by `lock`; state is also read without it. */
+struct pt__fd {
+    _Atomic uint32_t lock;  /* pt__lock */
+    _Atomic uint32_t state; /* PT__FD_*: stores under the lock */
+    _Atomic uint32_t refs;  /* calls in flight (the lock; a closing thread sleeps on it) */
+    bool pollable;          /* registered with s->np (not a regular file) */
+    bool sock;              /* a socket: writes use send(MSG_NOSIGNAL) */
+    pt_sched *s;            /* whose netpoller reports it */
+    pt_g *closer;           /* a closing G waiting for refs to reach 0 */
+    struct pt__fd_side side[2];
+    pt_pollfd pd;
+};
+
+/* The descriptor of fd, registered with s on first use, with a reference
+ * held: 0; -EBADF (not open, or closing); -EINVAL (fd too large, or
+ * registered with another scheduler); -ENOMEM; the netpoll's error. */
+int pt__fd_acquire(pt_sched *s, int fd, struct pt__fd **out);
+void pt__fd_release(struct pt__fd *f);
+/* The descriptor of fd if one was ever made, else NULL (no allocation). */
+struct pt__fd *pt__fd_find(int fd);
+/* The end of pt_fd_close, once f is closing and its waiters are woken:
+ * waits for the calls in flight, unregisters, closes the fd. 0 or -errno. */
+int pt__fd_finish_close(struct pt__fd *f, int fd);
+/* Destroy: unregisters every fd s still holds (they stay open). */
+void pt__fd_forget_sched(pt_sched *s);
 /* Events from s's netpoller: readies the Gs waiting on those sides. */
 void pt__fd_dispatch(pt_sched *s, const pt_poll_event *ev, int n);
 

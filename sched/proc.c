@@ -263,10 +263,10 @@ static bool work_anywhere(pt_sched *s)
 
 /* ---- I/O ---------------------------------------------------------------------- */
 
-/* Go's non-blocking netpoll in findrunnable: with descriptors registered
- * and nobody in the netpoller, take what is ready now. True if it readied
- * any G (onto this M's P). */
-static bool poll_ready_fds(pt_sched *s)
+/* Go's non-blocking netpoll in findrunnable (and sysmon's): with
+ * descriptors registered and nobody in the netpoller, take what is ready
+ * now. */
+bool pt__poll_ready_fds(pt_sched *s)
 {
     if (atomic_load_explicit(&s->nfds, memory_order_relaxed) == 0 ||
         atomic_load_explicit(&s->polling, memory_order_relaxed) ||
@@ -274,6 +274,7 @@ static bool poll_ready_fds(pt_sched *s)
         return false;
     pt_poll_event ev[PT__POLL_BATCH];
     int n = pt_netpoll_wait(s->np, 0, ev, PT__POLL_BATCH);
+    atomic_store_explicit(&s->last_poll, pt_nanotime(), memory_order_relaxed);
     atomic_store_explicit(&s->polling, 0, memory_order_release);
     if (n <= 0)
         return false;
@@ -350,7 +351,7 @@ static pt_g *find_runnable(struct pt__m *m)
             g = pt__globq_get(s, p, 1);
         if (g || (g = pt__runq_get(p)) || (g = pt__globq_get(s, p, 0)))
             return found(m, g);
-        if (poll_ready_fds(s) && (g = pt__runq_get(p)))
+        if (pt__poll_ready_fds(s) && (g = pt__runq_get(p)))
             return found(m, g);
         if (start_spinning(m) && (g = steal_work(m)))
             return found(m, g);
@@ -388,6 +389,7 @@ static pt_g *find_runnable(struct pt__m *m)
                 atomic_fetch_add_explicit(&s->st.netpoll_waits, 1, memory_order_relaxed);
                 n = pt_netpoll_wait(s->np, until == 0 ? -1 : until > now ? until - now : 0, ev,
                                     PT__POLL_BATCH);
+                atomic_store_explicit(&s->last_poll, pt_nanotime(), memory_order_relaxed);
             }
             atomic_store_explicit(&s->polling, 0, memory_order_release);
             if (n > 0)

@@ -120,8 +120,12 @@ static void free_all(pt_sched *s)
         }
         p_free(s->ps[i]);
     }
-    if (s->np)
+    if (s->np) {
+        /* fds still registered (never pt_fd_close'd) would keep the
+         * netpoll busy: they are unregistered and left open */
+        pt__fd_forget_sched(s);
         pt_netpoll_destroy(s->np);
+    }
     s->magic = 0;
     pt__free_lines(s);
 }

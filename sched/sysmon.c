@@ -10,6 +10,13 @@
  * waiting in its queue while another P idles gets the same wake-up: the
  * idle M steals them (where Go would preempt the stuck G).
  *
+ * Gs parked on fds have the same problem: an M polls the network only
+ * when it finds no G to run (or, idle, sleeps in the netpoller), so a P
+ * that always has a G runnable -- one that yields in a loop, say -- never
+ * looks. As Go's sysmon does, the monitor polls the network itself when
+ * descriptors are registered and nobody has polled for 10 ms; the Gs it
+ * readies go on the global queue.
+ *
  * Its period starts at 20 us and doubles after 50 quiet rounds, up to
  * 10 ms, as Go's does; with every P idle it sleeps until an M wakes (the
  * netpoller covers the timers then). */
@@ -22,6 +29,7 @@
 
 #define SYSMON_MIN_NS 20000
 #define SYSMON_MAX_NS 10000000
+#define SYSMON_NETPOLL_NS 10000000 /* Go's: poll if nobody has for 10 ms */
 
 void pt__sysmon_kick(pt_sched *s)
 {
@@ -60,6 +68,9 @@ void *pt__sysmon_main(void *arg)
         sysmon_sleep(s, period);
         pt_nanos now = pt_nanotime();
         bool acted = false;
+        if (atomic_load_explicit(&s->nfds, memory_order_relaxed) != 0 &&
+            now - atomic_load_explicit(&s->last_poll, memory_order_relaxed) > SYSMON_NETPOLL_NS)
+            pt__poll_ready_fds(s);
         int n = atomic_load_explicit(&s->maxprocs_made, memory_order_acquire);
         for (int i = 0; i < n; i++) {
             struct pt__p *p = s->ps[i];

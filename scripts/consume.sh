@@ -43,14 +43,18 @@ cc -std=c11 -Wall -Werror examples/deadline.c -pthread \
     $(pkg-config --cflags --libs ptimer-netpoll) $rpath -o "$work/deadline-pc"
 cc -std=c11 -Wall -Werror examples/sleepers.c \
     $(pkg-config --cflags --libs ptimer-sched) $rpath -o "$work/sleepers-pc"
-for exe in usage-pc deadline-pc sleepers-pc; do
+cc -std=c11 -Wall -Werror examples/echo.c \
+    $(pkg-config --cflags --libs ptimer-sched) $rpath -o "$work/echo-pc"
+for exe in usage-pc deadline-pc sleepers-pc echo-pc; do
     ldd "$work/$exe" | grep -q "libptimer.so" || { echo "$exe: not linked shared" >&2; exit 1; }
     "$work/$exe" >/dev/null
 done
 ldd "$work/deadline-pc" | grep -q "libptimer_netpoll.so" ||
     { echo "deadline-pc: netpoll not linked shared" >&2; exit 1; }
-ldd "$work/sleepers-pc" | grep -q "libptimer_sched.so" ||
-    { echo "sleepers-pc: sched not linked shared" >&2; exit 1; }
+for exe in sleepers-pc echo-pc; do
+    ldd "$work/$exe" | grep -q "libptimer_sched.so" ||
+        { echo "$exe: sched not linked shared" >&2; exit 1; }
+done
 echo "pkg-config: ok (ptimer, ptimer-netpoll, ptimer-sched; shared)"
 
 # C++: every installed header in one translation unit
@@ -64,7 +68,7 @@ echo "C++ headers: ok ($(ls "$work"/prefix/include/ptimer/*.h | wc -l) headers)"
 
 # find_package: the imported targets are the shared libraries
 mkdir -p "$work/consumer"
-cp examples/usage.c examples/deadline.c examples/sleepers.c "$work/consumer/"
+cp examples/usage.c examples/deadline.c examples/sleepers.c examples/echo.c "$work/consumer/"
 cat > "$work/consumer/CMakeLists.txt" <<'CM'
 cmake_minimum_required(VERSION 3.20)
 project(consumer C)
@@ -75,10 +79,12 @@ add_executable(deadline deadline.c)
 target_link_libraries(deadline PRIVATE ptimer::netpoll)
 add_executable(sleepers sleepers.c)
 target_link_libraries(sleepers PRIVATE ptimer::sched)
+add_executable(echo echo.c)
+target_link_libraries(echo PRIVATE ptimer::sched)
 CM
 cmake -S "$work/consumer" -B "$work/consumer/build" -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null
 cmake --build "$work/consumer/build" >/dev/null
-for exe in usage deadline sleepers; do
+for exe in usage deadline sleepers echo; do
     ldd "$work/consumer/build/$exe" | grep -q "libptimer.so" ||
         { echo "$exe: not linked shared" >&2; exit 1; }
     "$work/consumer/build/$exe" >/dev/null

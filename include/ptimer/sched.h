@@ -16,7 +16,9 @@
  * thread (Go's sysmon) notices Ps whose timers are overdue because their
  * M is busy, and gets those timers run: by waking an idle M that steals
  * them, or, when every P is busy, by running their runtime work itself (a
- * sleeping G made runnable goes on the global queue).
+ * sleeping G made runnable goes on the global queue). It also polls the
+ * network when nobody has for 10 ms, for Gs parked on fds while every P
+ * is busy.
  *
  * Timer mode: PT_TIMERS_PER_P (Go) puts every sleep on the calling P's
  * heap; PT_TIMERS_TIMERTHREAD puts it on the process's TimerThread, whose
@@ -33,6 +35,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
+#include <sys/types.h>
 
 #include "ptimer/clock.h"
 
@@ -189,6 +193,66 @@ typedef struct pt_select_case {
  * !block and none is ready (select with default); -EPIPE for a send case
  * chosen on a closed channel; -EINVAL, -EPERM (blocking outside a G). */
 PT_API int pt_select(pt_select_case *cases, int n, pt_nanos deadline, bool block);
+
+/* ---- timed I/O on file descriptors (Go's internal/poll over the
+ * netpoller) ----------------------------------------------------------------
+ *
+ * An fd is made non-blocking and registered with the netpoller of the
+ * calling G's scheduler on its first use here; its readiness readies the
+ * Gs parked on it. Each call tries the system call first and parks the G
+ * only on EAGAIN, until the fd is ready, it is closed, or the deadline
+ * passes. Several Gs may wait on one fd at once (say, an accept loop in
+ * each of several Gs): readiness wakes them all and each tries again.
+ *
+ * Deadlines are absolute CLOCK_MONOTONIC times (pt_nanotime()); 0 is none.
+ * A deadline is a timer on the calling P's heap (PT_TIMERS_PER_P) or on
+ * the TimerThread (PT_TIMERS_TIMERTHREAD). As in Go, the deadline is
+ * checked before the fd: one already past returns -ETIMEDOUT without
+ * trying the system call, even when data is waiting. -ETIMEDOUT never
+ * comes before the deadline.
+ *
+ * An fd belongs to the scheduler that registered it until pt_fd_close
+ * (or until that scheduler is destroyed, which unregisters it and leaves
+ * it open and non-blocking): a G of another scheduler gets -EINVAL, since
+ * only the owner's netpoller reports its readiness. Close an fd used here
+ * with pt_fd_close, never close(2) alone: the registration is found by
+ * the fd's number, which the kernel reuses.
+ *
+ * An fd the kernel cannot poll (a regular file) is used as Go uses one:
+ * the system call is made directly (it does not wait for readiness) and
+ * only a deadline already past is checked.
+ *
+ * Errors common to the calls marked G: -EPERM outside a G; -EBADF (not
+ * an open fd, or closed by pt_fd_close, now or while waiting); -EINVAL
+ * (NULL where data is needed, a negative deadline, an fd registered by
+ * another scheduler, an fd number of 2^20 or more); -ENOMEM; -ETIMEDOUT;
+ * else the system call's -errno. Writes to a socket never raise SIGPIPE
+ * (-EPIPE instead); to a pipe they do, as write(2) does. */
+
+/* conn.Read (G): up to n bytes into buf; the count, 0 at end of file (or
+ * for n == 0, as Go returns at once). */
+PT_API ssize_t pt_fd_read(int fd, void *buf, size_t n, pt_nanos deadline);
+
+/* conn.Write (G): all n bytes, returning n; or -ETIMEDOUT or an error,
+ * after which some of the bytes may have been written. */
+PT_API ssize_t pt_fd_write(int fd, const void *buf, size_t n, pt_nanos deadline);
+
+/* Accept (G) on a listening socket: the new connection's fd, non-blocking,
+ * close-on-exec and registered like lfd; its address in sa, *len as for
+ * accept(2) (sa and len may both be NULL). A connection aborted before it
+ * was accepted is skipped, as Go does. */
+PT_API int pt_fd_accept(int lfd, struct sockaddr *sa, socklen_t *len, pt_nanos deadline);
+
+/* Dial (G): connects the socket fd to sa, waiting for the handshake up to
+ * the deadline. 0; -ETIMEDOUT (the connection attempt may still be under
+ * way: close the socket, as Go's Dial does); -ECONNREFUSED and the like. */
+PT_API int pt_fd_connect(int fd, const struct sockaddr *sa, socklen_t len, pt_nanos deadline);
+
+/* Closes fd, from a G or any thread: marks it closing, wakes the Gs
+ * waiting on it (they return -EBADF), waits for the calls in flight on it
+ * to return, unregisters it and closes it. An fd never used here is just
+ * closed. 0; -EBADF (not open, or a close of it already under way). */
+PT_API int pt_fd_close(int fd);
 
 /* ---- Go's time package: Timer, AfterFunc, Ticker (time/sleep.go, tick.go)
  *

@@ -1,7 +1,8 @@
 // ptbench's Go peer: the same workloads against Go's runtime timers (Go
 // 1.19: the per-P 4-ary heap with the ten-state status machine, the design
-// ptimer ports). Prints one JSON line per repetition in ptbench's peer
-// format. Standard library only.
+// ptimer ports), and, in sched.go, the workloads that ptbench runs inside
+// its scheduler, as goroutines. Prints one JSON line per repetition in
+// ptbench's peer format. Standard library only.
 package main
 
 import (
@@ -29,6 +30,7 @@ var (
 	window     = flag.Int("window", 10000, "rpc-pending window")
 	tickers    = flag.Int("tickers", 1000, "ticker: tickers in all")
 	busy       = flag.Bool("busy", false, "keep every P busy (latency-busy)")
+	memoryGs   = flag.Int64("gs", 100000, "memory-g: parked goroutines")
 	quantiles  = flag.String("quantiles", "", "comma-separated: also print lateness at these (lat_q_ns)")
 )
 
@@ -235,6 +237,12 @@ func run(end time.Time, id int, res *result, late *lat, fired *int64) {
 func main() {
 	flag.Parse()
 	runtime.GOMAXPROCS(*threads)
+	if isSched(*workload) { // goroutines, not timers: sched.go
+		for rep := 0; rep < *reps; rep++ {
+			runSched()
+		}
+		return
+	}
 	for rep := 0; rep < *reps; rep++ {
 		var res result
 		var late lat
@@ -281,32 +289,39 @@ func main() {
 		if *workload == "ticker" {
 			res.ops = fired
 		}
-		v := late.sorted()
-		max := 0.0
-		if n := len(v); n > 0 {
-			max = float64(v[n-1])
-		}
-		qs := ""
-		if *quantiles != "" && len(v) > 0 {
-			for i, f := range strings.Split(*quantiles, ",") {
-				p, err := strconv.ParseFloat(f, 64)
-				if err != nil || p < 0 || p > 1 {
-					fmt.Fprintf(os.Stderr, "ptbench-go: bad quantile %q\n", f)
-					os.Exit(2)
-				}
-				if i > 0 {
-					qs += ","
-				}
-				qs += fmt.Sprintf("%.0f", quantile(v, p))
-			}
-			qs = ",\"lat_q_ns\":[" + qs + "]"
-		}
-		fmt.Printf("{\"design\":\"go1.19\",\"workload\":\"%s\",\"threads\":%d,\"ops\":%d,"+
-			"\"elapsed_ns\":%d,\"cpu_s\":%.4f,\"wakeups\":0,\"lat_p50_ns\":%.0f,"+
-			"\"lat_p99_ns\":%.0f,\"lat_p999_ns\":%.0f,\"lat_max_ns\":%.0f,"+
-			"\"bytes_per_timer\":%.2f,\"create_ns\":%.2f,\"cancel_ns\":%.2f,"+
-			"\"fired\":%d,\"expected_ticks\":%d%s}\n",
-			*workload, *threads, res.ops, elapsed.Nanoseconds(), cpu, quantile(v, 0.5), quantile(v, 0.99),
-			quantile(v, 0.999), max, res.bytes, res.createNs, res.cancelNs, fired, res.expected, qs)
+		emit(res.ops, elapsed, cpu, late.sorted(), res.bytes, res.createNs, res.cancelNs,
+			fired, res.expected, "")
 	}
+}
+
+// emit prints one repetition as ptbench's peer JSON line; late is sorted,
+// extra (",\"key\":value..." or "") carries a workload's own fields.
+func emit(ops int64, elapsed time.Duration, cpu float64, v []int64, bytes, createNs, cancelNs float64,
+	fired, expected int64, extra string) {
+	max := 0.0
+	if n := len(v); n > 0 {
+		max = float64(v[n-1])
+	}
+	qs := ""
+	if *quantiles != "" && len(v) > 0 {
+		for i, f := range strings.Split(*quantiles, ",") {
+			p, err := strconv.ParseFloat(f, 64)
+			if err != nil || p < 0 || p > 1 {
+				fmt.Fprintf(os.Stderr, "ptbench-go: bad quantile %q\n", f)
+				os.Exit(2)
+			}
+			if i > 0 {
+				qs += ","
+			}
+			qs += fmt.Sprintf("%.0f", quantile(v, p))
+		}
+		qs = ",\"lat_q_ns\":[" + qs + "]"
+	}
+	fmt.Printf("{\"design\":\"go1.19\",\"workload\":\"%s\",\"threads\":%d,\"ops\":%d,"+
+		"\"elapsed_ns\":%d,\"cpu_s\":%.4f,\"wakeups\":0,\"lat_p50_ns\":%.0f,"+
+		"\"lat_p99_ns\":%.0f,\"lat_p999_ns\":%.0f,\"lat_max_ns\":%.0f,"+
+		"\"bytes_per_timer\":%.2f,\"create_ns\":%.2f,\"cancel_ns\":%.2f,"+
+		"\"fired\":%d,\"expected_ticks\":%d%s%s}\n",
+		*workload, *threads, ops, elapsed.Nanoseconds(), cpu, quantile(v, 0.5), quantile(v, 0.99),
+		quantile(v, 0.999), max, bytes, createNs, cancelNs, fired, expected, extra, qs)
 }

@@ -1,0 +1,141 @@
+/* rpc-sched: 64 client Gs, each doing request and response with a server
+ * G of its own over a socketpair, through the scheduler's timed I/O
+ * (pt_fd_write, pt_fd_read): a deadline on every request, for its write
+ * and the read of its response, as an RPC client has. An op is a request
+ * answered: ns per request per P (requests/s), and each request's round
+ * trip in the lateness columns. Go's peer does the same over net.Conn
+ * (net.FileConn on a socketpair), with SetDeadline before each request.
+ *
+ * Counts: every request sent was served once and answered with its own
+ * bytes back (the request number is in them); a deadline that passes is a
+ * request lost, and the counts then differ. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "sched_bench.h"
+
+enum { RPC_PAIRS = 64, RPC_MSG = 64 };
+/* An RPC timeout that a machine that keeps up never reaches: it is armed
+ * and stopped on every request that waits, and never fires. */
+#define RPC_DEADLINE ((pt_nanos)1000000000)
+
+struct rpc_pair {
+    const struct sched_ctx *c;
+    int cfd, sfd;   /* the client's end, the server's */
+    uint64_t quota; /* requests to send; 0: until the phase ends */
+    uint64_t sent, answered, served;
+    int err; /* the client's first failure (-errno), 0 if none */
+    pt_wg *done;
+    struct hist rtt; /* this client's alone: merged after the run */
+};
+
+/* Exactly n bytes by the deadline (0: none); n, 0 at end of file, or
+ * -errno. */
+static ssize_t read_full(int fd, char *buf, size_t n, pt_nanos deadline)
+{
+    size_t got = 0;
+    while (got < n) {
+        ssize_t r = pt_fd_read(fd, buf + got, n - got, deadline);
+        if (r <= 0)
+            return got && !r ? -ECONNRESET : r;
+        got += (size_t)r;
+    }
+    return (ssize_t)got;
+}
+
+/* Answers each request with its own bytes until the client closes. */
+static void rpc_server(void *arg)
+{
+    struct rpc_pair *p = arg;
+    char buf[RPC_MSG];
+    while (read_full(p->sfd, buf, sizeof buf, 0) == RPC_MSG) {
+        p->served++;
+        if (pt_fd_write(p->sfd, buf, sizeof buf, 0) != RPC_MSG)
+            break;
+    }
+    pt_fd_close(p->sfd);
+    pt_wg_done(p->done);
+}
+
+static void rpc_client(void *arg)
+{
+    struct rpc_pair *p = arg;
+    char req[RPC_MSG], rep[RPC_MSG];
+    memset(req, 'q', sizeof req);
+    for (;;) {
+        pt_nanos t = pt_nanotime();
+        if (p->quota ? p->sent >= p->quota : t >= p->c->end)
+            break;
+        memcpy(req, &p->sent, sizeof p->sent);
+        pt_nanos deadline = t + RPC_DEADLINE;
+        p->sent++;
+        ssize_t r = pt_fd_write(p->cfd, req, sizeof req, deadline);
+        if (r == RPC_MSG)
+            r = read_full(p->cfd, rep, sizeof rep, deadline);
+        if (r != RPC_MSG || memcmp(req, rep, sizeof req) != 0) {
+            p->err = r < 0 ? (int)r : -EPROTO;
+            break;
+        }
+        p->answered++;
+        hist_record_local(&p->rtt, pt_nanotime() - t);
+    }
+    pt_fd_close(p->cfd); /* the server reads end of file */
+    pt_wg_done(p->done);
+}
+
+void sched_rpc(struct sched_ctx *c)
+{
+    struct run_result *r = c->res;
+    struct rpc_pair *ps = calloc(RPC_PAIRS, sizeof *ps);
+    if (!ps)
+        abort();
+    uint64_t want = sched_ops_wanted(c);
+    pt_wg done;
+    pt_wg_init(&done);
+    for (int i = 0; i < RPC_PAIRS; i++) {
+        int sv[2];
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+            perror("ptbench: rpc-sched: socketpair");
+            abort();
+        }
+        ps[i] = (struct rpc_pair){.c = c,
+                                  .cfd = sv[0],
+                                  .sfd = sv[1],
+                                  .quota = want ? (want + RPC_PAIRS - 1) / RPC_PAIRS : 0,
+                                  .done = &done};
+    }
+    uint64_t base = sched_gs_now();
+    sched_phase_begin(c);
+    /* the servers first: a client's first request finds its server
+     * already parked in its read */
+    sched_go_n(c, RPC_PAIRS, rpc_server, ps, sizeof *ps, &done);
+    uint64_t servers = r->gs_started;
+    sched_go_n(c, RPC_PAIRS, rpc_client, ps, sizeof *ps, &done);
+    /* a server whose client pt_go refused reads end of file (a client
+     * whose server was refused times out) */
+    for (uint64_t i = r->gs_started - servers; i < servers; i++)
+        pt_fd_close(ps[i].cfd);
+    pt_wg_wait(&done);
+    sched_phase_end(c);
+    sched_count_finished(c, base);
+    uint64_t served = 0;
+    int err = 0;
+    for (int i = 0; i < RPC_PAIRS; i++) {
+        r->waits += ps[i].sent;
+        r->wakes += ps[i].answered;
+        served += ps[i].served;
+        err = err ? err : ps[i].err;
+        hist_merge(&r->lateness, &ps[i].rtt);
+    }
+    /* a request the server saw other than once: its count is the one
+     * that differs from the requests sent */
+    if (served != r->waits)
+        r->wakes = served;
+    r->ops = r->wakes;
+    if (err)
+        fprintf(stderr, "ptbench: rpc-sched: a request failed: %s\n", strerror(-err));
+    free(ps);
+}

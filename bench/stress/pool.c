@@ -1,0 +1,152 @@
+/* The run's threads and phases (pool.h). */
+#include <stdlib.h>
+
+#include "pool.h"
+#include "ptimer/base/alloc.h"
+
+#define BATCH 32
+
+static int phase(const struct pool *pl)
+{
+    return atomic_load_explicit(&pl->phase, memory_order_acquire);
+}
+
+static void wait_phase(struct pool *pl, int ph, struct pworker *w)
+{
+    while (phase(pl) < ph) {
+        if (w && w->is_p)
+            w->pl->r->eng->idle(w->th, pt_nanotime() + 1000000);
+        else
+            stress_sleep(1000000);
+    }
+}
+
+void pool_check(struct pworker *w, bool quiescent)
+{
+    const struct engine *eng = w->pl->r->eng;
+    const char *bad = eng->check ? eng->check(w->th, quiescent) : NULL;
+    if (bad)
+        stress_violation(w->pl->r, V_INVARIANT, -1, 0, "the design's invariants to hold",
+                         "P %d: %s", w->id, bad);
+}
+
+static void *p_main(void *arg)
+{
+    struct pworker *w = arg;
+    struct pool *pl = w->pl;
+    const struct engine *eng = pl->r->eng;
+    w->th = eng->thread_start(pl->r->e, w->id);
+    if (!w->th)
+        abort(); /* no context, no run: nothing to report it through yet */
+    atomic_fetch_add(&pl->started, 1);
+    wait_phase(pl, PH_RUN, w);
+    uint64_t ops = 0;
+    int batch = pl->batch ? pl->batch : BATCH;
+    while (phase(pl) == PH_RUN) {
+        for (int i = 0; i < batch; i++)
+            pl->op(w);
+        ops += (uint64_t)batch;
+        eng->poll(w->th);
+        if (pl->p_round)
+            pl->p_round(w);
+        /* Verify the structure now and then while others race on it. */
+        if (++w->batches % 64 == 0)
+            pool_check(w, false);
+        if (ops >= 4096) {
+            atomic_fetch_add_explicit(&pl->r->ops, ops, memory_order_relaxed);
+            ops = 0;
+        }
+    }
+    atomic_fetch_add_explicit(&pl->r->ops, ops, memory_order_relaxed);
+    atomic_fetch_add(&pl->drained, 1);
+    wait_phase(pl, PH_CHECK, w);
+    if (pl->p_final)
+        pl->p_final(w);
+    pool_check(w, true);
+    atomic_fetch_add(&pl->checked, 1);
+    wait_phase(pl, PH_EXIT, w);
+    eng->thread_stop(w->th);
+    return NULL;
+}
+
+static void *out_main(void *arg)
+{
+    struct pworker *w = arg;
+    struct pool *pl = w->pl;
+    wait_phase(pl, PH_RUN, NULL);
+    uint64_t ops = 0;
+    while (phase(pl) == PH_RUN) {
+        pl->op(w);
+        if (++ops == 4096) {
+            atomic_fetch_add_explicit(&pl->r->ops, ops, memory_order_relaxed);
+            ops = 0;
+        }
+    }
+    atomic_fetch_add_explicit(&pl->r->ops, ops, memory_order_relaxed);
+    return NULL;
+}
+
+static void set_phase(struct pool *pl, int ph)
+{
+    atomic_store_explicit(&pl->phase, ph, memory_order_release);
+}
+
+static void wait_count(atomic_int *n, int want)
+{
+    while (atomic_load(n) < want)
+        stress_sleep(1000000);
+}
+
+void pool_run(struct pool *pl)
+{
+    struct stress_run *r = pl->r;
+    const struct stress_opts *o = r->o;
+    long live0 = pt__alloc_live();
+    r->e = r->eng->create(pl->np, pl->cb);
+    if (!r->e) {
+        stress_violation(r, V_ERROR, -1, 0, "an engine", "create failed");
+        return;
+    }
+    pl->w = calloc((size_t)(pl->np + pl->nout), sizeof *pl->w);
+    if (!pl->w)
+        abort();
+    for (int i = 0; i < pl->np + pl->nout; i++) {
+        struct pworker *w = &pl->w[i];
+        *w = (struct pworker){.pl = pl, .id = i, .is_p = i < pl->np};
+        w->rng = o->seed * 0x9e3779b97f4a7c15ull + (uint64_t)i * 0xbf58476d1ce4e5b9ull + 1;
+        if (w->is_p && pthread_create(&w->thread, NULL, p_main, w) != 0)
+            abort();
+    }
+    wait_count(&pl->started, pl->np);
+    for (int i = pl->np; i < pl->np + pl->nout; i++) {
+        pl->w[i].th = pl->w[0].th;
+        if (pthread_create(&pl->w[i].thread, NULL, out_main, &pl->w[i]) != 0)
+            abort();
+    }
+    if (pl->on_engine)
+        pl->on_engine(pl);
+    r->t0 = pt_nanotime();
+    set_phase(pl, PH_RUN);
+    stress_wait(r, r->t0 + o->duration, pl->scan, pl->sc);
+    set_phase(pl, PH_DRAIN);
+    for (int i = pl->np; i < pl->np + pl->nout; i++)
+        pthread_join(pl->w[i].thread, NULL);
+    wait_count(&pl->drained, pl->np);
+    /* Nothing is armed from here on: let what is due fire, then judge. */
+    stress_sleep(pl->drain);
+    if (pl->final)
+        pl->final(pl);
+    set_phase(pl, PH_CHECK);
+    wait_count(&pl->checked, pl->np);
+    if (pl->cleanup)
+        pl->cleanup(pl);
+    set_phase(pl, PH_EXIT);
+    for (int i = 0; i < pl->np; i++)
+        pthread_join(pl->w[i].thread, NULL);
+    r->eng->destroy(r->e);
+    free(pl->w);
+    long live = pt__alloc_live();
+    if (live != live0)
+        stress_violation(r, V_LEAK, -1, 0, "every library block freed",
+                         "%ld blocks before the run, %ld after", live0, live);
+}

@@ -1,0 +1,53 @@
+/* The threads of a run: Ps (workers with an engine context, running their
+ * timers between batches of operations) and outsiders (mutators that are
+ * not Ps, arming onto P 0's structure), and the phases that end a run
+ * without an operation in flight during the final checks. */
+#ifndef PTSTRESS_POOL_H
+#define PTSTRESS_POOL_H
+
+#include <pthread.h>
+
+#include "stress.h"
+
+enum { PH_START, PH_RUN, PH_DRAIN, PH_CHECK, PH_EXIT };
+
+struct pool;
+
+struct pworker {
+    struct pool *pl;
+    int id;
+    bool is_p;
+    void *th; /* a P's own context; P 0's for an outsider */
+    uint64_t rng;
+    pthread_t thread;
+    uint64_t batches;
+};
+
+struct pool {
+    struct stress_run *r;
+    int np, nout;
+    struct pworker *w;
+    _Atomic int phase;
+    atomic_int started, drained, checked;
+    void *sc; /* the scenario's state */
+    /* Hooks, each optional but op. */
+    void (*op)(struct pworker *w);      /* one operation (phase RUN) */
+    void (*p_round)(struct pworker *w); /* on a P after each batch (pacing, stalls) */
+    void (*p_final)(struct pworker *w); /* on a P at the final check */
+    void (*scan)(void *sc);             /* on the main thread every 10 ms */
+    void (*final)(struct pool *pl);     /* main, once drained, before the P checks */
+    void (*cleanup)(struct pool *pl);   /* main, after them: free timer objects */
+    void (*on_engine)(struct pool *pl); /* main, once P 0 has its context */
+    int batch;                          /* operations between a P's rounds (0: 32) */
+    bench_cb cb;                        /* what the scenario's timers call */
+    pt_nanos drain; /* how long to let due timers fire before the final checks */
+};
+
+/* On a P: the design's own check (engine.h), a violation if it fails. */
+void pool_check(struct pworker *w, bool quiescent);
+
+/* Creates the engine, runs the threads through the phases, destroys it,
+ * and checks the library leaked nothing. */
+void pool_run(struct pool *pl);
+
+#endif

@@ -1,0 +1,273 @@
+/* ptstress: shakes out lost, doubled, early and late firings in a timer
+ * design, through ptbench's engine interface (bench/engine.h). For each
+ * design x scenario: a verdict line, counts, violations by kind, the seed
+ * and the command that reproduces the run; JSON lines with --json. Exit
+ * status 1 on any violation, 2 on a usage error. */
+#include <getopt.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "stress.h"
+
+struct scenario {
+    const char *name;
+    const char *what;
+    void (*run)(struct stress_run *r);
+    bool needs_move;
+};
+
+static const struct scenario scenarios[] = {
+    {"modtimer", "random arm/stop from Ps and outsiders, several threads on one timer", sc_modtimer,
+     false},
+    {"ticker", "tickers reset and stopped at random while Ps stall", sc_ticker, false},
+    {"churn", "RPC-style arm/cancel at full speed: bounded memory, no leak", sc_churn, false},
+    {"move", "modtimer while Ps are removed (moveTimers) and added back", sc_move, true},
+};
+#define NSCENARIOS (int)(sizeof scenarios / sizeof scenarios[0])
+
+/* The designs a run of "all" tries: every engine that holds timer
+ * objects (kernel holds one timer per thread). */
+static const char *const all_designs[] = {"pheap", "pheap-sync", "timerthread", "globalheap",
+                                          "floor"};
+
+static const struct engine *find_design(const char *name)
+{
+#ifdef PTSTRESS_BROKEN
+    if (strcmp(name, "broken") == 0)
+        return engine_broken();
+#endif
+    return engine_find(name);
+}
+
+/* One arm and cancel through a design on a thread of its own, before any
+ * run: what the library keeps for the whole process (the TimerThread's
+ * table of thread indices) is then there before the leak check's first
+ * reading, and only what a run leaves behind counts. */
+static void *prime_thread(void *eng)
+{
+    const struct engine *e = eng;
+    void *inst = e->create(1, NULL);
+    if (!inst)
+        return NULL;
+    void *th = e->thread_start(inst, 0);
+    if (th) {
+        bench_handle h = e->schedule(th, pt_nanotime() + 1000000000, 0, NULL);
+        if (h)
+            e->cancel(th, h);
+        e->thread_stop(th);
+    }
+    e->destroy(inst);
+    return NULL;
+}
+
+static void prime(const struct engine *e)
+{
+    pthread_t t;
+    if (pthread_create(&t, NULL, prime_thread, (void *)e) == 0)
+        pthread_join(t, NULL);
+}
+
+static void usage(FILE *f, const char *argv0)
+{
+    fprintf(f,
+            "usage: %s [options]\n"
+            "  -d, --design LIST     designs, comma-separated, or all (default all)\n"
+            "  -s, --scenario LIST   scenarios, comma-separated, or all (default all)\n"
+            "  -t, --threads N       Ps (default 4)\n"
+            "  -o, --outsiders N     mutator threads that are not Ps (default 2)\n"
+            "  -n, --timers N        timers (modtimer, move) or tickers (default 128)\n"
+            "  -T, --duration SEC    per design x scenario (default 2)\n"
+            "  -b, --bound MS        how late a firing may be (default 250)\n"
+            "  -S, --seed N          (default: from the clock; printed)\n"
+            "      --soak            long runs: duration 3600 s unless given, progress lines\n"
+            "  -p, --progress SEC    a progress line every SEC seconds (--soak: 60)\n"
+            "  -j, --json FILE       one JSON line per run (- for stdout)\n"
+            "scenarios:\n",
+            argv0);
+    for (int i = 0; i < NSCENARIOS; i++)
+        fprintf(f, "  %-9s %s\n", scenarios[i].name, scenarios[i].what);
+}
+
+static bool in_list(const char *list, const char *name)
+{
+    if (strcmp(list, "all") == 0)
+        return true;
+    size_t n = strlen(name);
+    for (const char *p = list; p; p = strchr(p, ',')) {
+        if (*p == ',')
+            p++;
+        if (strncmp(p, name, n) == 0 && (p[n] == ',' || p[n] == 0))
+            return true;
+    }
+    return false;
+}
+
+static void put_json(FILE *f, const struct stress_run *r, bool pass, double secs)
+{
+    const struct stress_opts *o = r->o;
+    fprintf(
+        f,
+        "{\"tool\":\"ptstress\",\"design\":\"%s\",\"scenario\":\"%s\",\"verdict\":\"%s\","
+        "\"seed\":%llu,\"threads\":%d,\"outsiders\":%d,\"timers\":%d,\"duration_s\":%.3f,"
+        "\"bound_ms\":%.0f,\"ops\":%llu,\"firings\":%llu,\"untracked\":%llu,\"violations\":%llu",
+        r->eng->name, r->scenario, pass ? "PASS" : "FAIL", (unsigned long long)o->seed, o->threads,
+        o->outsiders, o->timers, secs, (double)o->bound / 1e6,
+        (unsigned long long)atomic_load(&r->ops), (unsigned long long)atomic_load(&r->firings),
+        (unsigned long long)atomic_load(&r->untracked), (unsigned long long)stress_violations(r));
+    for (int k = 0; k < V_NKINDS; k++)
+        fprintf(f, ",\"%s\":%llu", viol_names[k], (unsigned long long)atomic_load(&r->viol[k]));
+    fprintf(f, "}\n");
+    fflush(f);
+}
+
+int main(int argc, char **argv)
+{
+    struct stress_opts o = {.threads = 4, .outsiders = 2, .timers = 128, .argv0 = argv[0]};
+    const char *designs = "all", *scens = "all", *json = NULL;
+    double secs = -1, bound_ms = 250;
+    bool soak = false, seeded = false;
+    static const struct option longs[] = {
+        {"design", required_argument, NULL, 'd'},
+        {"scenario", required_argument, NULL, 's'},
+        {"threads", required_argument, NULL, 't'},
+        {"outsiders", required_argument, NULL, 'o'},
+        {"timers", required_argument, NULL, 'n'},
+        {"duration", required_argument, NULL, 'T'},
+        {"bound", required_argument, NULL, 'b'},
+        {"seed", required_argument, NULL, 'S'},
+        {"soak", no_argument, NULL, 'k'},
+        {"progress", required_argument, NULL, 'p'},
+        {"json", required_argument, NULL, 'j'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    int c;
+    while ((c = getopt_long(argc, argv, "d:s:t:o:n:T:b:S:p:j:h", longs, NULL)) != -1) {
+        switch (c) {
+        case 'd':
+            designs = optarg;
+            break;
+        case 's':
+            scens = optarg;
+            break;
+        case 't':
+            o.threads = atoi(optarg);
+            break;
+        case 'o':
+            o.outsiders = atoi(optarg);
+            break;
+        case 'n':
+            o.timers = atoi(optarg);
+            break;
+        case 'T':
+            secs = atof(optarg);
+            break;
+        case 'b':
+            bound_ms = atof(optarg);
+            break;
+        case 'S':
+            o.seed = strtoull(optarg, NULL, 0);
+            seeded = true;
+            break;
+        case 'k':
+            soak = true;
+            break;
+        case 'p':
+            o.progress_s = atoi(optarg);
+            break;
+        case 'j':
+            json = optarg;
+            break;
+        case 'h':
+            usage(stdout, argv[0]);
+            return 0;
+        default:
+            usage(stderr, argv[0]);
+            return 2;
+        }
+    }
+    if (optind != argc || o.threads < 1 || o.outsiders < 0 || bound_ms <= 0) {
+        usage(stderr, argv[0]);
+        return 2;
+    }
+    if (secs < 0)
+        secs = soak ? 3600 : 2;
+    if (soak && !o.progress_s)
+        o.progress_s = 60;
+    o.duration = (pt_nanos)(secs * 1e9);
+    o.bound = (pt_nanos)(bound_ms * 1e6);
+    if (!seeded)
+        o.seed = (uint64_t)pt_nanotime() % 1000000007u;
+    FILE *jf = NULL;
+    if (json)
+        jf = strcmp(json, "-") == 0 ? stdout : fopen(json, "a");
+    if (json && !jf) {
+        perror(json);
+        return 2;
+    }
+
+    /* Designs named that do not exist, or cannot be stressed, are usage
+     * errors: a CI line with a typo must not pass by running nothing. */
+    const struct engine *list[16];
+    int nd = 0;
+    if (strcmp(designs, "all") == 0) {
+        for (size_t i = 0; i < sizeof all_designs / sizeof all_designs[0]; i++)
+            list[nd++] = engine_find(all_designs[i]);
+    } else {
+        char buf[256];
+        snprintf(buf, sizeof buf, "%s", designs);
+        for (char *s = strtok(buf, ","); s && nd < 16; s = strtok(NULL, ",")) {
+            const struct engine *e = find_design(s);
+            if (!e || !e->tm_new) {
+                fprintf(stderr, "%s: no design %s that holds timer objects\n", argv[0], s);
+                return 2;
+            }
+            list[nd++] = e;
+        }
+    }
+    int nsc = 0;
+    for (int i = 0; i < NSCENARIOS; i++)
+        nsc += in_list(scens, scenarios[i].name);
+    if (!nsc) {
+        fprintf(stderr, "%s: no scenario %s\n", argv[0], scens);
+        return 2;
+    }
+
+    uint64_t failed = 0;
+    for (int d = 0; d < nd; d++)
+        prime(list[d]);
+    for (int d = 0; d < nd; d++) {
+        for (int i = 0; i < NSCENARIOS; i++) {
+            const struct scenario *sc = &scenarios[i];
+            if (!in_list(scens, sc->name))
+                continue;
+            if (sc->needs_move && !list[d]->move) {
+                printf("SKIP %s %s: the design has no way to move timers between Ps\n",
+                       list[d]->name, sc->name);
+                continue;
+            }
+            struct stress_run r = {.eng = list[d], .scenario = sc->name, .o = &o};
+            pt_nanos t0 = pt_nanotime();
+            sc->run(&r);
+            double took = (double)(pt_nanotime() - t0) / 1e9;
+            uint64_t v = stress_violations(&r);
+            failed += v != 0;
+            printf("%s %s %s: %llu ops, %llu firings, %llu violations", v ? "FAIL" : "PASS",
+                   r.eng->name, r.scenario, (unsigned long long)atomic_load(&r.ops),
+                   (unsigned long long)atomic_load(&r.firings), (unsigned long long)v);
+            for (int k = 0; k < V_NKINDS; k++)
+                if (atomic_load(&r.viol[k]))
+                    printf(" %s=%llu", viol_names[k], (unsigned long long)atomic_load(&r.viol[k]));
+            printf(" (seed %llu, %d Ps + %d outsiders, %.1f s)\n", (unsigned long long)o.seed,
+                   o.threads, o.outsiders, took);
+            fflush(stdout);
+            if (jf)
+                put_json(jf, &r, v == 0, took);
+        }
+    }
+    if (jf && jf != stdout)
+        fclose(jf);
+    return failed ? 1 : 0;
+}

@@ -1,0 +1,318 @@
+/* modtimer (and move): Ps and outsiders hammer one set of timer objects
+ * with arm (start, reset, modify: each arming a new sequence number) and
+ * stop. Most timers are "exclusive": their operations are serialised by
+ * the tool's own lock, so every answer can be matched to the arming it is
+ * about. The last CONTENDED are hit by several threads at once with no
+ * lock of ours: there only the totals can be judged (armings = firings +
+ * "was pending" answers). move adds Ps being removed (their timers moved
+ * to P 0 with the engine's move hook, Go's moveTimers) and added back. */
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "pool.h"
+
+#define CONTENDED 16
+
+struct mt_timer {
+    void *tm;
+    pthread_mutex_t mu; /* exclusive timers: held across each operation */
+    uint64_t cur;       /* exclusive: the last arming; guarded by mu */
+    bool cur_live;      /* it may still be pending, as far as answers told */
+    uint64_t late_seen; /* the arming last reported late (scan only) */
+    _Atomic uint64_t next_seq;
+    atomic_ullong armed, pending_answers, fired; /* contended totals */
+    atomic_int in_cb;                            /* callbacks of it running now */
+    struct arm_rec ring[ARM_RING];
+};
+
+struct mt {
+    struct stress_run *r;
+    struct pool *pl;
+    int n, nexcl;
+    bool move;
+    struct mt_timer *t;
+};
+
+static struct mt *mt_cur; /* the callback's context: one run at a time */
+
+static void mt_check_fire(struct mt *m, uint64_t k, struct arm_rec *a, uint64_t seq, pt_nanos now,
+                          pt_nanos when, uint64_t w);
+
+static void mt_fire(void *arg)
+{
+    struct mt *m = mt_cur;
+    uint64_t k = arg_timer(arg), seq = arg_seq(arg);
+    struct mt_timer *t = &m->t[k];
+    struct arm_rec *a = &t->ring[seq % ARM_RING];
+    pt_nanos now = pt_nanotime();
+    pt_nanos when = atomic_load(&a->when);
+    uint64_t w = atomic_load(&a->word);
+    atomic_fetch_add_explicit(&m->r->firings, 1, memory_order_relaxed);
+    atomic_fetch_add(&t->fired, 1);
+    atomic_fetch_add(&t->in_cb, 1);
+    /* One callback in eight takes 50 us, so that a stop_sync that does not
+     * wait for it is seen returning while it runs. */
+    if (seq % 8 == 0)
+        while (pt_nanotime() - now < 50000)
+            ;
+    mt_check_fire(m, k, a, seq, now, when, w);
+    atomic_fetch_sub(&t->in_cb, 1);
+}
+
+static void mt_check_fire(struct mt *m, uint64_t k, struct arm_rec *a, uint64_t seq, pt_nanos now,
+                          pt_nanos when, uint64_t w)
+{
+    for (;;) {
+        if (w >> 8 != seq) {
+            atomic_fetch_add(&m->r->untracked, 1);
+            return;
+        }
+        enum arm_state s = w & 0xff;
+        if (s == A_FIRED) {
+            stress_violation(m->r, V_DOUBLE, (long)k, seq, "one firing per arming",
+                             "fired again %.3f ms after its deadline", (double)(now - when) / 1e6);
+            return;
+        }
+        if (s == A_STOPPED || s == A_SUPERSEDED) {
+            stress_violation(m->r, s == A_STOPPED ? V_FIRED_STOPPED : V_FIRED_SUPERSEDED, (long)k,
+                             seq,
+                             s == A_STOPPED ? "no firing (a stop returned 1 for it)"
+                                            : "no firing (an arm returned 1: it replaced it)",
+                             "fired %.3f ms after its deadline", (double)(now - when) / 1e6);
+            return;
+        }
+        atomic_store(&a->fired_at, now);
+        if (atomic_compare_exchange_weak(&a->word, &w, arm_word(seq, A_FIRED)))
+            break;
+    }
+    if (now < when)
+        stress_violation(m->r, V_EARLY, (long)k, seq, "a firing at or after its deadline",
+                         "fired %.3f ms early", (double)(when - now) / 1e6);
+}
+
+/* What an answer (1: was pending) says about exclusive timer k's arming
+ * seq, checked against what its firing said. */
+static void resolve(struct mt *m, uint64_t k, uint64_t seq, int answer, enum arm_state to)
+{
+    struct mt_timer *t = &m->t[k];
+    enum arm_state seen;
+    if (answer == 1) {
+        if (!arm_move(t->ring, ARM_RING, seq, A_PENDING, to, &seen) && seen == A_FIRED)
+            stress_violation(m->r, to == A_STOPPED ? V_FIRED_STOPPED : V_FIRED_SUPERSEDED, (long)k,
+                             seq, "no firing of an arming that was still pending",
+                             "%s returned 1 after it had fired", to == A_STOPPED ? "stop" : "arm");
+    } else {
+        (void)arm_move(t->ring, ARM_RING, seq, A_PENDING, A_CLAIMED, &seen);
+    }
+}
+
+static pt_nanos pick_when(uint64_t x, pt_nanos now)
+{
+    switch (x % 16) {
+    case 0:
+        return now; /* due at once */
+    case 1:
+    case 2:
+        return now + 20000000 + (pt_nanos)(x >> 8) % 1000000000; /* far: later moved earlier */
+    default:
+        return now + (pt_nanos)(x >> 8) % 2000000;
+    }
+}
+
+static void mt_op(struct pworker *w)
+{
+    struct mt *m = w->pl->sc;
+    const struct engine *eng = m->r->eng;
+    uint64_t x = stress_rng(&w->rng);
+    bool contended = m->nexcl < m->n && x % 4 == 0;
+    uint64_t k = contended ? (uint64_t)m->nexcl + (x >> 2) % (uint64_t)(m->n - m->nexcl)
+                           : (x >> 2) % (uint64_t)m->nexcl;
+    struct mt_timer *t = &m->t[k];
+    bool stop = (x >> 40) % 8 < 3;
+    if (contended) {
+        int a;
+        if (stop) {
+            a = eng->tm_stop(t->tm);
+        } else {
+            uint64_t seq = atomic_fetch_add(&t->next_seq, 1) + 1;
+            pt_nanos when = pick_when(stress_rng(&w->rng), pt_nanotime());
+            arm_open(t->ring, ARM_RING, seq, when, 0);
+            a = eng->tm_arm(w->th, t->tm, when, 0, arm_arg(k, seq));
+            if (a < 0) {
+                stress_violation(m->r, V_ERROR, (long)k, seq, "an arm to succeed", "%d", a);
+                return;
+            }
+            atomic_fetch_add(&t->armed, 1);
+        }
+        atomic_fetch_add(&t->pending_answers, (unsigned)(a == 1));
+        return;
+    }
+    pthread_mutex_lock(&t->mu);
+    if (stop) {
+        int a = eng->tm_stop(t->tm);
+        int running = atomic_load(&t->in_cb);
+        if (eng->tm_stop_waits && running)
+            stress_violation(m->r, V_SYNC, (long)k, t->cur,
+                             "no callback of the timer running once stop returned", "%d running",
+                             running);
+        if (t->cur_live)
+            resolve(m, k, t->cur, a, A_STOPPED);
+        else if (a == 1)
+            stress_violation(m->r, V_COUNT, (long)k, t->cur, "stop to return 0 (nothing armed)",
+                             "stop returned 1");
+        t->cur_live = false;
+    } else {
+        uint64_t seq = ++t->next_seq;
+        pt_nanos when = pick_when(stress_rng(&w->rng), pt_nanotime());
+        arm_open(t->ring, ARM_RING, seq, when, 0);
+        int a = eng->tm_arm(w->th, t->tm, when, 0, arm_arg(k, seq));
+        if (a < 0) {
+            stress_violation(m->r, V_ERROR, (long)k, seq, "an arm to succeed", "%d", a);
+        } else {
+            if (t->cur_live)
+                resolve(m, k, t->cur, a, A_SUPERSEDED);
+            else if (a == 1)
+                stress_violation(m->r, V_COUNT, (long)k, t->cur, "arm to return 0 (nothing armed)",
+                                 "arm returned 1");
+            t->cur = seq;
+            t->cur_live = true;
+        }
+    }
+    pthread_mutex_unlock(&t->mu);
+}
+
+/* Now and then a P sleeps for twice the bound: a timer that another thread
+ * makes its earliest must wake it (the design's wake callback), or it
+ * fires late. In move, a P other than 0 may instead be removed: its timers
+ * go to P 0, and it comes back a few ms later. */
+static void mt_round(struct pworker *w)
+{
+    struct mt *m = w->pl->sc;
+    const struct engine *eng = m->r->eng;
+    uint64_t x = stress_rng(&w->rng);
+    if (m->move && w->id > 0 && x % 16 == 0) {
+        int rc = eng->move(w->pl->w[0].th, w->th);
+        if (rc < 0)
+            stress_violation(m->r, V_ERROR, -1, 0, "move to succeed", "%d", rc);
+        pool_check(w, false); /* emptied by the move: nothing may look due */
+        stress_sleep((pt_nanos)(1 + (x >> 8) % 4) * 1000000);
+        return;
+    }
+    if (x % 512 == 1)
+        eng->idle(w->th, pt_nanotime() + 2 * m->r->o->bound);
+}
+
+/* An exclusive timer's current arming, pending past its bound. */
+static void mt_scan(void *vm)
+{
+    struct mt *m = vm;
+    pt_nanos now = pt_nanotime();
+    for (int k = 0; k < m->nexcl; k++) {
+        struct mt_timer *t = &m->t[k];
+        if (pthread_mutex_trylock(&t->mu) != 0)
+            continue;
+        struct arm_rec *a = &t->ring[t->cur % ARM_RING];
+        if (t->cur_live && t->late_seen != t->cur &&
+            atomic_load(&a->word) == arm_word(t->cur, A_PENDING) &&
+            atomic_load(&a->when) + m->r->o->bound < now) {
+            t->late_seen = t->cur;
+            stress_violation(m->r, V_LATE, k, t->cur, "a firing within the bound",
+                             "still pending %.3f ms after its deadline",
+                             (double)(now - atomic_load(&a->when)) / 1e6);
+        }
+        pthread_mutex_unlock(&t->mu);
+    }
+}
+
+static void mt_final(struct pool *pl)
+{
+    struct mt *m = pl->sc;
+    const struct engine *eng = m->r->eng;
+    pt_nanos now = pt_nanotime(), bound = m->r->o->bound;
+    for (int k = 0; k < m->n; k++) {
+        struct mt_timer *t = &m->t[k];
+        int a = eng->tm_stop(t->tm);
+        if (k >= m->nexcl) {
+            uint64_t armed = atomic_load(&t->armed), fired = atomic_load(&t->fired);
+            uint64_t said = atomic_load(&t->pending_answers) + (a == 1);
+            /* stop_sync also stops an arming made while it ran, without
+             * saying so (ptimer.h): with it, only a bound holds. */
+            if (eng->tm_stop_waits ? armed < fired + said : armed != fired + said)
+                stress_violation(m->r, V_COUNT, k, 0, "armings = firings + \"was pending\" answers",
+                                 "%llu armings, %llu firings, %llu answers of 1",
+                                 (unsigned long long)armed, (unsigned long long)fired,
+                                 (unsigned long long)said);
+            continue;
+        }
+        if (t->cur_live) {
+            struct arm_rec *c = &t->ring[t->cur % ARM_RING];
+            if (a == 1 && atomic_load(&c->when) + bound < now && t->late_seen != t->cur)
+                stress_violation(m->r, V_LATE, k, t->cur, "a firing within the bound",
+                                 "still pending at the end, %.3f ms after its deadline",
+                                 (double)(now - atomic_load(&c->when)) / 1e6);
+            resolve(m, (uint64_t)k, t->cur, a, A_STOPPED);
+            t->cur_live = false;
+        }
+        for (unsigned i = 0; i < ARM_RING; i++) {
+            struct arm_rec *c = &t->ring[i];
+            uint64_t w = atomic_load(&c->word);
+            if ((w & 0xff) == A_CLAIMED && atomic_load(&c->when) + bound < now)
+                stress_violation(m->r, V_UNFIRED, k, w >> 8,
+                                 "a firing (a stop or arm returned 0: not pending)",
+                                 "never fired; deadline %.3f ms ago",
+                                 (double)(now - atomic_load(&c->when)) / 1e6);
+        }
+    }
+}
+
+static void mt_cleanup(struct pool *pl)
+{
+    struct mt *m = pl->sc;
+    for (int k = 0; k < m->n; k++) {
+        m->r->eng->tm_free(m->t[k].tm);
+        pthread_mutex_destroy(&m->t[k].mu);
+    }
+}
+
+static void mt_run(struct stress_run *r, bool move)
+{
+    const struct stress_opts *o = r->o;
+    struct mt m = {.r = r, .n = o->timers < 2 ? 2 : o->timers, .move = move};
+    m.nexcl = m.n >= 2 * CONTENDED ? m.n - CONTENDED : m.n;
+    m.t = calloc((size_t)m.n, sizeof *m.t);
+    if (!m.t)
+        abort();
+    for (int k = 0; k < m.n; k++) {
+        pthread_mutex_init(&m.t[k].mu, NULL);
+        m.t[k].tm = r->eng->tm_new(NULL);
+        if (!m.t[k].tm)
+            abort();
+    }
+    mt_cur = &m;
+    struct pool pl = {
+        .r = r,
+        .np = o->threads,
+        .nout = o->outsiders,
+        .sc = &m,
+        .op = mt_op,
+        .p_round = mt_round,
+        .scan = mt_scan,
+        .final = mt_final,
+        .cleanup = mt_cleanup,
+        .cb = mt_fire,
+        .drain = STRESS_DRAIN,
+    };
+    m.pl = &pl;
+    pool_run(&pl);
+    mt_cur = NULL;
+    free(m.t);
+}
+
+void sc_modtimer(struct stress_run *r)
+{
+    mt_run(r, false);
+}
+void sc_move(struct stress_run *r)
+{
+    mt_run(r, true);
+}

@@ -1,0 +1,215 @@
+/* ticker: tickers with periods of 1-5 ms, re-armed and stopped at random
+ * (one operation per P per ms, so each lives a few periods), while Ps
+ * stall now and then for 5-30 ms without running their timers. Checks:
+ *  - early: tick n of an arming comes at or after when + n*period;
+ *  - burst: after a stall, one tick, then the phase goes on: four ticks of
+ *    one arming within one period means missed periods were re-fired (a
+ *    late callback may legitimately bunch two or three, never four);
+ *  - tick-after-stop: at most the one tick already taken to run may call
+ *    after a stop or re-arm returned;
+ *  - ticks: no more than the periods the arming lived, plus that one; at
+ *    least one if it lived past the bound;
+ *  - late: a live ticker silent for a period plus the bound. */
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "pool.h"
+
+struct tk_ticker {
+    void *tm;
+    pthread_mutex_t mu;
+    uint64_t cur; /* guarded by mu */
+    bool live;
+    uint64_t late_seen, burst_seen;
+    struct arm_rec ring[ARM_RING];
+};
+
+struct tk {
+    struct stress_run *r;
+    int n;
+    struct tk_ticker *t;
+};
+
+static struct tk *tk_cur;
+
+static void tk_fire(void *arg)
+{
+    struct tk *m = tk_cur;
+    uint64_t k = arg_timer(arg), seq = arg_seq(arg);
+    struct tk_ticker *t = &m->t[k];
+    struct arm_rec *a = &t->ring[seq % ARM_RING];
+    pt_nanos now = pt_nanotime();
+    atomic_fetch_add_explicit(&m->r->firings, 1, memory_order_relaxed);
+    uint64_t w = atomic_load(&a->word);
+    if (w >> 8 != seq) {
+        atomic_fetch_add(&m->r->untracked, 1);
+        return;
+    }
+    pt_nanos when = atomic_load(&a->when), period = atomic_load(&a->period);
+    unsigned n = atomic_fetch_add(&a->ticks, 1);
+    if ((w & 0xff) != A_PENDING && atomic_fetch_add(&a->after_stop, 1) >= 1)
+        stress_violation(m->r, V_TICK_STOPPED, (long)k, seq,
+                         "no tick after stop returned (but one already taken to run)",
+                         "tick %u, %.3f ms after the stop returned", n,
+                         (double)(now - atomic_load(&a->stopped_at)) / 1e6);
+    if (now < when + (pt_nanos)n * period)
+        stress_violation(m->r, V_EARLY, (long)k, seq, "tick n at or after when + n*period",
+                         "tick %u %.3f ms early (period %.0f ms)", n,
+                         (double)(when + (pt_nanos)n * period - now) / 1e6, (double)period / 1e6);
+    pt_nanos oldest = atomic_load(&a->recent[n % 3]);
+    if (n >= 3 && now - oldest < period && t->burst_seen != seq) {
+        t->burst_seen = seq;
+        stress_violation(m->r, V_BURST, (long)k, seq, "at most three ticks within one period",
+                         "four ticks within %.3f ms (period %.0f ms), the last %u",
+                         (double)(now - oldest) / 1e6, (double)period / 1e6, n);
+    }
+    atomic_store(&a->recent[n % 3], now);
+    atomic_store(&a->fired_at, now);
+}
+
+/* The arming cur has ended (a stop or re-arm answered `answer`). */
+static void tk_end(struct tk *m, uint64_t k, int answer, enum arm_state to)
+{
+    struct tk_ticker *t = &m->t[k];
+    struct arm_rec *a = &t->ring[t->cur % ARM_RING];
+    pt_nanos now = pt_nanotime();
+    atomic_store(&a->stopped_at, now);
+    enum arm_state seen;
+    if (!arm_move(t->ring, ARM_RING, t->cur, A_PENDING, to, &seen))
+        return;
+    if (answer != 1)
+        stress_violation(m->r, V_COUNT, (long)k, t->cur, "1 from stopping a live ticker", "%d",
+                         answer);
+    pt_nanos when = atomic_load(&a->when), period = atomic_load(&a->period);
+    unsigned ticks = atomic_load(&a->ticks);
+    pt_nanos lived = now - when;
+    if (lived > 0 && ticks > (uint64_t)(lived / period) + 2)
+        stress_violation(m->r, V_TICKS, (long)k, t->cur, "ticks <= periods lived + 2",
+                         "%u ticks in %.3f ms (period %.0f ms)", ticks, (double)lived / 1e6,
+                         (double)period / 1e6);
+    if (lived > m->r->o->bound + 2 * period && ticks == 0)
+        stress_violation(m->r, V_TICKS, (long)k, t->cur, "a tick within the bound",
+                         "none in %.3f ms (period %.0f ms)", (double)lived / 1e6,
+                         (double)period / 1e6);
+}
+
+static void tk_op(struct pworker *w)
+{
+    struct tk *m = w->pl->sc;
+    const struct engine *eng = m->r->eng;
+    uint64_t x = stress_rng(&w->rng);
+    uint64_t k = (x >> 8) % (uint64_t)m->n;
+    struct tk_ticker *t = &m->t[k];
+    pthread_mutex_lock(&t->mu);
+    if (t->live && x % 5 < 2) {
+        tk_end(m, k, eng->tm_stop(t->tm), A_STOPPED);
+        t->live = false;
+    } else {
+        uint64_t seq = t->cur + 1;
+        pt_nanos period = (pt_nanos)(1 + (x >> 32) % 5) * 1000000;
+        pt_nanos when = pt_nanotime() + period;
+        arm_open(t->ring, ARM_RING, seq, when, period);
+        int a = eng->tm_arm(w->th, t->tm, when, period, arm_arg(k, seq));
+        if (a < 0) {
+            stress_violation(m->r, V_ERROR, (long)k, seq, "an arm to succeed", "%d", a);
+        } else {
+            if (t->live)
+                tk_end(m, k, a, A_SUPERSEDED);
+            else if (a == 1)
+                stress_violation(m->r, V_COUNT, (long)k, seq, "0 from arming a stopped ticker",
+                                 "1");
+            t->cur = seq;
+            t->live = true;
+        }
+    }
+    pthread_mutex_unlock(&t->mu);
+    /* Outsiders pace themselves; Ps by their round. */
+    if (!w->is_p)
+        stress_sleep(1000000);
+}
+
+static void tk_round(struct pworker *w)
+{
+    uint64_t x = stress_rng(&w->rng);
+    const struct engine *eng = w->pl->r->eng;
+    if (x % 64 == 0)
+        stress_sleep((pt_nanos)(5 + (x >> 8) % 25) * 1000000); /* a stall: no timers run */
+    else
+        eng->idle(w->th, pt_nanotime() + 1000000);
+}
+
+static void tk_scan(void *vm)
+{
+    struct tk *m = vm;
+    pt_nanos now = pt_nanotime();
+    for (int k = 0; k < m->n; k++) {
+        struct tk_ticker *t = &m->t[k];
+        if (pthread_mutex_trylock(&t->mu) != 0)
+            continue;
+        struct arm_rec *a = &t->ring[t->cur % ARM_RING];
+        pt_nanos last = atomic_load(&a->fired_at);
+        if (!last)
+            last = atomic_load(&a->when);
+        if (t->live && t->late_seen != t->cur &&
+            last + atomic_load(&a->period) + m->r->o->bound < now) {
+            t->late_seen = t->cur;
+            stress_violation(m->r, V_LATE, k, t->cur, "a tick every period (within the bound)",
+                             "none for %.3f ms", (double)(now - last) / 1e6);
+        }
+        pthread_mutex_unlock(&t->mu);
+    }
+}
+
+static void tk_final(struct pool *pl)
+{
+    struct tk *m = pl->sc;
+    tk_scan(m);
+    for (int k = 0; k < m->n; k++) {
+        struct tk_ticker *t = &m->t[k];
+        if (t->live)
+            tk_end(m, (uint64_t)k, m->r->eng->tm_stop(t->tm), A_STOPPED);
+        t->live = false;
+    }
+}
+
+static void tk_cleanup(struct pool *pl)
+{
+    struct tk *m = pl->sc;
+    for (int k = 0; k < m->n; k++) {
+        m->r->eng->tm_free(m->t[k].tm);
+        pthread_mutex_destroy(&m->t[k].mu);
+    }
+}
+
+void sc_ticker(struct stress_run *r)
+{
+    const struct stress_opts *o = r->o;
+    struct tk m = {.r = r, .n = o->timers < 1 ? 1 : o->timers / 2};
+    m.t = calloc((size_t)m.n, sizeof *m.t);
+    if (!m.t)
+        abort();
+    for (int k = 0; k < m.n; k++) {
+        pthread_mutex_init(&m.t[k].mu, NULL);
+        m.t[k].tm = r->eng->tm_new(NULL);
+        if (!m.t[k].tm)
+            abort();
+    }
+    tk_cur = &m;
+    struct pool pl = {
+        .r = r,
+        .np = o->threads,
+        .nout = o->outsiders,
+        .sc = &m,
+        .op = tk_op,
+        .p_round = tk_round,
+        .scan = tk_scan,
+        .final = tk_final,
+        .cleanup = tk_cleanup,
+        .cb = tk_fire,
+        .drain = 1000000,
+        .batch = 1,
+    };
+    pool_run(&pl);
+    tk_cur = NULL;
+    free(m.t);
+}

@@ -1,0 +1,175 @@
+/* ptstress: the shared state of one design x scenario run, the violation
+ * log, and the arming records every scenario checks its firings against. */
+#ifndef PTSTRESS_STRESS_H
+#define PTSTRESS_STRESS_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "../engine.h"
+
+/* What can go wrong, one name each: the verdict counts by these, and the
+ * tests expect them by name. */
+enum viol_kind {
+    V_DOUBLE,           /* an arming (a one-shot) fired twice */
+    V_EARLY,            /* fired before its deadline (a tick before when + k*period) */
+    V_LATE,             /* neither stopped nor superseded, not fired within the bound */
+    V_FIRED_STOPPED,    /* a stop said it stopped this arming, and it fired */
+    V_FIRED_SUPERSEDED, /* an arm said it replaced this pending arming, and it fired */
+    V_UNFIRED,          /* a stop or arm said "not pending", yet the arming never fired */
+    V_COUNT,            /* armings != firings + "was pending" answers (several threads at once) */
+    V_BURST,            /* ticks of one arming back to back: missed periods re-fired */
+    V_TICK_STOPPED,     /* a tick started after the ticker's stop had returned */
+    V_TICKS,            /* a ticker's tick count out of its range */
+    V_MEMORY,           /* the design holds far more entries than live timers */
+    V_LEAK,             /* library blocks still allocated after the engine was destroyed */
+    V_INVARIANT,        /* the design's own check (pt_timers_verify) failed */
+    V_SYNC,             /* a callback still ran after a stop that waits (stop_sync) returned */
+    V_ERROR,            /* an arm failed, or the run could not be set up */
+    V_NKINDS,
+};
+
+extern const char *const viol_names[V_NKINDS];
+
+struct stress_opts {
+    int threads;   /* workers (Ps) */
+    int outsiders; /* mutator threads that are not Ps */
+    int timers;    /* modtimer/move: timer objects; ticker: tickers */
+    pt_nanos duration;
+    pt_nanos bound; /* how late a firing may be before it is a violation */
+    uint64_t seed;
+    int progress_s; /* --soak: a progress line every so many seconds (0: none) */
+    const char *argv0;
+};
+
+struct stress_run {
+    const struct engine *eng;
+    const char *scenario;
+    const struct stress_opts *o;
+    void *e; /* the engine instance */
+    atomic_ullong ops, firings, untracked;
+    atomic_ullong viol[V_NKINDS];
+    atomic_int printed; /* violation lines printed so far */
+    pt_nanos t0;
+};
+
+/* Count a violation and print it (the first few per run) with what was
+ * expected, what was seen and the command that reproduces the run. */
+void stress_violation(struct stress_run *r, enum viol_kind k, long timer, uint64_t arming,
+                      const char *expected, const char *observed, ...)
+    __attribute__((format(printf, 6, 7)));
+uint64_t stress_violations(const struct stress_run *r);
+
+/* The test-only broken design (engine_broken.c, in ptstress-broken). */
+const struct engine *engine_broken(void);
+
+/* How long a run lets due timers fire, once nothing is armed any more,
+ * before its final checks: far above a firing's usual lateness, and the
+ * checks that follow still allow the whole bound. */
+#define STRESS_DRAIN ((pt_nanos)200000000)
+
+/* Each scenario: runs for o->duration, checks online and at its end. */
+void sc_modtimer(struct stress_run *r);
+void sc_move(struct stress_run *r);
+void sc_ticker(struct stress_run *r);
+void sc_churn(struct stress_run *r);
+
+/* Wait for the end of the run, calling scan(ctx) every 10 ms and printing
+ * progress lines meanwhile. */
+void stress_wait(struct stress_run *r, pt_nanos end, void (*scan)(void *ctx), void *ctx);
+/* The process's resident size, for progress lines. */
+double stress_rss_mib(void);
+
+static inline uint64_t stress_rng(uint64_t *x)
+{
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    return *x;
+}
+
+static inline void stress_sleep(pt_nanos d)
+{
+    extern void bench_sleep_until(pt_nanos until);
+    bench_sleep_until(pt_nanotime() + d);
+}
+
+/* ---- arming records ---------------------------------------------------
+ * A timer's armings go round a ring of records. A record's word packs the
+ * arming's sequence number with its state, so a firing checks and moves
+ * the state with one CAS, and a firing of an arming whose record was
+ * reused (one far older than the ring) is counted as untracked, never
+ * misread as another's. */
+enum arm_state {
+    A_PENDING = 1, /* armed; nothing said otherwise yet */
+    A_CLAIMED,     /* a stop or arm said "not pending": it must have fired */
+    A_FIRED,
+    A_STOPPED,    /* a stop said it stopped it */
+    A_SUPERSEDED, /* an arm said it replaced it */
+};
+
+#define ARM_RING 256u /* per timer: far more armings than can be in flight */
+
+struct arm_rec {
+    _Atomic uint64_t word; /* seq << 8 | state */
+    _Atomic pt_nanos when;
+    _Atomic pt_nanos period;
+    _Atomic pt_nanos fired_at;   /* first firing (tickers: the last) */
+    _Atomic pt_nanos stopped_at; /* tickers: when the stop returned */
+    atomic_uint ticks, after_stop;
+    _Atomic pt_nanos recent[3]; /* tickers: the last three ticks' times */
+};
+
+static inline uint64_t arm_word(uint64_t seq, enum arm_state s)
+{
+    return seq << 8 | s;
+}
+
+/* A new arming's record, written before the arming is handed to the
+ * design (whose own synchronisation publishes it to the firing side). */
+static inline struct arm_rec *arm_open(struct arm_rec *ring, unsigned n, uint64_t seq,
+                                       pt_nanos when, pt_nanos period)
+{
+    struct arm_rec *a = &ring[seq % n];
+    atomic_store_explicit(&a->word, 0, memory_order_relaxed);
+    atomic_store_explicit(&a->when, when, memory_order_relaxed);
+    atomic_store_explicit(&a->period, period, memory_order_relaxed);
+    atomic_store_explicit(&a->fired_at, 0, memory_order_relaxed);
+    atomic_store_explicit(&a->stopped_at, 0, memory_order_relaxed);
+    atomic_store_explicit(&a->ticks, 0, memory_order_relaxed);
+    atomic_store_explicit(&a->after_stop, 0, memory_order_relaxed);
+    for (int i = 0; i < 3; i++)
+        atomic_store_explicit(&a->recent[i], 0, memory_order_relaxed);
+    atomic_store_explicit(&a->word, arm_word(seq, A_PENDING), memory_order_release);
+    return a;
+}
+
+/* Move seq's record from state `from` to `to`; false, with the state it
+ * found in *seen (0: the record is another arming's now), if not in it. */
+static inline bool arm_move(struct arm_rec *ring, unsigned n, uint64_t seq, enum arm_state from,
+                            enum arm_state to, enum arm_state *seen)
+{
+    struct arm_rec *a = &ring[seq % n];
+    uint64_t w = arm_word(seq, from);
+    if (atomic_compare_exchange_strong(&a->word, &w, arm_word(seq, to)))
+        return true;
+    *seen = w >> 8 == seq ? (enum arm_state)(w & 0xff) : 0;
+    return false;
+}
+
+/* A callback's argument: which timer (or worker), which arming. */
+static inline void *arm_arg(uint64_t timer, uint64_t seq)
+{
+    return (void *)(uintptr_t)(timer << 44 | seq);
+}
+static inline uint64_t arg_timer(void *arg)
+{
+    return (uintptr_t)arg >> 44;
+}
+static inline uint64_t arg_seq(void *arg)
+{
+    return (uintptr_t)arg & (((uint64_t)1 << 44) - 1);
+}
+
+#endif

@@ -1,0 +1,210 @@
+/* The descriptors of the fds Gs do I/O on (Go's pollDesc cache, and
+ * internal/poll's FD.Init and the end of FD.Close), found by fd number.
+ *
+ * The table is process-wide, as fd numbers are: chunks of 1024
+ * descriptors, made on first use and never freed. Never freeing is what
+ * lets a netpoll event name its descriptor by pointer (udata) after the
+ * netpoll has dropped its lock: an event for an fd closed since finds the
+ * descriptor free, or registered anew, and at worst sends its Gs round
+ * for one more try of their system call. Go keeps its pollDescs in a
+ * cache that is never freed for the same reason.
+ *
+ * A descriptor's life: FREE -> OPEN on the first call on the fd (register
+ * with the calling G's scheduler's netpoller, make the fd non-blocking)
+ * -> CLOSING (pt_fd_close: new calls get -EBADF, waiters are woken) ->
+ * FREE once the calls in flight have left, the registration is gone and
+ * the fd is closed. The last step holds the lock across close(2), so a new
+ * fd the kernel gives the same number is registered only once its
+ * descriptor is FREE again, never refused as closing.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "ptimer/base/alloc.h"
+#include "ptimer/base/futex.h"
+#include "ptimer/base/lock.h"
+#include "sched/internal.h"
+
+#define CHUNK_SHIFT 10
+#define CHUNK_LEN (1u << CHUNK_SHIFT)
+#define NCHUNKS 1024u /* fds below 2^20, Linux's default nr_open */
+
+static struct pt__fd *_Atomic chunks[NCHUNKS];
+
+/* fd's descriptor; its chunk is made if `make` (NULL: out of range, not
+ * made, or no memory). */
+static struct pt__fd *slot(int fd, bool make)
+{
+    if (fd < 0 || (unsigned)fd >= CHUNK_LEN * NCHUNKS)
+        return NULL;
+    struct pt__fd *_Atomic *cp = &chunks[(unsigned)fd >> CHUNK_SHIFT];
+    /* acquire: pairs with the CAS that published the chunk zeroed */
+    struct pt__fd *c = atomic_load_explicit(cp, memory_order_acquire);
+    if (!c && make) {
+        struct pt__fd *n = pt__malloc(CHUNK_LEN * sizeof *n);
+        if (!n)
+            return NULL;
+        memset(n, 0, CHUNK_LEN * sizeof *n); /* unlocked, FREE, no refs, empty sides */
+        if (atomic_compare_exchange_strong_explicit(cp, &c, n, memory_order_acq_rel,
+                                                    memory_order_acquire))
+            c = n;
+        else
+            pt__free(n); /* another thread made it first */
+    }
+    return c ? &c[(unsigned)fd & (CHUNK_LEN - 1)] : NULL;
+}
+
+struct pt__fd *pt__fd_find(int fd)
+{
+    return slot(fd, false);
+}
+
+/* FREE -> OPEN, registered with s (f->lock held). Go's FD.Init: an fd
+ * the kernel cannot poll (epoll's EPERM: a regular file) is used with
+ * plain system calls. */
+static int do_register(struct pt__fd *f, pt_sched *s, int fd)
+{
+    int fl = fcntl(fd, F_GETFL);
+    if (fl < 0)
+        return -errno;
+    int err = pt_pollfd_open(s->np, &f->pd, fd, PT_POLL_READ | PT_POLL_WRITE, f);
+    if (err < 0 && err != -EPERM)
+        return err;
+    f->pollable = err == 0;
+    if (f->pollable && !(fl & O_NONBLOCK) && fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0) {
+        err = -errno;
+        pt_pollfd_close(&f->pd);
+        return err;
+    }
+    int type;
+    socklen_t len = sizeof type;
+    f->sock = getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0;
+    f->s = s;
+    if (f->pollable)
+        atomic_fetch_add_explicit(&s->nfds, 1, memory_order_relaxed);
+    atomic_store_explicit(&f->state, PT__FD_OPEN, memory_order_relaxed);
+    return 0;
+}
+
+int pt__fd_acquire(pt_sched *s, int fd, struct pt__fd **out)
+{
+    if (fd < 0)
+        return -EBADF;
+    if ((unsigned)fd >= CHUNK_LEN * NCHUNKS)
+        return -EINVAL;
+    struct pt__fd *f = slot(fd, true);
+    if (!f)
+        return -ENOMEM;
+    int err = 0;
+    pt__lock(&f->lock);
+    uint32_t st = atomic_load_explicit(&f->state, memory_order_relaxed);
+    if (st == PT__FD_FREE)
+        err = do_register(f, s, fd);
+    else if (st == PT__FD_CLOSING)
+        err = -EBADF;
+    else if (f->s != s)
+        err = -EINVAL; /* only its owner's netpoller reports it */
+    if (err == 0)
+        atomic_store_explicit(&f->refs, atomic_load_explicit(&f->refs, memory_order_relaxed) + 1,
+                              memory_order_relaxed);
+    pt__unlock(&f->lock);
+    if (err == 0)
+        *out = f;
+    return err;
+}
+
+void pt__fd_release(struct pt__fd *f)
+{
+    pt__lock(&f->lock);
+    uint32_t refs = atomic_load_explicit(&f->refs, memory_order_relaxed) - 1;
+    atomic_store_explicit(&f->refs, refs, memory_order_relaxed);
+    bool last =
+        refs == 0 && atomic_load_explicit(&f->state, memory_order_relaxed) == PT__FD_CLOSING;
+    pt_g *closer = NULL;
+    if (last) {
+        closer = f->closer;
+        f->closer = NULL;
+    }
+    pt__unlock(&f->lock);
+    if (!last)
+        return;
+    /* The closer: a thread asleep on refs, or a G parked (exactly one
+     * release brings refs to 0 once closing, since no call enters then) */
+    pt__futex_wake(&f->refs, INT_MAX);
+    if (closer && (!pt__g_claim(closer) || pt_ready(closer) != 0))
+        pt__sched_bad(closer, "fd close");
+}
+
+/* park's commit: the G is published as the closer; let releases at it */
+static bool unlock_commit(void *lock)
+{
+    pt__unlock(lock);
+    return true;
+}
+
+int pt__fd_finish_close(struct pt__fd *f, int fd)
+{
+    /* Go's FD.Close waits (csema) for the calls in flight to leave: one
+     * still inside read(2) would otherwise retry on whatever file the
+     * kernel gives the number to next. */
+    pt_g *g = pt_g_current();
+    for (;;) {
+        pt__lock(&f->lock);
+        uint32_t refs = atomic_load_explicit(&f->refs, memory_order_relaxed);
+        if (refs == 0)
+            break; /* with the lock */
+        if (g) {
+            f->closer = g;
+            pt__park_until(unlock_commit, (void *)&f->lock, 0);
+        } else {
+            pt__unlock(&f->lock);
+            pt__futex_wait(&f->refs, refs, 0);
+        }
+    }
+    if (f->pollable) {
+        pt_pollfd_close(&f->pd); /* before close(2): the number may be reused at once */
+        atomic_fetch_sub_explicit(&f->s->nfds, 1, memory_order_relaxed);
+    }
+    /* Linux frees the fd even when close is interrupted: EINTR is done */
+    int err = close(fd) < 0 && errno != EINTR ? -errno : 0;
+    f->s = NULL;
+    atomic_store_explicit(&f->state, PT__FD_FREE, memory_order_relaxed);
+    pt__unlock(&f->lock);
+    return err;
+}
+
+void pt__fd_forget_sched(pt_sched *s)
+{
+    for (unsigned c = 0; c < NCHUNKS; c++) {
+        struct pt__fd *chunk = atomic_load_explicit(&chunks[c], memory_order_acquire);
+        for (unsigned i = 0; chunk && i < CHUNK_LEN; i++) {
+            struct pt__fd *f = &chunk[i];
+            if (atomic_load_explicit(&f->state, memory_order_relaxed) == PT__FD_FREE)
+                continue; /* a hint: one being registered now is another scheduler's */
+            for (;;) {
+                pt__lock(&f->lock);
+                uint32_t st = atomic_load_explicit(&f->state, memory_order_relaxed);
+                if (f->s != s || st != PT__FD_CLOSING)
+                    break;
+                /* a thread's pt_fd_close still needs s: let it finish */
+                pt__unlock(&f->lock);
+                sched_yield();
+            }
+            if (f->s == s) {
+                /* no G is left, so no call is in flight and none waits */
+                if (f->pollable) {
+                    pt_pollfd_close(&f->pd);
+                    atomic_fetch_sub_explicit(&s->nfds, 1, memory_order_relaxed);
+                }
+                f->s = NULL;
+                atomic_store_explicit(&f->state, PT__FD_FREE, memory_order_relaxed);
+            }
+            pt__unlock(&f->lock);
+        }
+    }
+}

@@ -1,0 +1,108 @@
+#!/usr/bin/env bash
+# Proof that ptstress catches bugs: copy the sources to a temporary
+# directory, apply one seeded mistake at a time (sed), build ptstress there
+# and run it briefly per scenario; print a mutation x scenario table.
+#   scripts/mutate.sh [-T SEC] [-d DESIGNS] [-m NAMES] [-k]
+#     -T  seconds per scenario run (default 1)
+#     -d  designs to run each scenario against (default pheap,pheap-sync)
+#     -m  only these mutations (comma-separated names)
+#     -k  keep the temporary directory
+# A cell is "caught" (a violation: exit 1), "crash" (the library aborted on
+# a status it found corrupt, or a signal: caught too), or "-" (passed).
+# Exit status 1 if some mutation is caught by no scenario, or a mutation no
+# longer applies (its sed matched nothing: the source moved on).
+set -euo pipefail
+
+T=1
+DESIGNS=pheap,pheap-sync
+ONLY=
+KEEP=0
+while getopts "T:d:m:k" o; do
+  case $o in
+    T) T=$OPTARG ;;
+    d) DESIGNS=$OPTARG ;;
+    m) ONLY=$OPTARG ;;
+    k) KEEP=1 ;;
+    *) sed -n '2,13p' "$0"; exit 2 ;;
+  esac
+done
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+TMP=$(mktemp -d)
+[ "$KEEP" = 1 ] || trap 'rm -rf "$TMP"' EXIT
+JOBS=${JOBS:-2}
+
+# name # file # sed expression (tt-*: run against timerthread)
+MUTATIONS=(
+  "stop-skips-cas#ptimer/timer.c#s/if (!st_pending(st_step(t, \&w, stop_rows, \"stop\")))/if (!st_pending(st_status(w)))/; s/    st_set(t, PT_TIMER_MODIFYING, PT_TIMER_DELETED, \"stop\");/    atomic_store(\&t->state, w ^ (st_status(w) ^ PT_TIMER_DELETED));/"
+  "revive-keeps-deleted-count#ptimer/timer.c#/if (s == PT_TIMER_DELETED)\$/{n;s/atomic_fetch_sub_explicit(.*);/(void)0;/}"
+  "deleted-timer-fired#ptimer/timers.c#s/            retire_deleted(ts, t, w, NULL, \"run\");/            if (key <= now \&\& st_cas(t, w, PT_TIMER_RUNNING)) { run_one(ts, t, key, now); return 0; } retire_deleted(ts, t, w, NULL, \"run\");/"
+  "modified-earliest-kept-when-empty#ptimer/heap_locked.h#s/    if (ts->heap.len == 0)\$/    if (0)/; s/        if (ts->heap.len == 1)\$/        if (0)/"
+  "ticker-refires-missed#ptimer/timers.c#s/pt_nanos missed = (now - key) \/ t->period, step, next;/pt_nanos missed = 0 * (now - key), step, next;/"
+  "stop-sync-no-wait#ptimer/timer.c#/^static void wait_callbacks/,/^{/s/^{/{ if (mine != ~0u) return;/"
+  "tt-unschedule-ignores-version#ptimer/timerthread.c#s/    uint32_t seen = v;/    uint32_t seen = atomic_load(\&t->version); v = seen \& ~1u;/"
+  "no-wake-on-new-earliest#ptimer/timer.c#s/if (ts->wake \&\& (prev == 0 || when < prev))/if (0 \&\& ts->wake)/; s/^    if (wake)\$/    if (0 \&\& wake)/"
+)
+SCENARIOS=(modtimer ticker churn move)
+
+# A clean copy of the tree once; each mutation gets its own copy of it.
+mkdir -p "$TMP/src"
+(cd "$ROOT" && git ls-files -z | xargs -0 cp --parents -t "$TMP/src")
+
+printf '%-36s' "mutation"
+for s in "${SCENARIOS[@]}"; do printf ' %-9s' "$s"; done
+printf '\n'
+missed=0
+for m in "${MUTATIONS[@]}"; do
+  IFS='#' read -r name file expr <<<"$m"
+  if [ -n "$ONLY" ] && [[ ",$ONLY," != *",$name,"* ]]; then continue; fi
+  dir=$TMP/$name
+  rm -rf "$dir"
+  cp -a "$TMP/src" "$dir"
+  sed -i "$expr" "$dir/$file"
+  if cmp -s "$TMP/src/$file" "$dir/$file"; then
+    printf '%-36s (no longer applies: %s unchanged)\n' "$name" "$file"
+    missed=1
+    continue
+  fi
+  if ! { cmake -S "$dir" -B "$dir/build" -DCMAKE_BUILD_TYPE=Release -DPT_BUILD_TESTS=OFF \
+           -DPT_WERROR=OFF >/dev/null &&
+         cmake --build "$dir/build" -j"$JOBS" --target ptstress >"$dir/build.log" 2>&1; }; then
+    printf '%-36s (does not build: %s/build.log)\n' "$name" "$dir"
+    missed=1
+    continue
+  fi
+  designs=$DESIGNS
+  [[ $name == tt-* ]] && designs=timerthread
+  caught_any=0
+  printf '%-36s' "$name"
+  for s in "${SCENARIOS[@]}"; do
+    cell=-
+    for d in ${designs//,/ }; do
+      rc=0
+      timeout -k 5 $((${T%.*} + 60)) "$dir/build/bench/ptstress" --design "$d" --scenario "$s" \
+        --threads 2 --outsiders 1 --duration "$T" --seed 1 >"$dir/$s.$d.log" 2>&1 || rc=$?
+      if [ "$rc" = 1 ] && grep -q '^FAIL' "$dir/$s.$d.log"; then
+        cell=caught
+        kinds=$(grep -o '^FAIL.*violations [^(]*' "$dir/$s.$d.log" | sed 's/.*violations //' | head -1)
+        echo "$name $s $d: $kinds" >>"$TMP/kinds.txt"
+        break
+      elif [ "$rc" != 0 ] && ! grep -q '^SKIP' "$dir/$s.$d.log"; then
+        cell=crash
+        echo "$name $s $d: exit $rc: $(grep -m1 'ptimer:' "$dir/$s.$d.log" || true)" >>"$TMP/kinds.txt"
+        break
+      fi
+    done
+    [ "$cell" != - ] && caught_any=1
+    printf ' %-9s' "$cell"
+  done
+  printf '\n'
+  [ "$caught_any" = 1 ] || missed=1
+  [ "$KEEP" = 1 ] || rm -rf "$dir"
+done
+if [ -f "$TMP/kinds.txt" ]; then
+  echo
+  echo "what each caught cell saw:"
+  cat "$TMP/kinds.txt"
+fi
+exit $missed
