@@ -17,7 +17,11 @@
  * queue, the global G pool, set_procs), then a P's timer heap lock
  * (inside pt_timers). No lock is held across a timer callback; the wait
  * group's and a descriptor's lock are held across a G's switch to its M,
- * whose park commit releases them (pt_park's unlock function).
+ * whose park commit releases them (pt_park's unlock function). A time
+ * timer's op lock (time.c) is held across yields and the wait for its
+ * running callback, so its waiters yield rather than sleep; its own lock
+ * comes before a channel's lock and s->lock (its TimerThread task sends
+ * and starts Gs under it).
  */
 #ifndef PTIMER_SCHED_INTERNAL_H
 #define PTIMER_SCHED_INTERNAL_H
