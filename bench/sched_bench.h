@@ -59,6 +59,7 @@ int sched_run(const struct workload *wl, const struct sched_design *d, int procs
 /* The bodies (sched_workloads.c, sched_memory.c, sched_rpc.c). */
 void sched_spawn(struct sched_ctx *c);
 void sched_pingpong(struct sched_ctx *c);
+void sched_chan_timeout(struct sched_ctx *c);
 void sched_sleep(struct sched_ctx *c);
 void sched_sleep_1(struct sched_ctx *c);
 void sched_busy_lateness(struct sched_ctx *c);

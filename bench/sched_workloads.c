@@ -101,6 +101,44 @@ void sched_pingpong(struct sched_ctx *c)
     pt_chan_free(p.pong);
 }
 
+/* ---- chan-timeout: Go's call-with-timeout idiom ------------------------- */
+
+/* Per op: a Timer of 100 ms, a select between an always-ready channel and
+ * the timer's channel, then Stop. The ready case always wins: an op whose
+ * timer fired first (it never should, 100 ms out) counts as a wait that
+ * did not end in a wake. What it measures is the timer's arm and stop on
+ * the design (the P's heap, or the TimerThread) around a select. */
+void sched_chan_timeout(struct sched_ctx *c)
+{
+    struct run_result *r = c->res;
+    pt_chan *ready;
+    if (pt_chan_make(&ready, sizeof(long), 1) != 0)
+        abort();
+    uint64_t want = sched_ops_wanted(c), base = sched_gs_now();
+    long one = 1;
+    sched_phase_begin(c);
+    for (uint64_t i = 0;; i++) {
+        if (want ? i >= want : (i & 255) == 0 && pt_nanotime() >= c->end)
+            break;
+        pt_time_timer *t;
+        if (pt_time_timer_new(&t, 100 * MS) != 0 || pt_chan_try_send(ready, &one) != 0)
+            abort();
+        long v = 0;
+        pt_nanos fired = 0;
+        pt_select_case k[2] = {{ready, PT_RECV, &v, false},
+                               {pt_time_timer_chan(t), PT_RECV, &fired, false}};
+        r->waits++;
+        int got = pt_select(k, 2, 0, true);
+        r->wakes += got == 0 && v == 1;
+        pt_time_timer_stop(t);
+        pt_time_timer_free(t);
+        r->ops++;
+    }
+    sched_phase_end(c);
+    sched_count_finished(c, base);
+    pt_chan_free(ready);
+}
+
 /* ---- sleepers: sleep, sleep-1, busy-lateness -------------------------- */
 
 struct sleeper {

@@ -203,7 +203,7 @@ endforeach()
 execute_process(COMMAND ${PTBENCH} --help OUTPUT_VARIABLE help)
 set(nsched 0)
 if(help MATCHES "sched-perp")
-  set(sched_wls spawn pingpong sleep sleep-1 busy-lateness rpc-sched memory-g)
+  set(sched_wls spawn pingpong chan-timeout sleep sleep-1 busy-lateness rpc-sched memory-g)
   string(REPLACE ";" "," swlist "${sched_wls}")
   execute_process(
     COMMAND ${PTBENCH} -w ${swlist} -d sched-perp,sched-tt,kernel,pheap -t 1,2 -r 1 -n 3000
@@ -245,6 +245,8 @@ if(help MATCHES "sched-perp")
       set(want_gs 2000)
     elseif(workload STREQUAL "rpc-sched") # 64 clients, 64 servers
       set(want_gs 128)
+    elseif(workload STREQUAL "chan-timeout") # the body's own G only
+      set(want_gs 0)
     else() # pingpong's ponger, sleep-1's sleeper
       set(want_gs 1)
     endif()
@@ -255,7 +257,7 @@ if(help MATCHES "sched-perp")
     # per P; sleep, rpc-sched: shared out over 1000 Gs, 64 clients,
     # rounded up), a parked G
     math(EXPR per_p "3000 * ${threads}")
-    if(workload MATCHES "^(spawn|pingpong)$" AND NOT ops EQUAL per_p)
+    if(workload MATCHES "^(spawn|pingpong|chan-timeout)$" AND NOT ops EQUAL per_p)
       message(FATAL_ERROR "${workload}: ${ops} ops, not ${per_p}: ${line}")
     endif()
     math(EXPR sleeps "(${per_p} + 999) / 1000 * 1000")
@@ -266,7 +268,7 @@ if(help MATCHES "sched-perp")
     if(workload STREQUAL "rpc-sched" AND NOT ops EQUAL requests)
       message(FATAL_ERROR "rpc-sched: ${ops} requests answered, not ${requests}: ${line}")
     endif()
-    if(workload MATCHES "^(sleep|sleep-1|busy-lateness|rpc-sched|memory-g)$"
+    if(workload MATCHES "^(sleep|sleep-1|busy-lateness|rpc-sched|memory-g|chan-timeout)$"
        AND NOT ops EQUAL wakes)
       message(FATAL_ERROR "${workload}: ${ops} ops but ${wakes} wakes: ${line}")
     endif()
@@ -298,7 +300,8 @@ if(help MATCHES "sched-perp")
   file(READ ${OUT}/sched/table.txt stable)
   string(FIND "${stable}" "\ncommand:" at_header)
   string(SUBSTRING "${stable}" 0 ${at_header} verdict)
-  foreach(v "spawn;1;ns/op/thr" "spawn;2;ns/op/thr" "pingpong;1;ns/op/thr"
+  foreach(v "chan-timeout;1;ns/op/thr" "chan-timeout;2;ns/op/thr"
+            "spawn;1;ns/op/thr" "spawn;2;ns/op/thr" "pingpong;1;ns/op/thr"
             "pingpong;2;ns/op/thr" "sleep;1;ns/op/thr" "sleep;2;ns/op/thr" "sleep-1;1;p99 us"
             "sleep-1;2;p99 us" "busy-lateness;1;p99 us" "busy-lateness;2;p99 us"
             "rpc-sched;1;ns/op/thr" "rpc-sched;2;ns/op/thr" "memory-g;1;B/G")

@@ -24,7 +24,7 @@ import (
 
 func isSched(w string) bool {
 	switch w {
-	case "spawn", "pingpong", "sleep", "sleep-1", "busy-lateness", "memory-g", "rpc-sched":
+	case "spawn", "pingpong", "chan-timeout", "sleep", "sleep-1", "busy-lateness", "memory-g", "rpc-sched":
 		return true
 	}
 	return false
@@ -135,6 +135,33 @@ func schedPingpong(r *schedResult) {
 	if received != r.waits {
 		r.wakes = received
 	}
+	r.countFinished(base)
+}
+
+// Go's call-with-timeout idiom: a Timer of 100 ms, a select between an
+// always-ready channel and the timer's, then Stop.
+func schedChanTimeout(r *schedResult) {
+	ready := make(chan int, 1)
+	want, base := opsWanted(), runtime.NumGoroutine()
+	r.begin()
+	for i := int64(0); ; i++ {
+		if want > 0 && i >= want || want == 0 && i&255 == 0 && !time.Now().Before(r.end) {
+			break
+		}
+		t := time.NewTimer(100 * time.Millisecond)
+		ready <- 1
+		r.waits++
+		select {
+		case v := <-ready:
+			if v == 1 {
+				r.wakes++
+			}
+		case <-t.C:
+		}
+		t.Stop()
+		r.ops++
+	}
+	r.finish()
 	r.countFinished(base)
 }
 
@@ -395,6 +422,8 @@ func runSched() {
 		schedSpawn(&r)
 	case "pingpong":
 		schedPingpong(&r)
+	case "chan-timeout":
+		schedChanTimeout(&r)
 	case "sleep":
 		want := opsWanted()
 		runSleepers(&r, 1000, 50*time.Microsecond, (want+999)/1000)
