@@ -193,7 +193,7 @@ ssize_t pt_fd_read(int fd, void *buf, size_t n, pt_nanos deadline)
             uint32_t seen = side_seq(f, PT__FD_RD);
             if ((r = read(fd, buf, n)) >= 0)
                 break;
-            r = -errno;
+            r = -pt__errno();
             if (r == -EINTR)
                 continue;
             if (r != -EAGAIN || !f->pollable || (r = wait_side(f, PT__FD_RD, seen, deadline)) < 0)
@@ -230,8 +230,8 @@ ssize_t pt_fd_write(int fd, const void *buf, size_t n, pt_nanos deadline)
             done += (size_t)w;
         } else if (w == 0) {
             r = -EIO; /* nothing written and no error: Go's ErrUnexpectedEOF */
-        } else if (errno != EINTR) {
-            r = -errno;
+        } else if (pt__errno() != EINTR) {
+            r = -pt__errno();
             if (r == -EAGAIN && f->pollable)
                 r = wait_side(f, PT__FD_WR, seen, deadline);
         }
@@ -269,7 +269,7 @@ int pt_fd_accept(int lfd, struct sockaddr *sa, socklen_t *len, pt_nanos deadline
             r = nfd;
             break;
         }
-        r = -errno;
+        r = -pt__errno();
         /* ECONNABORTED: the connection was reset in the queue; Go tries
          * the next one */
         if (r == -EINTR || r == -ECONNABORTED)
@@ -293,7 +293,7 @@ static int connect_wait(struct pt__fd *f, int fd, uint32_t seen, pt_nanos deadli
         int err = 0;
         socklen_t len = sizeof err;
         if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) < 0)
-            return -errno;
+            return -pt__errno();
         if (err == EINPROGRESS || err == EALREADY || err == EINTR)
             continue;
         if (err == EISCONN)
@@ -306,8 +306,8 @@ static int connect_wait(struct pt__fd *f, int fd, uint32_t seen, pt_nanos deadli
         socklen_t plen = sizeof peer;
         if (getpeername(fd, (struct sockaddr *)&peer, &plen) == 0)
             return 0;
-        if (errno != ENOTCONN)
-            return -errno;
+        if (pt__errno() != ENOTCONN)
+            return -pt__errno();
     }
 }
 
@@ -325,7 +325,7 @@ int pt_fd_connect(int fd, const struct sockaddr *sa, socklen_t len, pt_nanos dea
         r = -ETIMEDOUT; /* Go's Dial does not start past its deadline */
     } else {
         uint32_t seen = side_seq(f, PT__FD_WR);
-        r = connect(fd, sa, len) < 0 ? -errno : 0;
+        r = connect(fd, sa, len) < 0 ? -pt__errno() : 0;
         if (r == -EISCONN)
             r = 0;
         else if ((r == -EINPROGRESS || r == -EALREADY || r == -EINTR) && f->pollable)
@@ -360,5 +360,5 @@ int pt_fd_close(int fd)
         pt__unlock(&f->lock);
     }
     /* never registered here: a plain close */
-    return close(fd) < 0 && errno != EINTR ? -errno : 0;
+    return close(fd) < 0 && pt__errno() != EINTR ? -pt__errno() : 0;
 }

@@ -171,7 +171,7 @@ int pt__fd_finish_close(struct pt__fd *f, int fd)
         atomic_fetch_sub_explicit(&f->s->nfds, 1, memory_order_relaxed);
     }
     /* Linux frees the fd even when close is interrupted: EINTR is done */
-    int err = close(fd) < 0 && errno != EINTR ? -errno : 0;
+    int err = close(fd) < 0 && pt__errno() != EINTR ? -pt__errno() : 0;
     f->s = NULL;
     atomic_store_explicit(&f->state, PT__FD_FREE, memory_order_relaxed);
     pt__unlock(&f->lock);

@@ -200,6 +200,11 @@ void pt__wake_all(pt_sched *s);
  * caller runs on an M of s (a G, or a callback on the M); NULL elsewhere
  * (then the process's TimerThread: the fallback). */
 pt_timers *pt__here_timers(pt_sched *s);
+/* errno of the thread running now. glibc declares __errno_location
+ * const, so a compiler may keep its result across a G's switch to
+ * another M and read the old thread's errno: code that can park between
+ * two system calls reads errno through this. */
+int pt__errno(void);
 /* A pseudo-random number for the calling thread (select's choice). */
 uint32_t pt__fastrand(void);
 /* Go's non-blocking netpoll: with descriptors registered and nobody in

@@ -282,6 +282,11 @@ bool pt__poll_ready_fds(pt_sched *s)
     return true;
 }
 
+PT__TLS_READER int pt__errno(void)
+{
+    return errno;
+}
+
 /* On an M, its generator (only its own thread touches it); elsewhere one
  * per thread, seeded from its address and the clock. */
 uint32_t pt__fastrand(void)
