@@ -88,7 +88,7 @@ typedef struct node *node_ptr;
 DEFINE_HEAP(narrow, node_ptr, PTR_KEY, PTR_NODE)
 
 static uint64_t rng = 88172645463325252ull;
-static uint64_t rnd(void) { return xorshift64(&rng); }
+static uint64_t rnd(void) { return pt__xorshift64(&rng); }
 
 static int cmp(const void *a, const void *b)
 {

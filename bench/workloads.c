@@ -54,7 +54,7 @@ static void cb_ticker(void *arg)
     atomic_fetch_add_explicit(&g_fired, 1, memory_order_relaxed);
 }
 
-static uint64_t rnd(struct workload_thread *w) { return xorshift64(&w->rng); }
+static uint64_t rnd(struct workload_thread *w) { return pt__xorshift64(&w->rng); }
 
 /* Uniform in [lo, hi). */
 static pt_nanos uniform(struct workload_thread *w, pt_nanos lo, pt_nanos hi)

@@ -28,6 +28,7 @@
 
 #include "ptimer/base/futex.h"
 #include "ptimer/base/lock.h"
+#include "ptimer/base/rng.h"
 #include "sched/internal.h"
 
 /* The calling thread's M. */
@@ -43,14 +44,6 @@ PT__TLS_READER struct pt__m *pt__cur_m(void)
 static inline int32_t load_i32(_Atomic int32_t *v)
 {
     return atomic_load_explicit(v, memory_order_relaxed);
-}
-
-static uint64_t rng_next(uint64_t *x)
-{
-    *x ^= *x << 13;
-    *x ^= *x >> 7;
-    *x ^= *x << 17;
-    return *x;
 }
 
 /* Ps made so far (never fewer: a removed P stays, retired, until
@@ -222,7 +215,7 @@ static pt_g *steal_work(struct pt__m *m)
     for (int pass = 0; pass < 4; pass++) {
         bool last = pass == 3;
         pt_nanos now = last ? pt_nanotime() : 0;
-        int start = (int)(rng_next(&m->rng) % (uint64_t)n);
+        int start = (int)(pt__xorshift64(&m->rng) % (uint64_t)n);
         for (int k = 0; k < n; k++) {
             struct pt__p *q = s->ps[(start + k) % n];
             if (q == p)
@@ -296,7 +289,7 @@ uint32_t pt__fastrand(void)
     uint64_t *r = m ? &m->rng : &x;
     if (*r == 0)
         *r = (uint64_t)(uintptr_t)&x ^ (uint64_t)pt_nanotime() ^ 0x9e3779b97f4a7c15ull;
-    return (uint32_t)(rng_next(r) >> 16);
+    return (uint32_t)(pt__xorshift64(r) >> 16);
 }
 
 pt_timers *pt__here_timers(pt_sched *s)

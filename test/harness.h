@@ -51,15 +51,9 @@ int pt_test_threads_named(const char *prefix);
         }                                                                                      \
     } while (0)
 
-/* xorshift64: a fast, reproducible pseudo-random sequence for tests; the
- * state must start nonzero. */
-static inline uint64_t pt_test_rng(uint64_t *x)
-{
-    *x ^= *x << 13;
-    *x ^= *x >> 7;
-    *x ^= *x << 17;
-    return *x;
-}
+/* A fast, reproducible pseudo-random sequence for tests (the state must
+ * start nonzero): the project's one pt__xorshift64. */
+#include "ptimer/base/rng.h"
 
 /* PT__SANITIZED (ptimer/base/sanitized.h): sanitized builds scale the stress
  * loops down, as they run many times slower. */

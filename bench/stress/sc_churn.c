@@ -76,7 +76,7 @@ static void ch_op(struct pworker *w)
 {
     struct ch *m = w->pl->sc;
     struct ch_p *p = &m->p[w->id];
-    uint64_t x = stress_rng(&w->rng);
+    uint64_t x = pt__xorshift64(&w->rng);
     int i = (int)((x >> 8) % WINDOW);
     cancel_slot(m, w, i);
     pt_nanos now = pt_nanotime();

@@ -123,7 +123,7 @@ static void mt_op(struct pworker *w)
 {
     struct mt *m = w->pl->sc;
     const struct engine *eng = m->r->eng;
-    uint64_t x = stress_rng(&w->rng);
+    uint64_t x = pt__xorshift64(&w->rng);
     bool contended = m->nexcl < m->n && x % 4 == 0;
     uint64_t k = contended ? (uint64_t)m->nexcl + (x >> 2) % (uint64_t)(m->n - m->nexcl)
                            : (x >> 2) % (uint64_t)m->nexcl;
@@ -135,7 +135,7 @@ static void mt_op(struct pworker *w)
             a = eng->tm_stop(t->tm);
         } else {
             uint64_t seq = atomic_fetch_add(&t->next_seq, 1) + 1;
-            pt_nanos when = pick_when(stress_rng(&w->rng), pt_nanotime());
+            pt_nanos when = pick_when(pt__xorshift64(&w->rng), pt_nanotime());
             arm_open(t->ring, ARM_RING, seq, when, 0);
             a = eng->tm_arm(w->th, t->tm, when, 0, arm_arg(k, seq));
             if (a < 0) {
@@ -163,7 +163,7 @@ static void mt_op(struct pworker *w)
         t->cur_live = false;
     } else {
         uint64_t seq = ++t->next_seq;
-        pt_nanos when = pick_when(stress_rng(&w->rng), pt_nanotime());
+        pt_nanos when = pick_when(pt__xorshift64(&w->rng), pt_nanotime());
         arm_open(t->ring, ARM_RING, seq, when, 0);
         int a = eng->tm_arm(w->th, t->tm, when, 0, arm_arg(k, seq));
         if (a < 0) {
@@ -189,7 +189,7 @@ static void mt_round(struct pworker *w)
 {
     struct mt *m = w->pl->sc;
     const struct engine *eng = m->r->eng;
-    uint64_t x = stress_rng(&w->rng);
+    uint64_t x = pt__xorshift64(&w->rng);
     if (m->move && w->id > 0 && x % 16 == 0) {
         int rc = eng->move(w->pl->w[0].th, w->th);
         if (rc < 0)

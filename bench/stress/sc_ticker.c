@@ -97,7 +97,7 @@ static void tk_op(struct pworker *w)
 {
     struct tk *m = w->pl->sc;
     const struct engine *eng = m->r->eng;
-    uint64_t x = stress_rng(&w->rng);
+    uint64_t x = pt__xorshift64(&w->rng);
     uint64_t k = (x >> 8) % (uint64_t)m->n;
     struct tk_ticker *t = &m->t[k];
     pthread_mutex_lock(&t->mu);
@@ -130,7 +130,7 @@ static void tk_op(struct pworker *w)
 
 static void tk_round(struct pworker *w)
 {
-    uint64_t x = stress_rng(&w->rng);
+    uint64_t x = pt__xorshift64(&w->rng);
     const struct engine *eng = w->pl->r->eng;
     if (x % 64 == 0)
         stress_sleep((pt_nanos)(5 + (x >> 8) % 25) * 1000000); /* a stall: no timers run */

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "../engine.h"
+#include "ptimer/base/rng.h"
 
 /* What can go wrong, one name each: the verdict counts by these, and the
  * tests expect them by name. */
@@ -80,14 +81,6 @@ void sc_churn(struct stress_run *r);
 void stress_wait(struct stress_run *r, pt_nanos end, void (*scan)(void *ctx), void *ctx);
 /* The process's resident size, for progress lines. */
 double stress_rss_mib(void);
-
-static inline uint64_t stress_rng(uint64_t *x)
-{
-    *x ^= *x << 13;
-    *x ^= *x >> 7;
-    *x ^= *x << 17;
-    return *x;
-}
 
 static inline void stress_sleep(pt_nanos d)
 {

@@ -33,7 +33,7 @@ void test_timers_fire_in_when_order(void)
     for (int i = 0; i < N; i++)
         perm[i] = i;
     for (int i = N - 1; i > 0; i--) {
-        int j = (int)(pt_test_rng(&x) % (uint64_t)(i + 1));
+        int j = (int)(pt__xorshift64(&x) % (uint64_t)(i + 1));
         int tmp = perm[i];
         perm[i] = perm[j];
         perm[j] = tmp;
@@ -203,12 +203,12 @@ void test_random_reset_stop_sequences_lose_no_firing(void)
         memset(want, 0, sizeof want);
         memset(fired, 0, sizeof fired);
         for (int k = 0; k < OPS; k++) {
-            int i = (int)(pt_test_rng(&x) % N);
-            switch (pt_test_rng(&x) % 8) {
+            int i = (int)(pt__xorshift64(&x) % N);
+            switch (pt__xorshift64(&x) % 8) {
             case 0:
             case 1:
             case 2: { /* reset to one of several long durations */
-                pt_nanos w = now + LONG * (pt_nanos)(1 + pt_test_rng(&x) % 3);
+                pt_nanos w = now + LONG * (pt_nanos)(1 + pt__xorshift64(&x) % 3);
                 CHECK_EQ(pt_timer_reset(&ts, &t[i], w), pending[i]);
                 pending[i] = true;
                 when[i] = w;
@@ -233,14 +233,14 @@ void test_random_reset_stop_sequences_lose_no_firing(void)
                         want[j]++;
                         due++;
                     }
-                CHECK_EQ(pt_timers_check(&ts, now, (pt_test_rng(&x) & 1) != 0, NULL), due);
+                CHECK_EQ(pt_timers_check(&ts, now, (pt__xorshift64(&x) & 1) != 0, NULL), due);
                 for (int j = 0; j < N; j++)
                     CHECK_EQ(fired[j], want[j]);
                 CHECK_VERIFIED(&ts, true);
                 break;
             }
             }
-            now += (pt_nanos)(pt_test_rng(&x) % 1000);
+            now += (pt_nanos)(pt__xorshift64(&x) % 1000);
         }
         /* the long ones come due: every timer whose last op was a reset
          * fires exactly once, stopped ones never */

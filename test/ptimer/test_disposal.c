@@ -168,7 +168,7 @@ void test_stop_sync_disposes_100k_timers_in_every_state(void)
     /* Dispose in an order unrelated to the heaps, while both P threads run. */
     uint64_t x = 0x2545F4914F6CDD1Dull;
     for (int i = MASS - 1; i > 0; i--) {
-        int j = (int)(pt_test_rng(&x) % (uint64_t)(i + 1));
+        int j = (int)(pt__xorshift64(&x) % (uint64_t)(i + 1));
         struct mass_timer *tmp = ms[i];
         ms[i] = ms[j];
         ms[j] = tmp;

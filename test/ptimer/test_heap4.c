@@ -20,7 +20,7 @@ void test_heap4_orders_and_tracks_indices(void)
     pt__heap4_init(&h, (int32_t)offsetof(struct item, idx));
     uint64_t x = 88172645463325252ull;
     for (int i = 0; i < N; i++) {
-        items[i].when = (pt_nanos)(pt_test_rng(&x) % 100000) + 1;
+        items[i].when = (pt_nanos)(pt__xorshift64(&x) % 100000) + 1;
         CHECK_EQ(pt__heap4_reserve(&h, 1), 0);
         pt__heap4_push(&h, items[i].when, &items[i]);
     }
@@ -62,7 +62,7 @@ void test_heap4_replace_top_is_a_pop_and_a_push(void)
     CHECK_EQ(pt__heap4_second(&ha), 0); /* empty */
     uint64_t x = 0x9e3779b97f4a7c15ull;
     for (int i = 0; i < N; i++) {
-        a[i].when = b[i].when = (pt_nanos)(pt_test_rng(&x) % 500) + 10;
+        a[i].when = b[i].when = (pt_nanos)(pt__xorshift64(&x) % 500) + 10;
         CHECK_EQ(pt__heap4_reserve(&ha, 1), 0);
         CHECK_EQ(pt__heap4_reserve(&hb, 1), 0);
         pt__heap4_push(&ha, a[i].when, &a[i]);
@@ -96,7 +96,7 @@ void test_heap4_replace_top_is_a_pop_and_a_push(void)
         rb = top_b;
         pt_nanos w = round % 3 == 0   ? 1                                       /* earliest */
                      : round % 3 == 1 ? 100000                                  /* latest */
-                                      : (pt_nanos)(pt_test_rng(&x) % 500) + 10; /* between */
+                                      : (pt_nanos)(pt__xorshift64(&x) % 500) + 10; /* between */
         ra->when = rb->when = w;
     }
     /* Down to one entry: replace_top still works, and then on empty it is a push. */
@@ -134,7 +134,7 @@ void test_heap4_grows_into_a_mapping_and_shrinks_back_keeping_order(void)
      * -> 4 KiB), and one well inside (2 -> 4 MiB remaps a mapping) */
     uint32_t crossing = PT__ARRAY_MAP_LINE / sizeof(pt__heap4_entry) / 2, inside = 131072;
     for (int i = 0; i < N; i++) {
-        items[i].when = (pt_nanos)(pt_test_rng(&x) % 1000000000) + 1;
+        items[i].when = (pt_nanos)(pt__xorshift64(&x) % 1000000000) + 1;
         if (h.len == h.cap && (h.cap == crossing || h.cap == inside)) {
             pt__alloc_fail_after(0);
             CHECK_EQ(pt__heap4_reserve(&h, 1), -ENOMEM);

@@ -97,7 +97,7 @@ static void *mutator(void *arg)
     for (long op = 0; op < STRESS_OPS; op++) {
         if ((op & 255) == 0 && pt_nanotime() > deadline)
             break;
-        uint64_t r = pt_test_rng(&rng);
+        uint64_t r = pt__xorshift64(&rng);
         int ti = (int)(r % NTIMERS);
         pt_timer *t = &timers[ti];
         int pi = (r >> 8) & 1;

@@ -71,7 +71,7 @@ static void silent_reader(void *arg)
     uint64_t x = (uint64_t)(uintptr_t)arg * 0x9e3779b97f4a7c15ull + 1;
     char b[8];
     for (int i = 0; i < 5; i++) {
-        pt_nanos deadline = pt_nanotime() + 100 * US + (pt_nanos)(pt_test_rng(&x) % (3 * MS));
+        pt_nanos deadline = pt_nanotime() + 100 * US + (pt_nanos)(pt__xorshift64(&x) % (3 * MS));
         CHECK_EQ(pt_fd_read(silent_fd, b, sizeof b, deadline), -ETIMEDOUT);
         if (pt_nanotime() < deadline)
             atomic_fetch_add(&early, 1);
@@ -181,7 +181,7 @@ static void race_reader(void *arg)
     long got = 0, want = SCALE(2000);
     char b[64];
     while (got < want) {
-        pt_nanos deadline = pt_nanotime() + 1 + (pt_nanos)(pt_test_rng(&x) % (200 * US));
+        pt_nanos deadline = pt_nanotime() + 1 + (pt_nanos)(pt__xorshift64(&x) % (200 * US));
         ssize_t r = pt_fd_read(race_sv[i][0], b, sizeof b, deadline);
         if (r == -ETIMEDOUT) {
             if (pt_nanotime() < deadline)
@@ -202,7 +202,7 @@ static void race_writer(void *arg)
     int i = (int)(intptr_t)arg;
     uint64_t x = (uint64_t)i * 0x2545f4914f6cdd1dull + 5;
     for (long k = 0; k < SCALE(2000); k++) {
-        CHECK_EQ(pt_sleep((pt_nanos)(pt_test_rng(&x) % (200 * US))), 0);
+        CHECK_EQ(pt_sleep((pt_nanos)(pt__xorshift64(&x) % (200 * US))), 0);
         CHECK_EQ(pt_fd_write(race_sv[i][1], "r", 1, 0), 1);
     }
     CHECK_EQ(pt_fd_close(race_sv[i][1]), 0);
@@ -324,7 +324,7 @@ void test_fd_write_bigger_than_the_socket_buffer_arrives_whole_in_order(void)
     CHECK(big_out && big_in);
     uint64_t x = 12345;
     for (size_t i = 0; i < BIG; i++)
-        big_out[i] = (unsigned char)pt_test_rng(&x);
+        big_out[i] = (unsigned char)pt__xorshift64(&x);
     socket_pair(big_sv);
     int buf = 16 * 1024, got;
     socklen_t len = sizeof got;

@@ -314,7 +314,7 @@ void test_ready_reaches_the_netpoller_m_beside_a_busy_p(void)
         while (!(g = atomic_exchange(&bp_parked, NULL)))
             CHECK(pt_nanotime() < end); /* a lost wake-up stops here */
         /* a little later each time: somewhere on the M's way to idle */
-        pt_nanos at = pt_nanotime() + (pt_nanos)(pt_test_rng(&x) % (20 * US));
+        pt_nanos at = pt_nanotime() + (pt_nanos)(pt__xorshift64(&x) % (20 * US));
         while (pt_nanotime() < at)
             ;
         CHECK_EQ(pt_ready(g), 0);

@@ -16,7 +16,7 @@ static void sleeper(void *arg)
 {
     uint64_t x = (uint64_t)(uintptr_t)arg * 0x9e3779b97f4a7c15ull + 1;
     for (int i = 0; i < 5; i++) {
-        pt_nanos d = (pt_nanos)(pt_test_rng(&x) % (2 * MS));
+        pt_nanos d = (pt_nanos)(pt__xorshift64(&x) % (2 * MS));
         pt_nanos t0 = pt_nanotime();
         CHECK_EQ(pt_sleep(d), 0);
         if (pt_nanotime() < t0 + d)
@@ -59,7 +59,7 @@ void test_sleep_is_never_early_timerthread(void)
 static void one_sleep(void *arg)
 {
     uint64_t x = (uint64_t)(uintptr_t)arg * 0x2545f4914f6cdd1dull + 7;
-    pt_nanos d = (pt_nanos)(pt_test_rng(&x) % (20 * MS));
+    pt_nanos d = (pt_nanos)(pt__xorshift64(&x) % (20 * MS));
     pt_nanos t0 = pt_nanotime();
     CHECK_EQ(pt_sleep(d), 0);
     if (pt_nanotime() < t0 + d)

@@ -637,11 +637,11 @@ static void race_round(void *arg)
     atomic_store(&reader_done, 0);
     CHECK_EQ(pt_time_ticker_new(&race_tk, RACE_PERIOD), 0);
     CHECK_EQ(pt_go(NULL, racing_reader, NULL), 0);
-    pt_sleep((pt_nanos)(pt_test_rng(&x) % (3 * RACE_PERIOD)));
+    pt_sleep((pt_nanos)(pt__xorshift64(&x) % (3 * RACE_PERIOD)));
     atomic_store(&reset_from, pt_nanotime());
     CHECK_EQ(pt_time_ticker_reset(race_tk, RACE_PERIOD + RACE_PERIOD / 2), 0);
     atomic_store(&reset_done, 1);
-    pt_sleep((pt_nanos)(pt_test_rng(&x) % (3 * RACE_PERIOD)));
+    pt_sleep((pt_nanos)(pt__xorshift64(&x) % (3 * RACE_PERIOD)));
     CHECK_EQ(pt_time_ticker_stop(race_tk), 0);
     atomic_store(&stop_done, 1);
     pt_nanos end = pt_nanotime() + BOUND;

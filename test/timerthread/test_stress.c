@@ -102,7 +102,7 @@ static void *worker(void *arg)
     long mine[64];
     int nmine = 0;
     for (int op = 0; op < OPS_PER_THREAD; op++) {
-        uint64_t x = pt_test_rng(&seed);
+        uint64_t x = pt__xorshift64(&seed);
         if ((op & 255) == 0) {
             if (pt_nanotime() > stop_at)
                 break;

@@ -31,7 +31,7 @@ static double cpu_s(void)
 }
 
 static uint64_t rng = 88172645463325252ull;
-static uint64_t rnd(void) { return xorshift64(&rng); }
+static uint64_t rnd(void) { return pt__xorshift64(&rng); }
 
 static void noop(uv_timer_t *t) { (void)t; }
 
