@@ -8,7 +8,7 @@
 
 static const struct engine *const engines[] = {
     &engine_pheap,      &engine_pheap_sync, &engine_timerthread,
-    &engine_globalheap, &engine_floor,      &engine_kernel,
+    &engine_globalheap, &engine_floor,      &engine_kernel,    &engine_pwheel,
 };
 
 const struct engine *engine_find(const char *name)

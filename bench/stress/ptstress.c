@@ -30,7 +30,7 @@ static const struct scenario scenarios[] = {
 /* The designs a run of "all" tries: every engine that holds timer
  * objects (kernel holds one timer per thread). */
 static const char *const all_designs[] = {"pheap", "pheap-sync", "timerthread", "globalheap",
-                                          "floor"};
+                                          "floor", "pwheel"};
 
 static const struct engine *find_design(const char *name)
 {
