@@ -181,30 +181,36 @@ pt_nanos pt__wl_bound(const pt_wheel *w)
     return best;
 }
 
+static int walk_list(struct pt__wlink *h, uint32_t where,
+                     int (*fn)(pt_wheel_timer *t, uint32_t where, void *ctx), void *ctx)
+{
+    for (struct pt__wlink *l = h->next, *next; l != h; l = next) {
+        next = l->next; /* fn may unlink it */
+        int r = fn(pt__wl_timer(l), where, ctx);
+        if (r)
+            return r;
+    }
+    return 0;
+}
+
 int pt__wl_walk(pt_wheel *w, int (*fn)(pt_wheel_timer *t, uint32_t where, void *ctx), void *ctx)
 {
-    struct pt__wlink *lists[PT__WHEEL_NSLOTS + 3];
-    uint32_t wheres[PT__WHEEL_NSLOTS + 3];
-    unsigned n = 0;
-    for (unsigned i = 0; i < PT__WHEEL_NSLOTS; i++) {
-        wheres[n] = i;
-        lists[n++] = &w->slot[i];
-    }
-    wheres[n] = PT__WHERE_DUE;
-    lists[n++] = &w->due;
-    wheres[n] = PT__WHERE_FAR;
-    lists[n++] = &w->far;
-    wheres[n] = PT__WHERE_NEVER;
-    lists[n++] = &w->never;
-    for (unsigned i = 0; i < n; i++) {
-        for (struct pt__wlink *l = lists[i]->next, *next; l != lists[i]; l = next) {
-            next = l->next; /* fn may unlink it */
-            int r = fn(pt__wl_timer(l), wheres[i], ctx);
+    /* Only the occupied slots: a timer in a slot whose bit is clear is not
+     * visited, which verify catches by counting against len. */
+    for (unsigned l = 0; l < PT_WHEEL_LEVELS; l++) {
+        for (uint64_t occ = w->occupied[l]; occ; occ &= occ - 1) {
+            unsigned idx = l * PT_WHEEL_SLOTS + (unsigned)__builtin_ctzll(occ);
+            int r = walk_list(&w->slot[idx], idx, fn, ctx);
             if (r)
                 return r;
         }
     }
-    return 0;
+    int r = walk_list(&w->due, PT__WHERE_DUE, fn, ctx);
+    if (!r)
+        r = walk_list(&w->far, PT__WHERE_FAR, fn, ctx);
+    if (!r)
+        r = walk_list(&w->never, PT__WHERE_NEVER, fn, ctx);
+    return r;
 }
 
 bool pt__wl_placed_right(const pt_wheel *w, pt_nanos when, uint32_t where)

@@ -93,8 +93,10 @@ void pt__wl_collect(pt_wheel *w, pt_nanos now);
  * nothing is filed. O(levels) plus the length of one level-0 slot. */
 pt_nanos pt__wl_bound(const pt_wheel *w);
 
-/* Calls fn(t, where, ctx) for every timer filed, in no particular order;
- * stops at, and returns, the first nonzero answer. For verify and move. */
+/* Calls fn(t, where, ctx) for every timer in an occupied slot (by the
+ * occupancy bits) and on the due, far and never lists, in no particular
+ * order; stops at, and returns, the first nonzero answer. fn may unlink
+ * the timer it is given. For verify and move. */
 int pt__wl_walk(pt_wheel *w, int (*fn)(pt_wheel_timer *t, uint32_t where, void *ctx), void *ctx);
 
 /* Whether `where` is the right place for a timer at `when` given the

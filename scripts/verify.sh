@@ -27,8 +27,8 @@ if [ "$what" = all ] || [ "$what" = fuzz ]; then
     dir=build-vf-fuzz
     CC=clang cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPT_FUZZ=ON \
         -DPT_BUILD_BENCH=OFF -DPT_MIMALLOC=OFF >/dev/null
-    cmake --build "$dir" -j2 --target fuzz_ptimer fuzz_timerthread >/dev/null
-    for target in ptimer timerthread; do
+    cmake --build "$dir" -j2 --target fuzz_ptimer fuzz_timerthread fuzz_pwheel >/dev/null
+    for target in ptimer timerthread pwheel; do
         # Work on a copy: new corpus entries stay out of the repository.
         work="$dir/corpus/$target"
         rm -rf "$work" && mkdir -p "$work" "$dir/artifacts"

@@ -74,4 +74,38 @@ for k in range(3):
 for name, data in tt.items():
     with open(os.path.join(here, "corpus", "timerthread", name), "wb") as f:
         f.write(bytes(b & 0xff for b in data))
-print("wrote", len(seeds), "+", len(tt), "seeds")
+
+# ---- fuzz_pwheel: [code, wheel, timer, args...] ----
+W_START, W_STOP, W_STOPSYNC, W_RESET, W_MODIFY, W_MOVE, W_CHECK, W_ACTION, W_DESTROY = 0, 1, 2, 3, 4, 5, 6, 8, 9
+def wspan(scale, v): return [6, scale, v]     # when = now + v << scale
+W_NOW, W_NEVER, W_NEAR_MAX = [0], [1], [4 | (2 << 3)]
+WP_ONE = [0]
+def wp_span(scale, v): return [4, scale, v]   # period 1 + v << scale
+def wadv(scale, v): return [2, scale, v]      # now += v << scale, then check
+WADV_MAX = [3]
+def wop(code, h=0, t=0, *args):
+    out = [code, h, t]
+    for a in args:
+        out += a
+    return out
+pw = {
+    "every_level": sum((wop(W_START, k % 3, k, wspan(8 + 6 * k, 3), WP_ONE) for k in range(8)), [])
+        + sum((wop(W_CHECK, h, 0, wadv(8 + 6 * k, 4)) for k in range(8) for h in range(3)), []),
+    "ticker_and_actions": wop(W_START, 1, 0, wspan(14, 9), wp_span(12, 7)) + wop(W_ACTION, 2, 0, [3 | (1 << 3)])
+        + wop(W_START, 1, 1, wspan(10, 1), WP_ONE) + wop(W_ACTION, 1, 1, [2 | (0 << 2) | (0 << 3)]) + [8, 1, 1]
+        + wop(W_START, 1, 2, wspan(10, 2), wp_span(10, 1)) + wop(W_ACTION, 1, 2, [1])
+        + sum((wop(W_CHECK, 1, 0, wadv(12, 5)) for _ in range(6)), []),
+    "move_and_destroy": wop(W_START, 0, 0, wspan(20, 5), WP_ONE) + wop(W_START, 0, 1, W_NEVER, WP_ONE)
+        + wop(W_MODIFY, 0, 2, wspan(30, 1), WP_ONE, [9]) + wop(W_DESTROY, 0) + wop(W_MOVE, 2, 0)
+        + wop(W_DESTROY, 0) + wop(W_CHECK, 2, 0, wadv(31, 2)) + wop(W_STOPSYNC, 0, 1) + wop(W_DESTROY, 2),
+    "far_and_never": wop(W_START, 0, 0, W_NEAR_MAX, WP_ONE) + wop(W_START, 2, 1, wspan(55, 200), WP_ONE)
+        + wop(W_START, 1, 2, W_NOW, [5, 1]) + wop(W_CHECK, 0, 0, WADV_MAX) + wop(W_CHECK, 1, 0, [0])
+        + wop(W_CHECK, 2, 0, [0]) + wop(W_RESET, 0, 3, W_NEAR_MAX),
+}
+for k in range(4):
+    pw["random_%d" % k] = [rng.randrange(256) for _ in range(300)]
+os.makedirs(os.path.join(here, "corpus", "pwheel"), exist_ok=True)
+for name, data in pw.items():
+    with open(os.path.join(here, "corpus", "pwheel", name), "wb") as f:
+        f.write(bytes(b & 0xff for b in data))
+print("wrote", len(seeds), "+", len(tt), "+", len(pw), "seeds")

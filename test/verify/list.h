@@ -13,3 +13,4 @@ PT_TEST(unit, bad_input_table_has_a_row_for_every_public_function)
 /* the fuzz targets on their seed corpus and every saved crash input */
 PT_TEST(fuzz, fuzz_ptimer_corpus_and_regressions_pass)
 PT_TEST(fuzz, fuzz_timerthread_corpus_and_regressions_pass)
+PT_TEST(fuzz, fuzz_pwheel_corpus_and_regressions_pass)
