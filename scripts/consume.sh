@@ -33,29 +33,37 @@ exports() { # library-name header...
     echo "exports of $(basename "$so"): ok ($(wc -l < "$work/exported") functions)"
 }
 exports ptimer clock.h ptimer.h timerthread.h
+exports ptimer_pwheel pwheel.h
 exports ptimer_netpoll netpoll.h
 exports ptimer_sched sched.h
+# and as many as the API has: a parse that found nothing would pass above
+[ "$(nm -D --defined-only "$(find "$work/prefix" -name 'libptimer_pwheel.so.*' -type f | head -1)" |
+     grep -c ' pt_wheel_')" = 15 ] || { echo "libptimer_pwheel: expected 15 exports" >&2; exit 1; }
 
 # pkg-config: each example against its package, linked shared
 cc -std=c11 -Wall -Werror examples/usage.c $(pkg-config --cflags --libs ptimer) \
     $rpath -o "$work/usage-pc"
+cc -std=c11 -Wall -Werror examples/wheel.c $(pkg-config --cflags --libs ptimer-pwheel) \
+    $rpath -o "$work/wheel-pc"
 cc -std=c11 -Wall -Werror examples/deadline.c -pthread \
     $(pkg-config --cflags --libs ptimer-netpoll) $rpath -o "$work/deadline-pc"
 cc -std=c11 -Wall -Werror examples/sleepers.c \
     $(pkg-config --cflags --libs ptimer-sched) $rpath -o "$work/sleepers-pc"
 cc -std=c11 -Wall -Werror examples/echo.c \
     $(pkg-config --cflags --libs ptimer-sched) $rpath -o "$work/echo-pc"
-for exe in usage-pc deadline-pc sleepers-pc echo-pc; do
+for exe in usage-pc wheel-pc deadline-pc sleepers-pc echo-pc; do
     ldd "$work/$exe" | grep -q "libptimer.so" || { echo "$exe: not linked shared" >&2; exit 1; }
     "$work/$exe" >/dev/null
 done
+ldd "$work/wheel-pc" | grep -q "libptimer_pwheel.so" ||
+    { echo "wheel-pc: pwheel not linked shared" >&2; exit 1; }
 ldd "$work/deadline-pc" | grep -q "libptimer_netpoll.so" ||
     { echo "deadline-pc: netpoll not linked shared" >&2; exit 1; }
 for exe in sleepers-pc echo-pc; do
     ldd "$work/$exe" | grep -q "libptimer_sched.so" ||
         { echo "$exe: sched not linked shared" >&2; exit 1; }
 done
-echo "pkg-config: ok (ptimer, ptimer-netpoll, ptimer-sched; shared)"
+echo "pkg-config: ok (ptimer, ptimer-pwheel, ptimer-netpoll, ptimer-sched; shared)"
 
 # C++: every installed header in one translation unit
 for h in "$work"/prefix/include/ptimer/*.h; do
@@ -68,13 +76,16 @@ echo "C++ headers: ok ($(ls "$work"/prefix/include/ptimer/*.h | wc -l) headers)"
 
 # find_package: the imported targets are the shared libraries
 mkdir -p "$work/consumer"
-cp examples/usage.c examples/deadline.c examples/sleepers.c examples/echo.c "$work/consumer/"
+cp examples/usage.c examples/wheel.c examples/deadline.c examples/sleepers.c examples/echo.c \
+    "$work/consumer/"
 cat > "$work/consumer/CMakeLists.txt" <<'CM'
 cmake_minimum_required(VERSION 3.20)
 project(consumer C)
 find_package(ptimer CONFIG REQUIRED)
 add_executable(usage usage.c)
 target_link_libraries(usage PRIVATE ptimer::ptimer)
+add_executable(wheel wheel.c)
+target_link_libraries(wheel PRIVATE ptimer::pwheel)
 add_executable(deadline deadline.c)
 target_link_libraries(deadline PRIVATE ptimer::netpoll)
 add_executable(sleepers sleepers.c)
@@ -84,9 +95,9 @@ target_link_libraries(echo PRIVATE ptimer::sched)
 CM
 cmake -S "$work/consumer" -B "$work/consumer/build" -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null
 cmake --build "$work/consumer/build" >/dev/null
-for exe in usage deadline sleepers echo; do
+for exe in usage wheel deadline sleepers echo; do
     ldd "$work/consumer/build/$exe" | grep -q "libptimer.so" ||
         { echo "$exe: not linked shared" >&2; exit 1; }
     "$work/consumer/build/$exe" >/dev/null
 done
-echo "find_package: ok (ptimer::ptimer, ptimer::netpoll, ptimer::sched; shared)"
+echo "find_package: ok (ptimer::ptimer, ptimer::pwheel, ptimer::netpoll, ptimer::sched; shared)"
