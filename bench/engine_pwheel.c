@@ -40,7 +40,10 @@ static void *pw_create(int nthreads, bench_cb cb)
     return e;
 }
 
-static void pw_destroy(void *eng) { free(eng); }
+static void pw_destroy(void *eng)
+{
+    free(eng);
+}
 
 static void pw_wake(void *ctx, pt_nanos when)
 {
@@ -192,7 +195,10 @@ static int pw_tm_arm(void *vth, void *t, pt_nanos when, pt_nanos period, void *a
     return pt_wheel_timer_modify(&th->w, t, when, period, pw_tm_fire, arg, 0);
 }
 
-static int pw_tm_stop(void *t) { return pt_wheel_timer_stop(t); }
+static int pw_tm_stop(void *t)
+{
+    return pt_wheel_timer_stop(t);
+}
 
 static void pw_tm_free(void *t)
 {
@@ -205,7 +211,10 @@ static int pw_move(void *dst, void *src)
     return pt_wheel_move(&((struct pw_thread *)dst)->w, &((struct pw_thread *)src)->w);
 }
 
-static size_t pw_held(void *th) { return pt_wheel_len(&((struct pw_thread *)th)->w); }
+static size_t pw_held(void *th)
+{
+    return pt_wheel_len(&((struct pw_thread *)th)->w);
+}
 
 static const char *pw_check(void *vth, bool quiescent)
 {

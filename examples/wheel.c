@@ -16,8 +16,8 @@ static void deadline(void *arg, uintptr_t seq)
 
 int main(void)
 {
-    pt_wheel w;                                   /* one P's wheel */
-    if (pt_wheel_init(&w, 0, NULL, NULL) != 0)   /* default tick, no poller to wake */
+    pt_wheel w;                                /* one P's wheel */
+    if (pt_wheel_init(&w, 0, NULL, NULL) != 0) /* default tick, no poller to wake */
         return EXIT_FAILURE;
 
     pt_wheel_timer rpc, t;
@@ -27,18 +27,18 @@ int main(void)
     pt_nanos now = pt_nanotime();
     pt_wheel_timer_modify(&w, &rpc, now + 100000000, 0, deadline, NULL, 1); /* 100 ms timeout */
     pt_wheel_timer_modify(&w, &t, now + 2000000, 0, deadline, NULL, 2);     /* in 2 ms */
-    if (pt_wheel_timer_stop(&rpc) != 1)          /* the reply came: O(1), unlinked at once */
+    if (pt_wheel_timer_stop(&rpc) != 1) /* the reply came: O(1), unlinked at once */
         return EXIT_FAILURE;
 
     pt_nanos late = 0;
-    while (!fired) {                              /* the scheduler's loop */
+    while (!fired) { /* the scheduler's loop */
         pt_nanos next;
-        pt_wheel_check(&w, 0, &next);             /* runs what is due */
+        pt_wheel_check(&w, 0, &next); /* runs what is due */
         if (fired)
             late = pt_nanotime() - (now + 2000000);
     }
     printf("fired %lld ns after its time\n", (long long)late);
-    pt_wheel_timer_stop_sync(&t);                 /* now t may be freed */
+    pt_wheel_timer_stop_sync(&t); /* now t may be freed */
     if (pt_wheel_destroy(&w) != 0 || late < 0)
         return EXIT_FAILURE;
     return EXIT_SUCCESS;

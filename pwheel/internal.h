@@ -10,8 +10,14 @@
 #define PT__WHEEL_MAGIC 0x7077686cu /* "pwhl" */
 #define PT__WTIMER_CHECK 0x5e7du    /* pt_wheel_timer.check, set by init */
 
-static inline bool pt__wheel_ok(const pt_wheel *w) { return w && w->magic == PT__WHEEL_MAGIC; }
-static inline bool pt__wtimer_ok(const pt_wheel_timer *t) { return t && t->check == PT__WTIMER_CHECK; }
+static inline bool pt__wheel_ok(const pt_wheel *w)
+{
+    return w && w->magic == PT__WHEEL_MAGIC;
+}
+static inline bool pt__wtimer_ok(const pt_wheel_timer *t)
+{
+    return t && t->check == PT__WTIMER_CHECK;
+}
 
 /* The status is written only under the lock of the timer's wheel; the
  * atomic is for pt_wheel_timer_status() from anywhere. */

@@ -2,15 +2,6 @@
  * explains the layout). The wheel's lock is held by every caller. */
 #include "pwheel/levels.h"
 
-/* The level a timer at tick e belongs on: that of the highest 6-bit group
- * in which e differs from elapsed (level 0 when they are equal). e must
- * be in the top level's current rotation. */
-static inline unsigned level_of(uint64_t elapsed, uint64_t e)
-{
-    uint64_t diff = (elapsed ^ e) | PT__WHEEL_SLOT_MASK;
-    return (unsigned)(63 - __builtin_clzll(diff)) / PT__WHEEL_BITS;
-}
-
 /* The first tick of slot s of level lvl in elapsed's rotation of that
  * level: the earliest tick at which a timer in it can be due. */
 static inline uint64_t slot_start(uint64_t elapsed, unsigned lvl, unsigned s)
@@ -18,12 +9,6 @@ static inline uint64_t slot_start(uint64_t elapsed, unsigned lvl, unsigned s)
     unsigned span = PT__WHEEL_BITS * (lvl + 1); /* at most 48 */
     uint64_t base = elapsed & ~((UINT64_C(1) << span) - 1);
     return base + ((uint64_t)s << (PT__WHEEL_BITS * lvl));
-}
-
-static inline uint64_t tick_of(const pt_wheel *w, pt_nanos when)
-{
-    uint64_t e = (uint64_t)when >> w->shift;
-    return e < w->elapsed ? w->elapsed : e;
 }
 
 void pt__wl_init(pt_wheel *w)
@@ -36,27 +21,6 @@ void pt__wl_init(pt_wheel *w)
     pt__wl_list_init(&w->due);
     pt__wl_list_init(&w->far);
     pt__wl_list_init(&w->never);
-}
-
-void pt__wl_file(pt_wheel *w, pt_wheel_timer *t)
-{
-    if (t->when == PT_MAXWHEN) {
-        pt__wl_list_add(&w->never, &t->link);
-        t->where = PT__WHERE_NEVER;
-        return;
-    }
-    uint64_t e = tick_of(w, t->when);
-    if ((e ^ w->elapsed) > PT__WHEEL_ROT_MASK) { /* past the top level's rotation */
-        pt__wl_list_add(&w->far, &t->link);
-        t->where = PT__WHERE_FAR;
-        return;
-    }
-    unsigned lvl = level_of(w->elapsed, e);
-    unsigned s = (unsigned)(e >> (PT__WHEEL_BITS * lvl)) & PT__WHEEL_SLOT_MASK;
-    unsigned idx = lvl * PT_WHEEL_SLOTS + s;
-    pt__wl_list_add(&w->slot[idx], &t->link);
-    w->occupied[lvl] |= UINT64_C(1) << s;
-    t->where = (uint16_t)idx;
 }
 
 /* The slot that comes due first: the lowest occupied slot of each level
@@ -169,7 +133,8 @@ pt_nanos pt__wl_bound(const pt_wheel *w)
             continue;
         /* Its timers are at or after its start; < INT64_MAX >> shift, so
          * the shift back cannot overflow. */
-        pt_nanos d = (pt_nanos)(slot_start(w->elapsed, l, (unsigned)__builtin_ctzll(occ)) << w->shift);
+        pt_nanos d =
+            (pt_nanos)(slot_start(w->elapsed, l, (unsigned)__builtin_ctzll(occ)) << w->shift);
         if (best == 0 || d < best)
             best = d;
     }
@@ -221,13 +186,13 @@ bool pt__wl_placed_right(const pt_wheel *w, pt_nanos when, uint32_t where)
         return when == PT_MAXWHEN;
     if (when == PT_MAXWHEN || when < 1)
         return false;
-    uint64_t e = tick_of(w, when);
+    uint64_t e = pt__wl_tick_of(w, when);
     bool far = (e ^ w->elapsed) > PT__WHEEL_ROT_MASK;
     if (where == PT__WHERE_FAR)
         return far;
     if (far || where >= PT__WHEEL_NSLOTS)
         return false;
-    unsigned lvl = level_of(w->elapsed, e);
+    unsigned lvl = pt__wl_level_of(w->elapsed, e);
     unsigned s = (unsigned)(e >> (PT__WHEEL_BITS * lvl)) & PT__WHEEL_SLOT_MASK;
     return where == lvl * PT_WHEEL_SLOTS + s;
 }

@@ -45,8 +45,14 @@ enum {
     PT__WHERE_NONE = 0xffff, /* in no list */
 };
 
-static inline void pt__wl_list_init(struct pt__wlink *h) { h->next = h->prev = h; }
-static inline bool pt__wl_list_empty(const struct pt__wlink *h) { return h->next == h; }
+static inline void pt__wl_list_init(struct pt__wlink *h)
+{
+    h->next = h->prev = h;
+}
+static inline bool pt__wl_list_empty(const struct pt__wlink *h)
+{
+    return h->next == h;
+}
 static inline void pt__wl_list_add(struct pt__wlink *h, struct pt__wlink *n)
 {
     n->prev = h->prev;
@@ -69,8 +75,45 @@ static inline pt_wheel_timer *pt__wl_timer(struct pt__wlink *l)
 /* Empty slots and lists, elapsed 0. */
 void pt__wl_init(pt_wheel *w);
 
-/* File t (t->when set, >= 1, PT_MAXWHEN for never) on w. */
-void pt__wl_file(pt_wheel *w, pt_wheel_timer *t);
+/* The level a timer at tick e belongs on: that of the highest 6-bit group
+ * in which e differs from elapsed (level 0 when they are equal). e must
+ * be in the top level's current rotation. */
+static inline unsigned pt__wl_level_of(uint64_t elapsed, uint64_t e)
+{
+    uint64_t diff = (elapsed ^ e) | PT__WHEEL_SLOT_MASK;
+    return (unsigned)(63 - __builtin_clzll(diff)) / PT__WHEEL_BITS;
+}
+
+/* A timer's tick, or elapsed's for one already due: a timer is never
+ * filed behind the wheel. */
+static inline uint64_t pt__wl_tick_of(const pt_wheel *w, pt_nanos when)
+{
+    uint64_t e = (uint64_t)when >> w->shift;
+    return e < w->elapsed ? w->elapsed : e;
+}
+
+/* File t (t->when set, >= 1, PT_MAXWHEN for never) on w: the hot half
+ * of an arm, inline in pwheel.c's callers. */
+static inline __attribute__((always_inline)) void pt__wl_file(pt_wheel *w, pt_wheel_timer *t)
+{
+    if (t->when == PT_MAXWHEN) {
+        pt__wl_list_add(&w->never, &t->link);
+        t->where = PT__WHERE_NEVER;
+        return;
+    }
+    uint64_t e = pt__wl_tick_of(w, t->when);
+    if ((e ^ w->elapsed) > PT__WHEEL_ROT_MASK) { /* past the top level's rotation */
+        pt__wl_list_add(&w->far, &t->link);
+        t->where = PT__WHERE_FAR;
+        return;
+    }
+    unsigned lvl = pt__wl_level_of(w->elapsed, e);
+    unsigned s = (unsigned)(e >> (PT__WHEEL_BITS * lvl)) & PT__WHEEL_SLOT_MASK;
+    unsigned idx = lvl * PT_WHEEL_SLOTS + s;
+    pt__wl_list_add(&w->slot[idx], &t->link);
+    w->occupied[lvl] |= UINT64_C(1) << s;
+    t->where = (uint16_t)idx;
+}
 
 /* Take t off whatever list of w holds it; its slot's bit goes with the
  * slot's last timer. */

@@ -100,4 +100,7 @@ int pt_wheel_verify(pt_wheel *w)
     return r;
 }
 
-const char *pt_wheel_verify_report(void) { return report; }
+const char *pt_wheel_verify_report(void)
+{
+    return report;
+}

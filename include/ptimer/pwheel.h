@@ -105,18 +105,18 @@ typedef struct pt_wheel_timer {
     pt_func f;
     void *arg;
     uintptr_t seq;
-    PT_ATOMIC(uint32_t) status;  /* enum pt_wheel_timer_status; written under the lock */
-    uint16_t where;              /* which list holds it (pwheel/levels.h) */
-    uint16_t check;              /* set by init: a zeroed or garbage timer is refused */
+    PT_ATOMIC(uint32_t) status; /* enum pt_wheel_timer_status; written under the lock */
+    uint16_t where;             /* which list holds it (pwheel/levels.h) */
+    uint16_t check;             /* set by init: a zeroed or garbage timer is refused */
 } pt_wheel_timer;
 
 /* One P's wheel (about 8.4 KiB: the 512 slot heads). Embeddable; every
  * field is private. */
 struct pt_wheel {
-    PT_ATOMIC(uint32_t) lock;   /* pt__lock: guards everything below but `next`, `len` */
-    uint32_t magic;             /* set by init, cleared by destroy */
-    uint32_t shift;             /* tick = 2^shift ns */
-    uint32_t sync_waiters;      /* stop_sync callers waiting for a callback to end */
+    PT_ATOMIC(uint32_t) lock; /* pt__lock: guards everything below but `next`, `len` */
+    uint32_t magic;           /* set by init, cleared by destroy */
+    uint32_t shift;           /* tick = 2^shift ns */
+    uint32_t sync_waiters;    /* stop_sync callers waiting for a callback to end */
     /* Ticks before `elapsed` have been looked at: every timer filed has
      * its tick at or after it. */
     uint64_t elapsed;
@@ -124,14 +124,14 @@ struct pt_wheel {
      * arms under the lock, made exact again by checks; stops leave it
      * (a poller woken early finds nothing and sleeps again). Read anywhere. */
     PT_ATOMIC(pt_nanos) next PT_ALIGN8;
-    PT_ATOMIC(uint32_t) len;    /* pending timers, for readers without the lock */
-    PT_ATOMIC(uint32_t) run_done; /* bumped when a callback ends: stop_sync's futex */
-    pt_wheel_timer *running;    /* the timer whose callback runs now, if not released */
-    uint32_t busy;              /* a check is running callbacks (one at a time per wheel) */
+    PT_ATOMIC(uint32_t) len;            /* pending timers, for readers without the lock */
+    PT_ATOMIC(uint32_t) run_done;       /* bumped when a callback ends: stop_sync's futex */
+    pt_wheel_timer *running;            /* the timer whose callback runs now, if not released */
+    uint32_t busy;                      /* a check is running callbacks (one at a time per wheel) */
     uint64_t occupied[PT_WHEEL_LEVELS]; /* bit s: slot s of that level is non-empty */
-    struct pt__wlink due;       /* collected by a check, not yet run */
-    struct pt__wlink far;       /* beyond the top level's current rotation */
-    struct pt__wlink never;     /* when = never (pending, never due) */
+    struct pt__wlink due;               /* collected by a check, not yet run */
+    struct pt__wlink far;               /* beyond the top level's current rotation */
+    struct pt__wlink never;             /* when = never (pending, never due) */
     struct pt__wlink slot[PT_WHEEL_LEVELS * PT_WHEEL_SLOTS];
     pt_wake_func wake;
     void *wake_ctx;
@@ -178,10 +178,10 @@ PT_API int pt_wheel_timer_stop_sync(pt_wheel_timer *t);
 /* The current status (PT_WHEEL_IDLE for NULL). */
 PT_API enum pt_wheel_timer_status pt_wheel_timer_status(const pt_wheel_timer *t);
 
-/* Run every timer of w due at `now` (0: read the clock), each callback
- * with the lock released; any thread may call it. Timers made due by the
- * callbacks themselves run on the next call (poll_until then says a time
- * not after now). Stores the next time to look (a lower bound of the
+/* Run every timer of w due at `now` (0 or negative: read the clock),
+ * each callback with the lock released; any thread may call it. Timers
+ * made due by the callbacks themselves run on the next call (poll_until
+ * then says a time not after now). Stores the next time to look (a lower bound of the
  * earliest pending time; 0: none) in *poll_until if not NULL. Returns the
  * number of callbacks run, or -EINVAL. When nothing is due this is one
  * atomic load. A check that meets another thread's callbacks running on

@@ -160,8 +160,8 @@ static void check_all(void)
                pt_wheel_len(&F.w[h]), armed);
         pt_nanos next = pt_wheel_next(&F.w[h]);
         if (first)
-            EXPECT(next != 0 && next <= first, "wheel %d: next %lld, a timer is armed at %lld",
-                   h, (long long)next, (long long)first);
+            EXPECT(next != 0 && next <= first, "wheel %d: next %lld, a timer is armed at %lld", h,
+                   (long long)next, (long long)first);
     }
 }
 
@@ -192,8 +192,7 @@ static void cb(void *arg, uintptr_t seq)
         r->armed = false;
         r->running = true;
     }
-    EXPECT(pt_wheel_timer_status(&F.t[i]) ==
-               (r->period > 0 ? PT_WHEEL_PENDING : PT_WHEEL_RUNNING),
+    EXPECT(pt_wheel_timer_status(&F.t[i]) == (r->period > 0 ? PT_WHEEL_PENDING : PT_WHEEL_RUNNING),
            "timer %d: status %d in its callback", i, pt_wheel_timer_status(&F.t[i]));
     enum action a = c->action;
     c->action = ACT_NONE;
@@ -235,8 +234,9 @@ static void op_check(int h)
     int got = pt_wheel_check(&F.w[h], F.now, &poll_until);
     F.checking = -1;
     for (int i = 0; i < NT; i++) {
-        EXPECT(F.fired[i] == (int)F.due[i], "timer %d: fired %d times, due %d (when %lld, now %lld)",
-               i, F.fired[i], F.due[i], (long long)F.ref[i].when, (long long)F.now);
+        EXPECT(F.fired[i] == (int)F.due[i],
+               "timer %d: fired %d times, due %d (when %lld, now %lld)", i, F.fired[i], F.due[i],
+               (long long)F.ref[i].when, (long long)F.now);
         F.ref[i].running = false; /* every callback has returned */
     }
     EXPECT(got == want, "check of wheel %d ran %d, want %d", h, got, want);
@@ -256,10 +256,10 @@ static void op_check(int h)
 static void op_arm(int kind, int h, int i, pt_nanos when, pt_nanos period, uintptr_t seq)
 {
     struct ref_wtimer *r = &F.ref[i];
-    int got = kind == 0   ? pt_wheel_timer_start(&F.w[h], &F.t[i], when, period)
-              : kind == 1 ? pt_wheel_timer_reset(&F.w[h], &F.t[i], when)
-                          : pt_wheel_timer_modify(&F.w[h], &F.t[i], when, period, cb,
-                                                  &F.ctx[i], seq);
+    int got = kind == 0 ? pt_wheel_timer_start(&F.w[h], &F.t[i], when, period)
+              : kind == 1
+                  ? pt_wheel_timer_reset(&F.w[h], &F.t[i], when)
+                  : pt_wheel_timer_modify(&F.w[h], &F.t[i], when, period, cb, &F.ctx[i], seq);
     int want;
     if (kind != 1 && period < 0) {
         want = -EINVAL;
@@ -275,7 +275,10 @@ static void op_arm(int kind, int h, int i, pt_nanos when, pt_nanos period, uintp
         ref_arm(i, ref_wheel_for(r, h), when);
     }
     EXPECT(got == want, "%s of timer %d on wheel %d returned %d, want %d",
-           kind == 0 ? "start" : kind == 1 ? "reset" : "modify", i, h, got, want);
+           kind == 0   ? "start"
+           : kind == 1 ? "reset"
+                       : "modify",
+           i, h, got, want);
 }
 
 int PT_FUZZ_ENTRY(const uint8_t *data, size_t size);
@@ -305,8 +308,8 @@ int PT_FUZZ_ENTRY(const uint8_t *data, size_t size)
         }
         case 1:
         case 2: {
-            int got = code % 11 == 1 ? pt_wheel_timer_stop(&F.t[i])
-                                     : pt_wheel_timer_stop_sync(&F.t[i]);
+            int got =
+                code % 11 == 1 ? pt_wheel_timer_stop(&F.t[i]) : pt_wheel_timer_stop_sync(&F.t[i]);
             EXPECT(got == F.ref[i].armed, "stop of timer %d returned %d, want %d", i, got,
                    F.ref[i].armed);
             F.ref[i].armed = false;

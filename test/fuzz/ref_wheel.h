@@ -15,8 +15,8 @@
 
 struct ref_wtimer {
     bool armed;
-    bool running; /* a one-shot whose callback runs now */
-    int wheel;    /* armed: the wheel; running: the wheel running it */
+    bool running;  /* a one-shot whose callback runs now */
+    int wheel;     /* armed: the wheel; running: the wheel running it */
     pt_nanos when; /* normalised: 0 -> 1, negative -> PT_MAXWHEN */
     pt_nanos period;
     uintptr_t seq;

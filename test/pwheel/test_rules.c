@@ -77,9 +77,9 @@ void test_two_timers_in_one_tick_fire_each_at_its_own_time(void)
  * from check to check reaches it in at most one look per level. */
 void test_far_timers_cascade_and_fire_exactly_when_next_is_followed(void)
 {
-    static const pt_nanos distances[] = {1,         TICK - 1,  TICK,       63 * TICK,  64 * TICK,
-                                         65 * TICK, 100 * MS,  4 * SECOND, 3600 * SECOND,
-                                         (pt_nanos)86400 * 365 * SECOND};
+    static const pt_nanos distances[] = {
+        1,         TICK - 1, TICK,       63 * TICK,     64 * TICK,
+        65 * TICK, 100 * MS, 4 * SECOND, 3600 * SECOND, (pt_nanos)86400 * 365 * SECOND};
     for (size_t i = 0; i < sizeof distances / sizeof distances[0]; i++) {
         for (pt_nanos start = 0; start < 3; start++) {
             pt_wheel w;
@@ -117,8 +117,8 @@ static int g_fired;
 static void in_time_cb(void *arg, uintptr_t seq)
 {
     pt_nanos when = (pt_nanos)seq;
-    CHECK(when <= g_now);  /* never early */
-    CHECK(when > g_prev);  /* not left for a later check */
+    CHECK(when <= g_now); /* never early */
+    CHECK(when > g_prev); /* not left for a later check */
     ++*(int *)arg;
     g_fired++;
 }
@@ -139,8 +139,7 @@ void test_random_timers_each_fire_once_at_the_first_check_at_or_after_their_time
         pt_wheel_timer_init(&t[i], in_time_cb, &n[i]);
         pt_nanos scale = (pt_nanos)1 << (10 + pt__xorshift64(&rng) % 25); /* 1 us .. 17 s */
         pt_nanos when = g_now + 1 + (pt_nanos)(pt__xorshift64(&rng) % (uint64_t)scale);
-        CHECK_EQ(pt_wheel_timer_modify(&w, &t[i], when, 0, in_time_cb, &n[i], (uintptr_t)when),
-                 0);
+        CHECK_EQ(pt_wheel_timer_modify(&w, &t[i], when, 0, in_time_cb, &n[i], (uintptr_t)when), 0);
     }
     CHECK_WHEEL(&w);
     while (g_fired < N) {
@@ -205,7 +204,7 @@ void test_reset_of_pending_timer_stays_on_its_wheel_and_idle_one_goes_onto_the_w
     CHECK_EQ(pt_wheel_timer_reset(&b, &t, 20 * MS), 1); /* pending: stays on a */
     CHECK_EQ(pt_wheel_len(&a), 1);
     CHECK_EQ(pt_wheel_len(&b), 0);
-    CHECK_EQ(pt_wheel_check(&a, 10 * MS, NULL), 0); /* moved later */
+    CHECK_EQ(pt_wheel_check(&a, 10 * MS, NULL), 0);                          /* moved later */
     CHECK_EQ(pt_wheel_timer_modify(&b, &t, 5 * MS, 0, wcount_cb, &n, 7), 1); /* earlier */
     CHECK_EQ(pt_wheel_check(&a, 10 * MS, NULL), 1);
     CHECK_EQ(n, 1);
@@ -251,7 +250,7 @@ void test_never_timer_is_pending_yet_never_fires_and_ticker_overflow_is_never(vo
     CHECK_EQ(pt_wheel_timer_start(&w, &t, -1, 0), 0);
     CHECK_EQ(pt_wheel_next(&w), 0); /* nothing that can come due */
     CHECK_EQ(pt_wheel_timer_start(&w, &u, PT_MAXWHEN - 5, INT64_MAX / 2), 0); /* far list */
-    CHECK_EQ(pt_wheel_timer_start(&w, &v, 0, 0), 0); /* 0: at once */
+    CHECK_EQ(pt_wheel_timer_start(&w, &v, 0, 0), 0);                          /* 0: at once */
     CHECK_EQ(pt_wheel_next(&w), 1);
     CHECK_WHEEL(&w);
     CHECK_EQ(pt_wheel_check(&w, 1, NULL), 1);

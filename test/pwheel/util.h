@@ -17,14 +17,14 @@
 
 #define CHECK_WSTATUS(t, s) CHECK_EQ(pt_wheel_timer_status(t), (s))
 
-#define CHECK_WHEEL(w)                                                                         \
-    do {                                                                                       \
-        int v_ = pt_wheel_verify(w);                                                           \
-        if (v_ != 0) {                                                                         \
-            fprintf(stderr, "%s:%d: pt_wheel_verify(%s) = %d: %s\n", __FILE__, __LINE__, #w,   \
-                    v_, pt_wheel_verify_report());                                             \
-            abort();                                                                           \
-        }                                                                                      \
+#define CHECK_WHEEL(w)                                                                             \
+    do {                                                                                           \
+        int v_ = pt_wheel_verify(w);                                                               \
+        if (v_ != 0) {                                                                             \
+            fprintf(stderr, "%s:%d: pt_wheel_verify(%s) = %d: %s\n", __FILE__, __LINE__, #w, v_,   \
+                    pt_wheel_verify_report());                                                     \
+            abort();                                                                               \
+        }                                                                                          \
     } while (0)
 
 /* A callback that counts its firings in the int at arg. */

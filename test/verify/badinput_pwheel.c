@@ -85,8 +85,8 @@ static void row_pt_wheel_init(void)
     pt_wheel w;
     memset(&w, 0x5a, sizeof w);
     /* a tick that is not a power of two, or out of [2^10, 2^20] ns */
-    static const pt_nanos bad[] = {-1, -1024, 1, 512, 1000, 3 << 10, (pt_nanos)1 << 21, INT64_MIN,
-                                   INT64_MAX};
+    static const pt_nanos bad[] = {-1,        -1024,    1, 512, 1000, 3 << 10, (pt_nanos)1 << 21,
+                                   INT64_MIN, INT64_MAX};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         CHECK_EQ(pt_wheel_init(&w, bad[i], NULL, NULL), -EINVAL);
     CHECK_EQ(w.magic, 0x5a5a5a5au); /* untouched */
@@ -158,8 +158,8 @@ static void warm_rows(int kind)
     pt_wheel_timer idle;
     pt_wheel_timer_init(&idle, wcount_cb, &n);
 #define ARM(w, t, when, period)                                                                    \
-    (kind == 0   ? pt_wheel_timer_start((w), (t), (when), (period))                               \
-     : kind == 1 ? pt_wheel_timer_reset((w), (t), (when))                                         \
+    (kind == 0   ? pt_wheel_timer_start((w), (t), (when), (period))                                \
+     : kind == 1 ? pt_wheel_timer_reset((w), (t), (when))                                          \
                  : pt_wheel_timer_modify((w), (t), (when), (period), wcount_cb, &n, 1))
     for (int i = 0; i < N_BAD_WHEELS; i++) {
         CHECK_EQ(ARM(bad_wheel(&b, i), &idle, 100, 0), -EINVAL);
@@ -187,9 +187,18 @@ static void warm_rows(int kind)
 #undef ARM
 }
 
-static void row_pt_wheel_timer_start(void) { warm_rows(0); }
-static void row_pt_wheel_timer_reset(void) { warm_rows(1); }
-static void row_pt_wheel_timer_modify(void) { warm_rows(2); }
+static void row_pt_wheel_timer_start(void)
+{
+    warm_rows(0);
+}
+static void row_pt_wheel_timer_reset(void)
+{
+    warm_rows(1);
+}
+static void row_pt_wheel_timer_modify(void)
+{
+    warm_rows(2);
+}
 
 static void stop_rows(int (*stop)(pt_wheel_timer *))
 {
@@ -208,8 +217,14 @@ static void stop_rows(int (*stop)(pt_wheel_timer *))
     CHECK_EQ(stop(&g.live), 0);
 }
 
-static void row_pt_wheel_timer_stop(void) { stop_rows(pt_wheel_timer_stop); }
-static void row_pt_wheel_timer_stop_sync(void) { stop_rows(pt_wheel_timer_stop_sync); }
+static void row_pt_wheel_timer_stop(void)
+{
+    stop_rows(pt_wheel_timer_stop);
+}
+static void row_pt_wheel_timer_stop_sync(void)
+{
+    stop_rows(pt_wheel_timer_stop_sync);
+}
 
 static void row_pt_wheel_timer_status(void)
 {
