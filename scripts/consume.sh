@@ -40,7 +40,9 @@ exports ptimer_sched sched.h
 [ "$(nm -D --defined-only "$(find "$work/prefix" -name 'libptimer_pwheel.so.*' -type f | head -1)" |
      grep -c ' pt_wheel_')" = 15 ] || { echo "libptimer_pwheel: expected 15 exports" >&2; exit 1; }
 
-# pkg-config: each example against its package, linked shared
+# pkg-config: each example against its package, linked shared. (grep
+# reads all of ldd's output: with pipefail, grep -q quitting at the first
+# match could kill ldd with SIGPIPE and fail the check at random.)
 cc -std=c11 -Wall -Werror examples/usage.c $(pkg-config --cflags --libs ptimer) \
     $rpath -o "$work/usage-pc"
 cc -std=c11 -Wall -Werror examples/wheel.c $(pkg-config --cflags --libs ptimer-pwheel) \
@@ -52,15 +54,15 @@ cc -std=c11 -Wall -Werror examples/sleepers.c \
 cc -std=c11 -Wall -Werror examples/echo.c \
     $(pkg-config --cflags --libs ptimer-sched) $rpath -o "$work/echo-pc"
 for exe in usage-pc wheel-pc deadline-pc sleepers-pc echo-pc; do
-    ldd "$work/$exe" | grep -q "libptimer.so" || { echo "$exe: not linked shared" >&2; exit 1; }
+    ldd "$work/$exe" | grep "libptimer.so" >/dev/null || { echo "$exe: not linked shared" >&2; exit 1; }
     "$work/$exe" >/dev/null
 done
-ldd "$work/wheel-pc" | grep -q "libptimer_pwheel.so" ||
+ldd "$work/wheel-pc" | grep "libptimer_pwheel.so" >/dev/null ||
     { echo "wheel-pc: pwheel not linked shared" >&2; exit 1; }
-ldd "$work/deadline-pc" | grep -q "libptimer_netpoll.so" ||
+ldd "$work/deadline-pc" | grep "libptimer_netpoll.so" >/dev/null ||
     { echo "deadline-pc: netpoll not linked shared" >&2; exit 1; }
 for exe in sleepers-pc echo-pc; do
-    ldd "$work/$exe" | grep -q "libptimer_sched.so" ||
+    ldd "$work/$exe" | grep "libptimer_sched.so" >/dev/null ||
         { echo "$exe: sched not linked shared" >&2; exit 1; }
 done
 echo "pkg-config: ok (ptimer, ptimer-pwheel, ptimer-netpoll, ptimer-sched; shared)"
@@ -96,7 +98,7 @@ CM
 cmake -S "$work/consumer" -B "$work/consumer/build" -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null
 cmake --build "$work/consumer/build" >/dev/null
 for exe in usage wheel deadline sleepers echo; do
-    ldd "$work/consumer/build/$exe" | grep -q "libptimer.so" ||
+    ldd "$work/consumer/build/$exe" | grep "libptimer.so" >/dev/null ||
         { echo "$exe: not linked shared" >&2; exit 1; }
     "$work/consumer/build/$exe" >/dev/null
 done

@@ -192,3 +192,114 @@ void test_owners_and_mutators_race_and_every_arming_ends_exactly_once(void)
         CHECK_EQ(pt_wheel_destroy(&wheels[i]), 0);
     }
 }
+
+/* ---- a second checker leaves what it collected to the running one ------- */
+
+static pt_wheel hand_w;
+static atomic_int hand_entered, hand_release, hand_second_ran;
+
+static void hand_first_cb(void *arg, uintptr_t seq)
+{
+    (void)arg;
+    (void)seq;
+    atomic_store(&hand_entered, 1);
+    pt_nanos give_up = pt_nanotime() + 30 * SECOND;
+    while (!atomic_load(&hand_release))
+        CHECK(pt_nanotime() < give_up);
+}
+
+static void hand_second_cb(void *arg, uintptr_t seq)
+{
+    (void)seq;
+    /* run by the thread that was already running callbacks */
+    CHECK(pthread_equal(pthread_self(), *(pthread_t *)arg));
+    atomic_store(&hand_second_ran, 1);
+}
+
+static void *hand_runner(void *arg)
+{
+    (void)arg;
+    CHECK_EQ(pt_wheel_check(&hand_w, 1 * MS, NULL), 2); /* its own and the one handed over */
+    return NULL;
+}
+
+void test_check_meeting_running_callbacks_leaves_its_timers_to_that_thread(void)
+{
+    CHECK_EQ(pt_wheel_init(&hand_w, 0, NULL, NULL), 0);
+    atomic_store(&hand_entered, 0);
+    atomic_store(&hand_release, 0);
+    atomic_store(&hand_second_ran, 0);
+    pthread_t runner;
+    pt_wheel_timer first, second;
+    pt_wheel_timer_init(&first, hand_first_cb, NULL);
+    pt_wheel_timer_init(&second, hand_second_cb, &runner);
+    CHECK_EQ(pt_wheel_timer_start(&hand_w, &first, 1 * MS, 0), 0);
+    CHECK_EQ(pthread_create(&runner, NULL, hand_runner, NULL), 0);
+    pt_nanos give_up = pt_nanotime() + 30 * SECOND;
+    while (!atomic_load(&hand_entered))
+        CHECK(pt_nanotime() < give_up);
+    /* first's callback holds the wheel's callbacks: this check collects
+     * second but must not run it beside first */
+    CHECK_EQ(pt_wheel_timer_start(&hand_w, &second, 2 * MS, 0), 0);
+    CHECK_EQ(pt_wheel_check(&hand_w, 2 * MS, NULL), 0);
+    CHECK_EQ(atomic_load(&hand_second_ran), 0);
+    CHECK_WSTATUS(&second, PT_WHEEL_PENDING);
+    CHECK_EQ(pt_wheel_timer_stop(&second), 1); /* still stoppable, then armed again */
+    CHECK_EQ(pt_wheel_timer_start(&hand_w, &second, 2 * MS, 0), 0);
+    CHECK_EQ(pt_wheel_check(&hand_w, 2 * MS, NULL), 0);
+    atomic_store(&hand_release, 1);
+    CHECK_EQ(pthread_join(runner, NULL), 0);
+    CHECK_EQ(atomic_load(&hand_second_ran), 1);
+    CHECK_WHEEL(&hand_w);
+    CHECK_EQ(pt_wheel_destroy(&hand_w), 0);
+}
+
+/* ---- two threads claiming one idle timer for two wheels ------------------ */
+
+static pt_wheel claim_w[2];
+static pt_wheel_timer claim_t;
+static atomic_int claim_go;
+static int claim_ret[2];
+
+static void *claimer(void *arg)
+{
+    int i = (int)(uintptr_t)arg;
+    while (!atomic_load(&claim_go))
+        ;
+    claim_ret[i] = pt_wheel_timer_start(&claim_w[i], &claim_t, 10 * SECOND, 0);
+    return NULL;
+}
+
+void test_two_starts_of_one_idle_timer_on_two_wheels_one_wins(void)
+{
+    for (int i = 0; i < 2; i++)
+        CHECK_EQ(pt_wheel_init(&claim_w[i], 0, NULL, NULL), 0);
+    int n = 0;
+    pt_wheel_timer_init(&claim_t, wcount_cb, &n);
+#ifdef PT__SANITIZED
+    int rounds = 300;
+#else
+    int rounds = 3000;
+#endif
+    for (int r = 0; r < rounds; r++) {
+        atomic_store(&claim_go, 0);
+        pthread_t th[2];
+        for (int i = 0; i < 2; i++)
+            CHECK_EQ(pthread_create(&th[i], NULL, claimer, (void *)(uintptr_t)i), 0);
+        atomic_store(&claim_go, 1);
+        for (int i = 0; i < 2; i++)
+            CHECK_EQ(pthread_join(th[i], NULL), 0);
+        /* exactly one armed it; the other found it pending */
+        CHECK((claim_ret[0] == 0 && claim_ret[1] == -EBUSY) ||
+              (claim_ret[0] == -EBUSY && claim_ret[1] == 0));
+        int on = claim_ret[0] == 0 ? 0 : 1;
+        CHECK_EQ(pt_wheel_len(&claim_w[on]), 1);
+        CHECK_EQ(pt_wheel_len(&claim_w[1 - on]), 0);
+        CHECK(atomic_load(&claim_t.wheel) == &claim_w[on]);
+        CHECK_EQ(pt_wheel_timer_stop(&claim_t), 1);
+    }
+    for (int i = 0; i < 2; i++) {
+        CHECK_WHEEL(&claim_w[i]);
+        CHECK_EQ(pt_wheel_destroy(&claim_w[i]), 0);
+    }
+}
