@@ -20,7 +20,7 @@
 static _Thread_local pt_wheel_timer *tl_running;
 
 /* The arm and cancel path, inlined into each call: a call is a visible
- * share of an arm + cancel pair (about 440 instructions). */
+ * share of an arm + cancel pair (about 400 instructions). */
 #define PT__WHOT static inline __attribute__((always_inline))
 
 /* Lock the wheel t names and return it (Linux's lock_timer_base): the

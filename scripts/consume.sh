@@ -54,7 +54,8 @@ cc -std=c11 -Wall -Werror examples/sleepers.c \
 cc -std=c11 -Wall -Werror examples/echo.c \
     $(pkg-config --cflags --libs ptimer-sched) $rpath -o "$work/echo-pc"
 for exe in usage-pc wheel-pc deadline-pc sleepers-pc echo-pc; do
-    ldd "$work/$exe" | grep "libptimer.so" >/dev/null || { echo "$exe: not linked shared" >&2; exit 1; }
+    ldd "$work/$exe" | grep "libptimer.so" >/dev/null ||
+        { echo "$exe: not linked shared" >&2; exit 1; }
     "$work/$exe" >/dev/null
 done
 ldd "$work/wheel-pc" | grep "libptimer_pwheel.so" >/dev/null ||
