@@ -30,7 +30,7 @@ struct pool {
     _Atomic int phase;
     atomic_int started, drained, checked;
     _Atomic pt_nanos end; /* when the run phase ends (0: not yet known) */
-    void *sc; /* the scenario's state */
+    void *sc;             /* the scenario's state */
     /* Hooks, each optional but op. */
     void (*op)(struct pworker *w);      /* one operation (phase RUN) */
     void (*p_round)(struct pworker *w); /* on a P after each batch (pacing, stalls) */
@@ -46,7 +46,7 @@ struct pool {
      * a missing wake for a new earliest timer shows as a late firing
      * instead of hiding behind the next timer already due. */
     bool quiet;
-    bench_cb cb;                        /* what the scenario's timers call */
+    bench_cb cb;    /* what the scenario's timers call */
     pt_nanos drain; /* how long to let due timers fire before the final checks */
 };
 

@@ -16,14 +16,20 @@ struct scenario {
     const char *what;
     void (*run)(struct stress_run *r);
     bool needs_move;
+    bool sched; /* runs inside the scheduler, on its designs only */
 };
 
 static const struct scenario scenarios[] = {
     {"modtimer", "random arm/stop from Ps and outsiders, several threads on one timer", sc_modtimer,
+     false, false},
+    {"ticker", "tickers reset and stopped at random while Ps stall", sc_ticker, false, false},
+    {"churn", "RPC-style arm/cancel at full speed: bounded memory, no leak", sc_churn, false,
      false},
-    {"ticker", "tickers reset and stopped at random while Ps stall", sc_ticker, false},
-    {"churn", "RPC-style arm/cancel at full speed: bounded memory, no leak", sc_churn, false},
-    {"move", "modtimer while Ps are removed (moveTimers) and added back", sc_move, true},
+    {"move", "modtimer while Ps are removed (moveTimers) and added back", sc_move, true, false},
+#ifdef PTSTRESS_HAVE_SCHED
+    {"sched", "inside the scheduler: sleeps, Timers, AfterFuncs, Tickers, while Ps come and go",
+     sc_sched, false, true},
+#endif
 };
 #define NSCENARIOS (int)(sizeof scenarios / sizeof scenarios[0])
 
@@ -34,6 +40,11 @@ static const char *const all_designs[] = {"pheap", "pheap-sync", "timerthread", 
 
 static const struct engine *find_design(const char *name)
 {
+#ifdef PTSTRESS_HAVE_SCHED
+    for (int i = 0; stress_sched_design(i); i++)
+        if (strcmp(stress_sched_design(i)->name, name) == 0)
+            return stress_sched_design(i);
+#endif
 #ifdef PTSTRESS_BROKEN
     if (strcmp(name, "broken") == 0)
         return engine_broken();
@@ -65,19 +76,34 @@ static void *prime_thread(void *eng)
 static void prime(const struct engine *e)
 {
     pthread_t t;
+    if (!e->create)
+        return; /* a scheduler design: the sched scenario primes its own */
     if (pthread_create(&t, NULL, prime_thread, (void *)e) == 0)
         pthread_join(t, NULL);
+}
+
+static bool is_sched(const struct engine *e)
+{
+#ifdef PTSTRESS_HAVE_SCHED
+    return stress_is_sched(e);
+#else
+    (void)e;
+    return false;
+#endif
 }
 
 static void usage(FILE *f, const char *argv0)
 {
     fprintf(f,
             "usage: %s [options]\n"
-            "  -d, --design LIST     designs, comma-separated, or all (default all)\n"
+            "  -d, --design LIST     designs, comma-separated, or all (default all):\n"
+            "                        pheap, pheap-sync, timerthread, globalheap, floor,\n"
+            "                        and the scheduler's sched-perp, sched-tt (scenario sched)\n"
             "  -s, --scenario LIST   scenarios, comma-separated, or all (default all)\n"
-            "  -t, --threads N       Ps (default 4)\n"
+            "  -t, --threads N       Ps (default 4; sched: the most, set at random)\n"
             "  -o, --outsiders N     mutator threads that are not Ps (default 2)\n"
-            "  -n, --timers N        timers (modtimer, move) or tickers (default 128)\n"
+            "  -n, --timers N        timers (modtimer, move) or tickers (default 128);\n"
+            "                        sched: N/8 Gs of each kind\n"
             "  -T, --duration SEC    per design x scenario (default 2)\n"
             "  -b, --bound MS        how late a firing may be (default 250)\n"
             "  -S, --seed N          (default: from the clock; printed)\n"
@@ -215,12 +241,16 @@ int main(int argc, char **argv)
     if (strcmp(designs, "all") == 0) {
         for (size_t i = 0; i < sizeof all_designs / sizeof all_designs[0]; i++)
             list[nd++] = engine_find(all_designs[i]);
+#ifdef PTSTRESS_HAVE_SCHED
+        for (int i = 0; stress_sched_design(i); i++)
+            list[nd++] = stress_sched_design(i);
+#endif
     } else {
         char buf[256];
         snprintf(buf, sizeof buf, "%s", designs);
         for (char *s = strtok(buf, ","); s && nd < 16; s = strtok(NULL, ",")) {
             const struct engine *e = find_design(s);
-            if (!e || !e->tm_new) {
+            if (!e || (!e->tm_new && !is_sched(e))) {
                 fprintf(stderr, "%s: no design %s that holds timer objects\n", argv[0], s);
                 return 2;
             }
@@ -243,6 +273,14 @@ int main(int argc, char **argv)
             const struct scenario *sc = &scenarios[i];
             if (!in_list(scens, sc->name))
                 continue;
+            if (sc->sched != is_sched(list[d])) {
+                /* Named both: say why not; from an "all", just not run. */
+                if (strcmp(designs, "all") != 0 && strcmp(scens, "all") != 0)
+                    printf("SKIP %s %s: %s\n", list[d]->name, sc->name,
+                           sc->sched ? "runs inside the scheduler: designs sched-perp, sched-tt"
+                                     : "runs on a timer design, not inside the scheduler");
+                continue;
+            }
             if (sc->needs_move && !list[d]->move) {
                 printf("SKIP %s %s: the design has no way to move timers between Ps\n",
                        list[d]->name, sc->name);
