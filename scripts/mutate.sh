@@ -95,8 +95,11 @@ for m in "${MUTATIONS[@]}"; do
     fi
     for d in ${designs//,/ }; do
       rc=0
-      timeout -k 5 $((${T%.*} + 60)) "$dir/build/bench/ptstress" --design "$d" --scenario "$s" \
-        --threads 2 --outsiders 1 --duration "$T" --seed 1 >"$dir/$s.$d.log" 2>&1 || rc=$?
+      # In a subshell whose stderr is dropped: a run the mutation makes
+      # abort is a cell of the table, not a shell message across it.
+      (timeout -k 5 $((${T%.*} + 90)) "$dir/build/bench/ptstress" --design "$d" --scenario "$s" \
+        --threads 2 --outsiders 1 --duration "$T" --seed 1 >"$dir/$s.$d.log" 2>&1) 2>/dev/null ||
+        rc=$?
       if [ "$rc" = 1 ] && grep -q '^FAIL' "$dir/$s.$d.log"; then
         cell=caught
         kinds=$(grep -o '^FAIL.*violations [^(]*' "$dir/$s.$d.log" | sed 's/.*violations //' | head -1)

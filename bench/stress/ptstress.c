@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "stress.h"
 
@@ -148,6 +150,79 @@ static void put_json(FILE *f, const struct stress_run *r, bool pass, double secs
     fflush(f);
 }
 
+static void put_verdict(const struct stress_run *r, double took)
+{
+    const struct stress_opts *o = r->o;
+    uint64_t v = stress_violations(r);
+    printf("%s %s %s: %llu ops, %llu firings, %llu violations", v ? "FAIL" : "PASS", r->eng->name,
+           r->scenario, (unsigned long long)atomic_load(&r->ops),
+           (unsigned long long)atomic_load(&r->firings), (unsigned long long)v);
+    for (int k = 0; k < V_NKINDS; k++)
+        if (atomic_load(&r->viol[k]))
+            printf(" %s=%llu", viol_names[k], (unsigned long long)atomic_load(&r->viol[k]));
+    printf(" (seed %llu, %d Ps + %d outsiders, %.1f s)\n", (unsigned long long)o->seed, o->threads,
+           o->outsiders, took);
+    fflush(stdout);
+}
+
+/* The watchdog: a design that never returns from a call (a lost wake-up
+ * in a stop that waits, a G parked for ever) would hang the run, and a
+ * soak would end in a timeout with nothing said. Past its deadline, the
+ * run in progress is given its verdict, hung, and the process exits 1. */
+static struct stress_run *_Atomic wd_run;
+static _Atomic pt_nanos wd_t0, wd_deadline;
+static FILE *wd_json;
+/* Its own end, at the process's: no thread left for ThreadSanitizer's
+ * exit to wait a second on. */
+static pthread_mutex_t wd_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t wd_cv;
+static bool wd_stop; /* guarded by wd_mu */
+
+static void *watchdog(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&wd_mu);
+    while (!wd_stop) {
+        pt_nanos until = pt_nanotime() + 100000000;
+        struct timespec ts = {until / 1000000000, until % 1000000000};
+        pthread_cond_timedwait(&wd_cv, &wd_mu, &ts);
+        struct stress_run *r = atomic_load(&wd_run);
+        pt_nanos deadline = atomic_load(&wd_deadline), now = pt_nanotime();
+        if (wd_stop || !r || now < deadline || r != atomic_load(&wd_run))
+            continue;
+        stress_violation(r, V_HUNG, -1, 0, "the run to end", "still running %.0f s after its end",
+                         (double)(now - atomic_load(&wd_t0) - r->o->duration) / 1e9);
+        double took = (double)(now - atomic_load(&wd_t0)) / 1e9;
+        put_verdict(r, took);
+        if (wd_json) {
+            put_json(wd_json, r, false, took);
+            fflush(wd_json);
+        }
+        _exit(1);
+    }
+    pthread_mutex_unlock(&wd_mu);
+    return NULL;
+}
+
+static int watchdog_start(pthread_t *t)
+{
+    pthread_condattr_t a;
+    pthread_condattr_init(&a);
+    pthread_condattr_setclock(&a, CLOCK_MONOTONIC); /* pt_nanotime's clock */
+    pthread_cond_init(&wd_cv, &a);
+    pthread_condattr_destroy(&a);
+    return pthread_create(t, NULL, watchdog, NULL);
+}
+
+static void watchdog_stop(pthread_t t)
+{
+    pthread_mutex_lock(&wd_mu);
+    wd_stop = true;
+    pthread_cond_signal(&wd_cv);
+    pthread_mutex_unlock(&wd_mu);
+    pthread_join(t, NULL);
+}
+
 int main(int argc, char **argv)
 {
     struct stress_opts o = {.threads = 4, .outsiders = 2, .timers = 128, .argv0 = argv[0]};
@@ -268,6 +343,12 @@ int main(int argc, char **argv)
     uint64_t failed = 0;
     for (int d = 0; d < nd; d++)
         prime(list[d]);
+    wd_json = jf;
+    pthread_t wd;
+    if (watchdog_start(&wd) != 0) {
+        perror("ptstress: watchdog");
+        return 2;
+    }
     for (int d = 0; d < nd; d++) {
         for (int i = 0; i < NSCENARIOS; i++) {
             const struct scenario *sc = &scenarios[i];
@@ -288,23 +369,22 @@ int main(int argc, char **argv)
             }
             struct stress_run r = {.eng = list[d], .scenario = sc->name, .o = &o};
             pt_nanos t0 = pt_nanotime();
+            /* A minute past the end, and twenty bounds: a slow machine's
+             * drain and final checks take far less. */
+            atomic_store(&wd_t0, t0);
+            atomic_store(&wd_deadline, t0 + o.duration + 60 * (pt_nanos)1000000000 + 20 * o.bound);
+            atomic_store(&wd_run, &r);
             sc->run(&r);
+            atomic_store(&wd_run, NULL);
             double took = (double)(pt_nanotime() - t0) / 1e9;
             uint64_t v = stress_violations(&r);
             failed += v != 0;
-            printf("%s %s %s: %llu ops, %llu firings, %llu violations", v ? "FAIL" : "PASS",
-                   r.eng->name, r.scenario, (unsigned long long)atomic_load(&r.ops),
-                   (unsigned long long)atomic_load(&r.firings), (unsigned long long)v);
-            for (int k = 0; k < V_NKINDS; k++)
-                if (atomic_load(&r.viol[k]))
-                    printf(" %s=%llu", viol_names[k], (unsigned long long)atomic_load(&r.viol[k]));
-            printf(" (seed %llu, %d Ps + %d outsiders, %.1f s)\n", (unsigned long long)o.seed,
-                   o.threads, o.outsiders, took);
-            fflush(stdout);
+            put_verdict(&r, took);
             if (jf)
                 put_json(jf, &r, v == 0, took);
         }
     }
+    watchdog_stop(wd);
     if (jf && jf != stdout)
         fclose(jf);
     return failed ? 1 : 0;

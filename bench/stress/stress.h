@@ -28,6 +28,7 @@ enum viol_kind {
     V_INVARIANT,        /* the design's own check (pt_timers_verify) failed */
     V_SYNC,             /* a callback still ran after a stop that waits (stop_sync) returned */
     V_ERROR,            /* an arm failed, or the run could not be set up */
+    V_HUNG,             /* the run did not end: a call into the design never returned */
     V_NKINDS,
 };
 
