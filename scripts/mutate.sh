@@ -95,11 +95,12 @@ for m in "${MUTATIONS[@]}"; do
     fi
     for d in ${designs//,/ }; do
       rc=0
-      # In a subshell whose stderr is dropped: a run the mutation makes
-      # abort is a cell of the table, not a shell message across it.
+      # In a subshell whose stderr is dropped (the exit keeps it from
+      # exec'ing the run): a run the mutation makes abort is a cell of the
+      # table, not a shell message across it.
       (timeout -k 5 $((${T%.*} + 90)) "$dir/build/bench/ptstress" --design "$d" --scenario "$s" \
-        --threads 2 --outsiders 1 --duration "$T" --seed 1 >"$dir/$s.$d.log" 2>&1) 2>/dev/null ||
-        rc=$?
+        --threads 2 --outsiders 1 --duration "$T" --seed 1 >"$dir/$s.$d.log" 2>&1; exit $?) \
+        2>/dev/null || rc=$?
       if [ "$rc" = 1 ] && grep -q '^FAIL' "$dir/$s.$d.log"; then
         cell=caught
         kinds=$(grep -o '^FAIL.*violations [^(]*' "$dir/$s.$d.log" | sed 's/.*violations //' | head -1)
