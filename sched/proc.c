@@ -31,8 +31,12 @@
 #include "ptimer/base/rng.h"
 #include "sched/internal.h"
 
-/* The calling thread's M. */
-static _Thread_local struct pt__m *tls_m;
+/* The calling thread's M. Initial-exec: an offset from the thread
+ * pointer, where the shared library's default (global-dynamic) model
+ * calls __tls_get_addr on every read, and this is read several times a
+ * switch. The price: the library takes 8 bytes of the static TLS that
+ * glibc reserves, so a late dlopen fails only if that reserve is gone. */
+static _Thread_local struct pt__m *tls_m __attribute__((tls_model("initial-exec")));
 
 /* A G that resumed on another M must read the variable on that M's
  * thread: see PT__TLS_READER (sched/fiber.h). */
