@@ -118,7 +118,8 @@ void pt__execute(struct pt__m *m, pt_g *g)
 {
     for (;;) {
         atomic_store_explicit(&g->status, PT__G_RUNNING, memory_order_relaxed);
-        atomic_store_explicit(&m->curg, g, memory_order_relaxed);
+        /* release: the monitor, reading curg, reads the G too (preempt.c) */
+        atomic_store_explicit(&m->curg, g, memory_order_release);
         pt__fiber_switch(&m->g0, &g->fiber);
         atomic_store_explicit(&m->curg, NULL, memory_order_relaxed);
         switch (g->action) {

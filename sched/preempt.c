@@ -116,6 +116,8 @@ static void install(void)
 int pt__preempt_install(void)
 {
 #ifdef PT__TSAN
+    (void)install_once;
+    (void)install;
     return -ENOTSUP;
 #else
     pthread_once(&install_once, install);

@@ -102,7 +102,7 @@ void *pt__sysmon_main(void *arg)
                 last_tick[i] = tick;
                 since[i] = now;
             }
-            pt_g *g = atomic_load_explicit(&p->m->curg, memory_order_relaxed);
+            pt_g *g = atomic_load_explicit(&p->m->curg, memory_order_acquire);
             if (!stuck || !g)
                 continue;
             /* Stuck: its M has run one G since the last round. Its

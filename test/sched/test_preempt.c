@@ -75,7 +75,7 @@ void test_preempted_hog_lets_the_waiting_g_run(void)
 
 /* Integer and floating-point state live across the whole loop, so a
  * preemption that lost a register (or an MXCSR bit) changes the result. */
-static __attribute__((noinline)) void crunch(uint64_t n, uint64_t *out_x, double *out_f)
+static __attribute__((noinline, unused)) void crunch(uint64_t n, uint64_t *out_x, double *out_f)
 {
     uint64_t x = 88172645463325252ull, y = 1;
     double f = 0.5, g = 1.25;
@@ -97,7 +97,7 @@ struct cruncher {
     atomic_int *running;
 };
 
-static void cruncher_g(void *arg)
+__attribute__((unused)) static void cruncher_g(void *arg)
 {
     struct cruncher *c = arg;
     CHECK_EQ(pt_preemptible_begin(), 0);
@@ -107,7 +107,7 @@ static void cruncher_g(void *arg)
 }
 
 /* Keeps a G waiting (on the global queue) while the crunchers run. */
-static void yielder(void *arg)
+__attribute__((unused)) static void yielder(void *arg)
 {
     atomic_int *running = arg;
     while (atomic_load(running) > 0)
@@ -226,13 +226,13 @@ void test_yield_inside_a_region_aborts(void)
 
 static atomic_int user_sigurgs;
 
-static void user_handler(int sig)
+__attribute__((unused)) static void user_handler(int sig)
 {
     (void)sig;
     atomic_fetch_add(&user_sigurgs, 1);
 }
 
-static void begin_end(void *arg)
+__attribute__((unused)) static void begin_end(void *arg)
 {
     int *rc = arg;
     *rc = pt_preemptible_begin();
