@@ -40,6 +40,12 @@ func cpuSeconds() float64 {
 	return float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
 }
 
+func sysSeconds() float64 {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return float64(ru.Stime.Sec) + float64(ru.Stime.Usec)/1e6
+}
+
 func rss() int64 {
 	b, err := os.ReadFile("/proc/self/statm")
 	if err != nil {
