@@ -62,12 +62,46 @@ static inline __attribute__((always_inline)) int timer_stop(pt_timer *t, uint64_
     return 1;
 }
 
+/* Row "stop, eager": on a staged heap whose lock is free, the stopper
+ * unlinks t itself (Waiting, ModifiedXX -> Removing -> Removed) instead of
+ * leaving it Deleted for the owner. In the ring that is an O(1) swap in its
+ * slot's array, so a timer stopped before its slot begins never touches
+ * the heap; in the heap, any entry but the head is removed at once (the
+ * O(log n) the owner's pop or sweep would pay later, now, while t's entry
+ * is still warm), and the head is left to the lazy stop, whose Deleted
+ * head the next arm overwrites without a sift. Three locked instructions
+ * (try-lock, the status CAS, unlock) where a lazy stop and a later unlink
+ * take five. The lock comes first, so nothing waits while t is claimed:
+ * Removing is a lock holder's status, and whoever meets it yields until
+ * the unlock, as for the owner's own cleaning. False: t was left as it
+ * was, for the lazy stop. */
+static bool stop_eager(pt_timer *t, uint64_t w)
+{
+    pt_timers *ts = st_heap(w);
+    /* ts is read from a word seen pending in it, as stop_sync's unlink
+     * does: the lifetime contract (ptimer.h) keeps it valid meanwhile. */
+    if (!st_pending(st_status(w)) || !ts || !ts->stage || !pt__trylock(&ts->lock))
+        return false;
+    w = st_word(t); /* the word under the lock: t may have moved or changed */
+    uint32_t i = t->heap_index;
+    bool done = st_heap(w) == ts && st_pending(st_status(w)) && i != 0 &&
+                st_cas(t, w, PT_TIMER_REMOVING);
+    if (done) {
+        remove_locked(ts, t, NULL, "stop");
+        st_set_in(t, PT_TIMER_REMOVING, PT_TIMER_REMOVED, NULL, "stop");
+    }
+    pt__unlock(&ts->lock);
+    return done;
+}
+
 int pt_timer_stop(pt_timer *t)
 {
     uint64_t w;
     if (!st_valid(t, &w))
         return -EINVAL;
-    return timer_stop(t, w);
+    if (stop_eager(t, w))
+        return 1;
+    return timer_stop(t, st_word(t));
 }
 
 /* What an arming keeps: start keeps f, arg and seq; reset keeps the period
@@ -133,11 +167,21 @@ timer_arm(pt_timers *ts, pt_timer *t, uint64_t w, pt_nanos when, pt_nanos period
             return -ENOMEM;
         }
         set_fields(t, mode, when, period, f, arg, seq);
-        pt_nanos prev = pt__timers_add_locked(ts, t);
+        pt_nanos prev, wake_at = when;
+        if (ts->stage && pt__stage_push(ts, t)) {
+            /* Staged: the heap's next time is now at most t's slot's start,
+             * which is what a sleeping owner must wake for. */
+            prev = pt__timers_next_time(ts);
+            st_claim(t, ts);
+            update_len(ts);
+            wake_at = ts->stage->next_at;
+        } else {
+            prev = pt__timers_add_locked(ts, t);
+        }
         pt__unlock(&ts->lock);
         st_set(t, PT_TIMER_MODIFYING, PT_TIMER_WAITING, op);
-        if (ts->wake && (prev == 0 || when < prev))
-            ts->wake(ts->wake_ctx, when);
+        if (ts->wake && (prev == 0 || wake_at < prev))
+            ts->wake(ts->wake_ctx, wake_at);
         return 0;
     }
 

@@ -35,6 +35,9 @@ int pt_timers_init(pt_timers *ts, pt_wake_func wake, void *ctx)
     atomic_init(&ts->deleted_timers, 0);
     atomic_init(&ts->deleted_cleaned, 0);
     ts->sweep_at = 0;
+    ts->stage = NULL;
+    ts->staged = 0;
+    atomic_init(&ts->stage_hint, 0);
     ts->running = 0;
     ts->wake = wake;
     ts->wake_ctx = ctx;
@@ -78,6 +81,10 @@ static void compact(pt_timers *ts, const char *op)
      * it raises the value again, one the scan has not reached yet will be
      * re-keyed by it. */
     atomic_store_explicit(&ts->modified_earliest, 0, memory_order_relaxed);
+    /* The ring's entries join the pass: a whole-heap pass is rare (an
+     * adjust, half the heap stopped, a destroy), and one structure to
+     * re-key and drop from keeps it one pass. */
+    pt__stage_flush(ts);
     pt__heap4 *h = &ts->heap;
     uint32_t kept = 0, removed = 0;
     for (uint32_t i = 0; i < h->len; i++) {
@@ -119,7 +126,8 @@ static void sweep(pt_timers *ts)
             i++;
     }
     ts->sweep_at = i;
-    pt__heap4_shrink(h);
+    if (!ts->staged) /* staged timers keep room in the array (stage.h) */
+        pt__heap4_shrink(h);
 }
 
 /* Run t, which is Running at the head with key `key`; returns with the lock
@@ -224,6 +232,10 @@ int pt_timers_check(pt_timers *ts, pt_nanos now, bool owner, pt_nanos *poll_unti
     }
     if (now == 0)
         now = pt_nanotime();
+    /* Where an empty ring starts (stage.c): a plain store, skipped when
+     * unchanged, so a heap without a ring pays one predictable branch. */
+    if (ts->stage && atomic_load_explicit(&ts->stage_hint, memory_order_relaxed) < now)
+        atomic_store_explicit(&ts->stage_hint, now, memory_order_relaxed);
     if (now < next) {
         /* Nothing due; go on only if the owner should clear deleted timers
          * (the same test as below, without the lock). */
@@ -241,15 +253,22 @@ int pt_timers_check(pt_timers *ts, pt_nanos now, bool owner, pt_nanos *poll_unti
      * with the due timers when it returns: callbacks of one heap never run
      * concurrently. */
     if (!ts->running) {
+        /* Ring slots that have begun go into the heap first, so the run
+         * below sees their timers. */
+        if (ts->stage && ts->stage->next_at && ts->stage->next_at <= now)
+            pt__stage_promote(ts, now);
         pt_nanos adj = atomic_load_explicit(&ts->modified_earliest, memory_order_acquire);
-        if (ts->heap.len && adj != 0 && adj <= now)
+        if (ts->heap.len + ts->staged && adj != 0 && adj <= now)
             compact(ts, "adjust"); /* Go's adjusttimers, gated (Go issue 41699) */
         while (ts->heap.len && run_head(ts, now) == 0)
             ran++;
-        uint32_t dead = owner ? deleted_count(ts) : 0;
-        if (dead > ts->heap.len / 2)
+        /* Stopped timers left in the ring (their stop found the lock
+         * busy) count too: they go at compaction, or when their slot
+         * begins; the bounded sweep looks at the heap only. */
+        uint32_t dead = owner ? deleted_count(ts) : 0, total = ts->heap.len + ts->staged;
+        if (dead > total / 2)
             compact(ts, "clear_deleted");
-        else if (dead > ts->heap.len / 4)
+        else if (dead > total / 4 && ts->heap.len)
             sweep(ts);
     }
     next = pt__timers_next_time(ts);
@@ -287,13 +306,16 @@ int pt_timers_move(pt_timers *dst, pt_timers *src)
     pt_timers *first = dst < src ? dst : src, *second = dst < src ? src : dst;
     pt__lock(&first->lock);
     pt__lock(&second->lock);
-    int err = pt__heap4_reserve(&dst->heap, src->heap.len);
+    /* src's ring goes first into src's heap, which keeps room for it. dst
+     * gets everything in its heap, keeping the room its own ring needs. */
+    int err = pt__heap4_reserve(&dst->heap, src->heap.len + src->staged + dst->staged);
     if (err < 0) {
         pt__unlock(&second->lock);
         pt__unlock(&first->lock);
         return err;
     }
     pt_nanos prev = pt__timers_next_time(dst);
+    pt__stage_flush(src);
     pt__heap4 *from = &src->heap, *to = &dst->heap;
     for (uint32_t i = 0; i < from->len; i++) {
         pt_timer *t = from->v[i].item;
@@ -335,13 +357,14 @@ int pt_timers_destroy(pt_timers *ts)
     }
     /* Unlinking stopped timers is invisible to callers and required: their
      * owners may stop_sync them after the heap is gone. */
-    if (ts->heap.len)
-        compact(ts, "destroy");
+    if (ts->heap.len + ts->staged)
+        compact(ts, "destroy"); /* the ring's timers end in the heap: one place to look */
     if (ts->heap.len) {
         pt__unlock(&ts->lock);
         return -EBUSY;
     }
     pt__heap4_free(&ts->heap);
+    pt__stage_free(ts);
     ts->magic = 0;
     pt__unlock(&ts->lock);
     return 0;
@@ -423,20 +446,25 @@ int pt_timers_verify(pt_timers *ts, bool quiescent)
             deleted += s == PT_TIMER_DELETED;
         }
     }
-    VERIFY(atomic_load_explicit(&ts->num_timers, memory_order_relaxed) == h->len,
-           "num_timers %u, heap holds %u",
-           atomic_load_explicit(&ts->num_timers, memory_order_relaxed), h->len);
-    VERIFY(atomic_load_explicit(&ts->timer0_when, memory_order_relaxed) ==
-               pt__heap4_top_when(h),
-           "timer0_when %lld, head key %lld",
+    const char *ring = pt__stage_verify(ts, &deleted, &modifying);
+    VERIFY(!ring, "%s", ring);
+    VERIFY(atomic_load_explicit(&ts->num_timers, memory_order_relaxed) == h->len + ts->staged,
+           "num_timers %u, heap holds %u, ring %u",
+           atomic_load_explicit(&ts->num_timers, memory_order_relaxed), h->len, ts->staged);
+    pt_nanos head = pt__heap4_top_when(h);
+    if (ts->stage && ts->stage->next_at && (head == 0 || ts->stage->next_at < head))
+        head = ts->stage->next_at;
+    VERIFY(atomic_load_explicit(&ts->timer0_when, memory_order_relaxed) == head,
+           "timer0_when %lld, head key or ring slot %lld",
            (long long)atomic_load_explicit(&ts->timer0_when, memory_order_relaxed),
-           (long long)pt__heap4_top_when(h));
+           (long long)head);
     uint32_t counted = deleted_count(ts);
     if (quiescent)
         VERIFY(counted == deleted && modifying == 0, "deleted_timers %u, heap holds %u deleted",
                counted, deleted);
     else
-        VERIFY(counted <= h->len, "deleted_timers %u exceeds heap size %u", counted, h->len);
+        VERIFY(counted <= h->len + ts->staged, "deleted_timers %u exceeds heap size %u",
+               counted, h->len + ts->staged);
     pt__unlock(&ts->lock);
     return bad ? -EUCLEAN : 0;
 }

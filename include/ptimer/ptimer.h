@@ -19,6 +19,8 @@
  *                         Waiting, ModifiedXX -> -EBUSY, nothing changed
  *                         Running, Moving, Removing, Modifying -> wait, then as above
  *  stop (deltimer)        Waiting, ModifiedXX -> Modifying -> Deleted  returns 1
+ *                         then, on a staged heap whose lock is free (try-lock) and
+ *                         with t in its ring: Deleted -> Removing -> Removed
  *                         NoStatus, Deleted, Removing, Removed      returns 0
  *                         Running, Moving, Modifying -> wait
  *  modify, reset          Waiting, ModifiedXX -> Modifying -> ModifiedXX  returns 1
@@ -30,6 +32,8 @@
  *  clean, adjust,         Deleted    -> Removing -> Removed
  *  clear_deleted          ModifiedXX -> Moving -> Waiting  (re-keyed to its new when)
  *  (heap lock held)       Modifying  -> wait
+ *  promote (lock held,    Deleted    -> Removing -> Removed  dropped
+ *  a ring slot begins)    any other status: moved into the heap as it is, same key
  *  run (heap lock held,   Waiting    -> Waiting  (not due yet)
  *  head of the heap)      Waiting    -> Running -> NoStatus  one-shot: removed, then f
  *                         Waiting    -> Running -> Waiting   ticker: re-keyed, then f
@@ -138,7 +142,7 @@ struct pt_timers {
      * moved earlier is still keyed at its old time, and this makes check
      * adjust the heap before that time (Go's timerModifiedEarliest). */
     PT_ATOMIC(pt_nanos) modified_earliest PT_ALIGN8;
-    PT_ATOMIC(uint32_t) num_timers;     /* heap.len, for readers without the lock */
+    PT_ATOMIC(uint32_t) num_timers;     /* heap.len + staged, for readers without the lock */
     /* Deleted timers still in the heap: deleted_timers - deleted_cleaned.
      * Stops (and revivals, backwards) count in deleted_timers from any
      * thread; cleaning counts in deleted_cleaned, only under the lock, by
@@ -146,6 +150,14 @@ struct pt_timers {
      * one shared counter. */
     PT_ATOMIC(uint32_t) deleted_timers;
     PT_ATOMIC(uint32_t) deleted_cleaned;
+    /* The staging ring (pt_timers_set_staging), NULL when off: set before
+     * the heap is shared and never changed after, so any thread may read
+     * the pointer; what it points to is guarded by lock. */
+    struct pt__stage *stage;
+    uint32_t staged;            /* timers in the ring (lock); heap.len + staged = num_timers */
+    /* The last `now` a check of this heap saw: where the ring starts when
+     * it is empty. Written by checks without the lock, read under it. */
+    PT_ATOMIC(pt_nanos) stage_hint PT_ALIGN8;
     uint32_t running;           /* a callback of this heap runs now (lock dropped) */
     uint32_t sweep_at;          /* where the owner's next bounded sweep starts (lock) */
     pt_wake_func wake;
@@ -161,6 +173,23 @@ struct pt_timers {
  * -EINVAL too. */
 PT_API int pt_timers_init(pt_timers *ts, pt_wake_func wake, void *ctx);
 
+/* Turns on a staging ring in front of ts's heap, for timers that are
+ * mostly stopped long before they are due (RPC timeouts). A timer armed at
+ * least one `slot` after the last check's now (slot rounded up to a power
+ * of two, at least 1 us), and within 64 slots of the ring's start, is not
+ * pushed onto the heap: it is appended to an unsorted array, one per slot
+ * of time, and enters the heap only when its slot begins (the heap's next
+ * time, pt_timers_next, is then that slot's start). A stop that finds its
+ * timer in the ring unlinks it at once in O(1) when the heap's lock is
+ * free (a try-lock: stop still never waits), so a timer stopped long
+ * before its slot begins never touches the heap and its memory is
+ * reusable at once (status Removed). Timers further out, due sooner, or
+ * stopped while the lock is busy behave as without the ring. Call it on
+ * an empty heap, before other threads use it. 0; -EINVAL (a bad heap, or
+ * slot <= 0 or over 2^40 ns); -EBUSY (ts holds timers, or is staged
+ * already); -ENOMEM. */
+PT_API int pt_timers_set_staging(pt_timers *ts, pt_nanos slot);
+
 /* Frees the heap's storage. Stopped timers still in the heap are unlinked
  * first. 0; -EBUSY while it holds a live timer or runs a callback;
  * -EINVAL for NULL or a heap not initialised. */
@@ -175,7 +204,9 @@ PT_API void pt_timer_init(pt_timer *t, pt_func f, void *arg);
  * -EBUSY (already pending); -ENOMEM. */
 PT_API int pt_timer_start(pt_timers *ts, pt_timer *t, pt_nanos when, pt_nanos period);
 
-/* deltimer. Lazy: the timer may stay in its heap as Deleted. 1 if this call
+/* deltimer. Lazy: the timer may stay in its heap as Deleted (on a heap with
+ * a staging ring, a timer still in the ring is unlinked at once when the
+ * heap's lock is free). 1 if this call
  * stopped a pending timer, 0 if it had already run or been stopped;
  * -EINVAL for NULL or an uninitialised timer. */
 PT_API int pt_timer_stop(pt_timer *t);
