@@ -101,7 +101,7 @@ int pt_timer_stop(pt_timer *t)
         return -EINVAL;
     if (stop_eager(t, w))
         return 1;
-    return timer_stop(t, st_word(t));
+    return timer_stop(t, w); /* w may be stale: st_step CASes from it and reloads */
 }
 
 /* What an arming keeps: start keeps f, arg and seq; reset keeps the period

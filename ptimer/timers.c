@@ -219,6 +219,14 @@ static pt_nanos run_head(pt_timers *ts, pt_nanos now)
     return -1;
 }
 
+/* The latest now a check saw, where an empty ring starts (stage.c). A
+ * plain store, skipped when nothing changed; 0 (no time given) is none. */
+static inline void note_now(pt_timers *ts, pt_nanos now)
+{
+    if (atomic_load_explicit(&ts->stage_hint, memory_order_relaxed) < now)
+        atomic_store_explicit(&ts->stage_hint, now, memory_order_relaxed);
+}
+
 int pt_timers_check(pt_timers *ts, pt_nanos now, bool owner, pt_nanos *poll_until)
 {
     if (!pt__timers_valid(ts))
@@ -226,16 +234,16 @@ int pt_timers_check(pt_timers *ts, pt_nanos now, bool owner, pt_nanos *poll_unti
     /* The fast path: two atomic loads, no lock. */
     pt_nanos next = pt__timers_next_time(ts);
     if (next == 0) {
+        if (ts->stage)
+            note_now(ts, now); /* a time given; no clock read for an empty heap */
         if (poll_until)
             *poll_until = 0;
         return 0;
     }
     if (now == 0)
         now = pt_nanotime();
-    /* Where an empty ring starts (stage.c): a plain store, skipped when
-     * unchanged, so a heap without a ring pays one predictable branch. */
-    if (ts->stage && atomic_load_explicit(&ts->stage_hint, memory_order_relaxed) < now)
-        atomic_store_explicit(&ts->stage_hint, now, memory_order_relaxed);
+    if (ts->stage)
+        note_now(ts, now);
     if (now < next) {
         /* Nothing due; go on only if the owner should clear deleted timers
          * (the same test as below, without the lock). */

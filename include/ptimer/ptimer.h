@@ -19,8 +19,10 @@
  *                         Waiting, ModifiedXX -> -EBUSY, nothing changed
  *                         Running, Moving, Removing, Modifying -> wait, then as above
  *  stop (deltimer)        Waiting, ModifiedXX -> Modifying -> Deleted  returns 1
- *                         then, on a staged heap whose lock is free (try-lock) and
- *                         with t in its ring: Deleted -> Removing -> Removed
+ *  stop, eager (a staged  Waiting, ModifiedXX -> Removing -> Removed  unlinked, returns 1
+ *  heap, its lock taken   (any other status, the head, or the lock busy: as stop)
+ *  by a try-lock, t not
+ *  the heap's head)
  *                         NoStatus, Deleted, Removing, Removed      returns 0
  *                         Running, Moving, Modifying -> wait
  *  modify, reset          Waiting, ModifiedXX -> Modifying -> ModifiedXX  returns 1
@@ -134,6 +136,11 @@ typedef struct pt_timer {
 struct pt_timers {
     PT_ATOMIC(uint32_t) lock;   /* pt__lock: guards heap, running, its timers' heap_index */
     uint32_t magic;             /* set by init, cleared by destroy */
+    /* The staging ring (pt_timers_set_staging), NULL when off: set before
+     * the heap is shared and never changed after, so any thread may read
+     * the pointer; what it points to is guarded by lock. Here, in the
+     * line a stop touches anyway (deleted_timers), as every stop reads it. */
+    struct pt__stage *stage;
     pt__heap4 heap;              /* entries {key, pt_timer *} */
     /* heap.v[0].when, or 0 if empty: lets pollers decide without the lock.
      * Written under lock, read anywhere. */
@@ -150,10 +157,6 @@ struct pt_timers {
      * one shared counter. */
     PT_ATOMIC(uint32_t) deleted_timers;
     PT_ATOMIC(uint32_t) deleted_cleaned;
-    /* The staging ring (pt_timers_set_staging), NULL when off: set before
-     * the heap is shared and never changed after, so any thread may read
-     * the pointer; what it points to is guarded by lock. */
-    struct pt__stage *stage;
     uint32_t staged;            /* timers in the ring (lock); heap.len + staged = num_timers */
     /* The last `now` a check of this heap saw: where the ring starts when
      * it is empty. Written by checks without the lock, read under it. */
@@ -179,13 +182,15 @@ PT_API int pt_timers_init(pt_timers *ts, pt_wake_func wake, void *ctx);
  * of two, at least 1 us), and within 64 slots of the ring's start, is not
  * pushed onto the heap: it is appended to an unsorted array, one per slot
  * of time, and enters the heap only when its slot begins (the heap's next
- * time, pt_timers_next, is then that slot's start). A stop that finds its
- * timer in the ring unlinks it at once in O(1) when the heap's lock is
- * free (a try-lock: stop still never waits), so a timer stopped long
- * before its slot begins never touches the heap and its memory is
- * reusable at once (status Removed). Timers further out, due sooner, or
- * stopped while the lock is busy behave as without the ring. Call it on
- * an empty heap, before other threads use it. 0; -EINVAL (a bad heap, or
+ * time, pt_timers_next, is then that slot's start). The ring starts at the
+ * first check that reads the clock. On a staged heap pt_timer_stop
+ * unlinks the timer itself when the heap's lock is free (a try-lock: stop
+ * still never waits) and the timer is not the heap's head: O(1) from the
+ * ring, O(log n) from the heap; the timer is then Removed, its memory
+ * reusable at once. So a timer stopped long before its slot begins never
+ * touches the heap. Timers further out or due sooner go to the heap, and
+ * a stop that finds the lock busy is lazy, as without the ring. Call it
+ * on an empty heap, before other threads use it. 0; -EINVAL (a bad heap, or
  * slot <= 0 or over 2^40 ns); -EBUSY (ts holds timers, or is staged
  * already); -ENOMEM. */
 PT_API int pt_timers_set_staging(pt_timers *ts, pt_nanos slot);
@@ -204,9 +209,9 @@ PT_API void pt_timer_init(pt_timer *t, pt_func f, void *arg);
  * -EBUSY (already pending); -ENOMEM. */
 PT_API int pt_timer_start(pt_timers *ts, pt_timer *t, pt_nanos when, pt_nanos period);
 
-/* deltimer. Lazy: the timer may stay in its heap as Deleted (on a heap with
- * a staging ring, a timer still in the ring is unlinked at once when the
- * heap's lock is free). 1 if this call
+/* deltimer. Lazy: the timer may stay in its heap as Deleted (on a staged
+ * heap, see pt_timers_set_staging, it is unlinked at once, Removed, when
+ * the heap's lock is free and it is not the head). 1 if this call
  * stopped a pending timer, 0 if it had already run or been stopped;
  * -EINVAL for NULL or an uninitialised timer. */
 PT_API int pt_timer_stop(pt_timer *t);
