@@ -64,6 +64,14 @@ void pt__stage_release(struct pt__stage *st, struct pt__stage_slot *sl)
     drop->cap = 0;
 }
 
+void pt__stage_unlink(pt_timers *ts, pt_timer *t, pt_timer *by, const char *op)
+{
+    if (by)
+        pt__bad_timer(t, op);
+    pt__stage_remove(ts, t, op);
+    update_len(ts);
+}
+
 bool pt__stage_push(pt_timers *ts, pt_timer *t)
 {
     struct pt__stage *st = ts->stage;
@@ -110,8 +118,8 @@ bool pt__stage_push(pt_timers *ts, pt_timer *t)
     if (!(st->bits & (uint64_t)1 << q)) {
         st->bits |= (uint64_t)1 << q;
         pt_nanos at = s << st->shift;
-        if (st->next_at == 0 || at < st->next_at)
-            st->next_at = at;
+        if (ts->stage_next == 0 || at < ts->stage_next)
+            ts->stage_next = at;
     }
     return true;
 }
@@ -151,14 +159,14 @@ void pt__stage_promote(pt_timers *ts, pt_nanos now)
 {
     struct pt__stage *st = ts->stage;
     int64_t upto = now >> st->shift;
-    while (st->next_at && st->next_at <= now) {
-        promote_slot(ts, (uint32_t)(st->next_at >> st->shift) & (PT__STAGE_SLOTS - 1));
-        pt__stage_next(st);
+    while (ts->stage_next && ts->stage_next <= now) {
+        promote_slot(ts, (uint32_t)(ts->stage_next >> st->shift) & (PT__STAGE_SLOTS - 1));
+        pt__stage_next(ts);
     }
     /* Every slot up to now's has been emptied: the ring may start there. */
     if (upto > st->base)
         st->base = upto;
-    pt__stage_next(st);
+    pt__stage_next(ts);
     update_len(ts);
 }
 
@@ -178,7 +186,7 @@ void pt__stage_flush(pt_timers *ts)
     }
     ts->staged = 0;
     st->bits = 0;
-    st->next_at = 0;
+    ts->stage_next = 0;
 }
 
 const char *pt__stage_verify(pt_timers *ts, uint32_t *deleted, uint32_t *modifying)
@@ -225,7 +233,7 @@ const char *pt__stage_verify(pt_timers *ts, uint32_t *deleted, uint32_t *modifyi
     }
     if (n != ts->staged)
         return "ring holds a different number of entries than counted";
-    if (first != st->next_at)
+    if (first != ts->stage_next)
         return "ring's next time is not its earliest slot's start";
     if (ts->heap.cap - ts->heap.len < n)
         return "heap has no room reserved for the ring's entries";

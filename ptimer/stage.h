@@ -23,7 +23,7 @@
  * Invariants (ts->lock held for all of it):
  *  - every staged entry of slot number s (its key >> shift) lies in
  *    (base, base + 64), in array s & 63, whose bit in `bits` is set;
- *  - timer0_when is at or before `next_at`, the start of the earliest
+ *  - timer0_when is at or before ts->stage_next, the start of the earliest
  *    occupied slot, so a check takes the lock by then and empties it;
  *  - the heap's array has room for every staged entry (heap.cap >=
  *    heap.len + ts->staged), so emptying a slot never allocates and never
@@ -49,7 +49,6 @@ struct pt__stage {
     uint32_t shift;       /* slot width: 2^shift ns */
     uint64_t bits;        /* bit s & 63: slot s holds entries */
     int64_t base;         /* staged slot numbers lie in (base, base + 64) */
-    pt_nanos next_at;     /* start of the earliest occupied slot; 0 when empty */
     struct pt__stage_slot slot[PT__STAGE_SLOTS];
     /* The largest array a slot gave back when it emptied (len 0), for the
      * next slot that fills: slots fill one after another, and handing the
@@ -73,22 +72,23 @@ static inline void pt__stage_set_index(struct pt__stage *st, uint32_t q, uint32_
         PT__STAGED | q << PT__STAGE_POS_BITS | pos;
 }
 
-/* Recompute next_at from the occupied slots (after a slot emptied). */
-static inline void pt__stage_next(struct pt__stage *st)
+/* Recompute ts->stage_next from the occupied slots (after a slot emptied). */
+static inline void pt__stage_next(pt_timers *ts)
 {
+    struct pt__stage *st = ts->stage;
     if (!st->bits) {
-        st->next_at = 0;
+        ts->stage_next = 0;
         return;
     }
     /* The first occupied slot after base: rotate the word so that bit 0
      * is slot base + 1. */
     uint32_t r = (uint32_t)(st->base + 1) & (PT__STAGE_SLOTS - 1);
     uint64_t rot = r ? st->bits >> r | st->bits << (64 - r) : st->bits;
-    st->next_at = (st->base + 1 + __builtin_ctzll(rot)) << st->shift;
+    ts->stage_next = (st->base + 1 + __builtin_ctzll(rot)) << st->shift;
 }
 
 /* Unlink staged timer t (lock held): its place goes to the slot's last
- * entry. Keeps next_at and ts->staged; the caller updates the counters
+ * entry. Keeps ts->stage_next and ts->staged; the caller updates the counters
  * (update_len). */
 static inline void pt__stage_remove(pt_timers *ts, pt_timer *t, const char *op)
 {
@@ -106,11 +106,16 @@ static inline void pt__stage_remove(pt_timers *ts, pt_timer *t, const char *op)
         pt__stage_set_index(st, q, pos);
     } else if (sl->len == 0) {
         st->bits &= ~((uint64_t)1 << q);
-        pt__stage_next(st);
+        pt__stage_next(ts);
         if (sl->cap > PT__STAGE_KEEP)
             pt__stage_release(st, sl);
     }
 }
+
+/* remove_locked for a staged timer (heap_locked.h): pt__stage_remove and
+ * the counters; by (a timer to take t's place) must be NULL, as only a
+ * heap's head is replaced. */
+void pt__stage_unlink(pt_timers *ts, pt_timer *t, pt_timer *by, const char *op);
 
 /* Stage t (key t->when) if it belongs in the ring; false if it does not
  * (too near, too far, its slot full or out of memory): then it goes onto

@@ -75,19 +75,21 @@ static inline __attribute__((always_inline)) int timer_stop(pt_timer *t, uint64_
  * Removing is a lock holder's status, and whoever meets it yields until
  * the unlock, as for the owner's own cleaning. False: t was left as it
  * was, for the lazy stop. */
-static bool stop_eager(pt_timer *t, uint64_t w)
+static __attribute__((noinline)) bool stop_eager(pt_timers *ts, pt_timer *t, uint64_t w)
 {
-    pt_timers *ts = st_heap(w);
-    /* ts is read from a word seen pending in it, as stop_sync's unlink
-     * does: the lifetime contract (ptimer.h) keeps it valid meanwhile. */
-    if (!st_pending(st_status(w)) || !ts || !ts->stage || !pt__trylock(&ts->lock))
+    if (!st_pending(st_status(w)) || !pt__trylock(&ts->lock))
         return false;
     w = st_word(t); /* the word under the lock: t may have moved or changed */
     uint32_t i = t->heap_index;
     bool done = st_heap(w) == ts && st_pending(st_status(w)) && i != 0 &&
                 st_cas(t, w, PT_TIMER_REMOVING);
     if (done) {
-        remove_locked(ts, t, NULL, "stop");
+        if (pt__staged_index(i)) {
+            pt__stage_remove(ts, t, "stop"); /* inline here: the staged stop's own path */
+            update_len(ts);
+        } else {
+            remove_locked(ts, t, NULL, "stop");
+        }
         st_set_in(t, PT_TIMER_REMOVING, PT_TIMER_REMOVED, NULL, "stop");
     }
     pt__unlock(&ts->lock);
@@ -99,7 +101,12 @@ int pt_timer_stop(pt_timer *t)
     uint64_t w;
     if (!st_valid(t, &w))
         return -EINVAL;
-    if (stop_eager(t, w))
+    /* The heap the word names (none for a timer in no heap), read as
+     * stop_sync's unlink reads it: the lifetime contract (ptimer.h) keeps
+     * it valid meanwhile. Out of line past this test, so a plain heap's
+     * stop pays two loads and a branch for the ring. */
+    pt_timers *ts = st_heap(w);
+    if (ts && ts->stage && stop_eager(ts, t, w))
         return 1;
     return timer_stop(t, w); /* w may be stale: st_step CASes from it and reloads */
 }
@@ -174,7 +181,7 @@ timer_arm(pt_timers *ts, pt_timer *t, uint64_t w, pt_nanos when, pt_nanos period
             prev = pt__timers_next_time(ts);
             st_claim(t, ts);
             update_len(ts);
-            wake_at = ts->stage->next_at;
+            wake_at = ts->stage_next;
         } else {
             prev = pt__timers_add_locked(ts, t);
         }

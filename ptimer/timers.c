@@ -36,6 +36,7 @@ int pt_timers_init(pt_timers *ts, pt_wake_func wake, void *ctx)
     atomic_init(&ts->deleted_cleaned, 0);
     ts->sweep_at = 0;
     ts->stage = NULL;
+    ts->stage_next = 0;
     ts->staged = 0;
     atomic_init(&ts->stage_hint, 0);
     ts->running = 0;
@@ -263,7 +264,7 @@ int pt_timers_check(pt_timers *ts, pt_nanos now, bool owner, pt_nanos *poll_unti
     if (!ts->running) {
         /* Ring slots that have begun go into the heap first, so the run
          * below sees their timers. */
-        if (ts->stage && ts->stage->next_at && ts->stage->next_at <= now)
+        if (ts->stage_next && ts->stage_next <= now)
             pt__stage_promote(ts, now);
         pt_nanos adj = atomic_load_explicit(&ts->modified_earliest, memory_order_acquire);
         if (ts->heap.len + ts->staged && adj != 0 && adj <= now)
@@ -460,8 +461,8 @@ int pt_timers_verify(pt_timers *ts, bool quiescent)
            "num_timers %u, heap holds %u, ring %u",
            atomic_load_explicit(&ts->num_timers, memory_order_relaxed), h->len, ts->staged);
     pt_nanos head = pt__heap4_top_when(h);
-    if (ts->stage && ts->stage->next_at && (head == 0 || ts->stage->next_at < head))
-        head = ts->stage->next_at;
+    if (ts->stage_next && (head == 0 || ts->stage_next < head))
+        head = ts->stage_next;
     VERIFY(atomic_load_explicit(&ts->timer0_when, memory_order_relaxed) == head,
            "timer0_when %lld, head key or ring slot %lld",
            (long long)atomic_load_explicit(&ts->timer0_when, memory_order_relaxed),

@@ -158,6 +158,10 @@ struct pt_timers {
     PT_ATOMIC(uint32_t) deleted_timers;
     PT_ATOMIC(uint32_t) deleted_cleaned;
     uint32_t staged;            /* timers in the ring (lock); heap.len + staged = num_timers */
+    /* The start of the ring's earliest occupied slot, 0 if none (lock):
+     * here, not in the ring, so that a plain heap's update of timer0_when
+     * tests one field it has in cache anyway. */
+    pt_nanos stage_next;
     /* The last `now` a check of this heap saw: where the ring starts when
      * it is empty. Written by checks without the lock, read under it. */
     PT_ATOMIC(pt_nanos) stage_hint PT_ALIGN8;
