@@ -65,9 +65,18 @@ static void *ph_create(int nthreads, bench_cb cb, bool sync, bool staged)
     }
     return e;
 }
-static void *ph_create_lazy(int n, bench_cb cb) { return ph_create(n, cb, false, false); }
-static void *ph_create_sync(int n, bench_cb cb) { return ph_create(n, cb, true, false); }
-static void *ph_create_staged(int n, bench_cb cb) { return ph_create(n, cb, false, true); }
+static void *ph_create_lazy(int n, bench_cb cb)
+{
+    return ph_create(n, cb, false, false);
+}
+static void *ph_create_sync(int n, bench_cb cb)
+{
+    return ph_create(n, cb, true, false);
+}
+static void *ph_create_staged(int n, bench_cb cb)
+{
+    return ph_create(n, cb, false, true);
+}
 static void ph_destroy(void *eng) { free(eng); }
 
 static void ph_wake(void *ctx, pt_nanos when)

@@ -32,7 +32,7 @@ static inline pt_nanos pt__timers_next_time(const pt_timers *ts)
 static inline int pt__timers_reserve_locked(pt_timers *ts)
 {
     return ts->heap.cap - ts->heap.len > ts->staged ? 0
-                                                     : pt__heap4_reserve(&ts->heap, ts->staged + 1);
+                                                    : pt__heap4_reserve(&ts->heap, ts->staged + 1);
 }
 
 /* Publish the head's key for lock-free readers; skip the store when it is

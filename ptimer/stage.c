@@ -200,8 +200,8 @@ const char *pt__stage_verify(pt_timers *ts, uint32_t *deleted, uint32_t *modifyi
     for (uint32_t q = 0; q < PT__STAGE_SLOTS; q++) {
         const struct pt__stage_slot *sl = &st->slot[q];
         if (!!sl->len != !!(st->bits & (uint64_t)1 << q)) {
-            snprintf(why, sizeof why, "ring slot %u holds %u entries, occupied bit %d", q,
-                     sl->len, (int)(st->bits >> q & 1));
+            snprintf(why, sizeof why, "ring slot %u holds %u entries, occupied bit %d", q, sl->len,
+                     (int)(st->bits >> q & 1));
             return why;
         }
         for (uint32_t i = 0; i < sl->len; i++) {
@@ -221,8 +221,8 @@ const char *pt__stage_verify(pt_timers *ts, uint32_t *deleted, uint32_t *modifyi
             if (t->heap_index != (PT__STAGED | q << PT__STAGE_POS_BITS | i) ||
                 ((uint32_t)s & (PT__STAGE_SLOTS - 1)) != q || s <= st->base ||
                 s >= st->base + (int64_t)PT__STAGE_SLOTS) {
-                snprintf(why, sizeof why, "ring slot %u entry %u: timer %p, index %#x, key %lld",
-                         q, i, (const void *)t, t->heap_index, (long long)sl->v[i].when);
+                snprintf(why, sizeof why, "ring slot %u entry %u: timer %p, index %#x, key %lld", q,
+                         i, (const void *)t, t->heap_index, (long long)sl->v[i].when);
                 return why;
             }
             pt_nanos at = s << st->shift;

@@ -81,8 +81,8 @@ static __attribute__((noinline)) bool stop_eager(pt_timers *ts, pt_timer *t, uin
         return false;
     w = st_word(t); /* the word under the lock: t may have moved or changed */
     uint32_t i = t->heap_index;
-    bool done = st_heap(w) == ts && st_pending(st_status(w)) && i != 0 &&
-                st_cas(t, w, PT_TIMER_REMOVING);
+    bool done =
+        st_heap(w) == ts && st_pending(st_status(w)) && i != 0 && st_cas(t, w, PT_TIMER_REMOVING);
     if (done) {
         if (pt__staged_index(i)) {
             pt__stage_remove(ts, t, "stop"); /* inline here: the staged stop's own path */

@@ -472,8 +472,8 @@ int pt_timers_verify(pt_timers *ts, bool quiescent)
         VERIFY(counted == deleted && modifying == 0, "deleted_timers %u, heap holds %u deleted",
                counted, deleted);
     else
-        VERIFY(counted <= h->len + ts->staged, "deleted_timers %u exceeds heap size %u",
-               counted, h->len + ts->staged);
+        VERIFY(counted <= h->len + ts->staged, "deleted_timers %u exceeds heap size %u", counted,
+               h->len + ts->staged);
     pt__unlock(&ts->lock);
     return bad ? -EUCLEAN : 0;
 }

@@ -120,7 +120,7 @@ typedef struct pt__heap4 {
  * state and callbacks words is the library's own (ptimer/status.h). */
 typedef struct pt_timer {
     PT_ATOMIC(uint64_t) state PT_ALIGN8; /* status, a check, and the heap holding it */
-    uint32_t heap_index;                 /* position in that heap or its ring; guarded by its lock */
+    uint32_t heap_index;                 /* where in that heap (or ring); its lock guards it */
     PT_ATOMIC(uint32_t) callbacks;       /* running and started callbacks, for stop_sync */
     /* The time the user asked for. While the timer is Waiting it equals its
      * heap key; while ModifiedXX it is the new time and the heap key is the

@@ -4,14 +4,17 @@
  * clock is driven by hand: every check passes its own now. */
 #include <stdlib.h>
 
-#include "util.h"
 #include "ptimer/base/rng.h"
 #include "ptimer/stage.h"
+#include "util.h"
 
 #define SLOT ((pt_nanos)1 << 20) /* 1.05 ms */
 #define T0 (1000 * SLOT)         /* the first check's now: a slot boundary */
 
-static bool staged(const pt_timer *t) { return pt__staged_index(t->heap_index); }
+static bool staged(const pt_timer *t)
+{
+    return pt__staged_index(t->heap_index);
+}
 
 /* A staged heap with `count` counting timers whose ring starts at T0. */
 static void staged_timers(pt_timers *ts, pt_timer *t, int count, int *n, struct wakes *w)
