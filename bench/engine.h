@@ -104,7 +104,7 @@ struct engine {
     const char *(*check)(void *th, bool quiescent);
 };
 
-extern const struct engine engine_pheap, engine_pheap_sync, engine_timerthread,
+extern const struct engine engine_pheap, engine_pheap_sync, engine_pheap_staged, engine_timerthread,
     engine_globalheap, engine_floor, engine_kernel, engine_pwheel;
 
 const struct engine *engine_find(const char *name);

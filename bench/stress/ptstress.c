@@ -37,8 +37,9 @@ static const struct scenario scenarios[] = {
 
 /* The designs a run of "all" tries: every engine that holds timer
  * objects (kernel holds one timer per thread). */
-static const char *const all_designs[] = {"pheap", "pheap-sync", "timerthread", "globalheap",
-                                          "floor", "pwheel"};
+static const char *const all_designs[] = {"pheap",       "pheap-sync", "pheap-staged",
+                                          "timerthread", "globalheap", "floor",
+                                          "pwheel"};
 
 static const struct engine *find_design(const char *name)
 {
