@@ -130,6 +130,8 @@ if [ "$group" = seeded ] || [ "$group" = all ]; then
     # the TimerThread's destroy lost wake-up, found by timerthread.pml, fixed in 2cdb6d0
     model="$here/timerthread.pml"
     run seeded tt.destroy_lost_wakeup "-DBUG_DESTROY_NO_STOP_CHECK" "" "invalid end state"
+    # a reclaim request that does not wake the thread
+    run seeded tt.reclaim_no_wake "-DBUG_RECLAIM_NO_WAKE" "" "assertion violated"
     model="$here/ptimer.pml"
     finish
 fi
