@@ -191,9 +191,11 @@ static pt_nanos reanchor(uint32_t seq, uint64_t ta, int64_t na, uint64_t bt, int
         origin_tsc = ta;
         origin_ns = na;
     }
-    atomic_store_explicit(&pt__tsc.base_tsc, tc, memory_order_relaxed);
-    atomic_store_explicit(&pt__tsc.base_ns, start, memory_order_relaxed);
-    atomic_store_explicit(&pt__tsc.mult, nm, memory_order_relaxed);
+    /* release: a reader whose acquire load sees one of these also sees
+     * the CAS that made the count odd, and reads again (tsc.h) */
+    atomic_store_explicit(&pt__tsc.base_tsc, tc, memory_order_release);
+    atomic_store_explicit(&pt__tsc.base_ns, start, memory_order_release);
+    atomic_store_explicit(&pt__tsc.mult, nm, memory_order_release);
     /* release: pairs with the readers' acquire load of seq (tsc.h) */
     atomic_store_explicit(&pt__tsc.seq, seq + 2, memory_order_release);
     return start;

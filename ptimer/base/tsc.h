@@ -36,7 +36,7 @@
 
 struct pt__tsc_line {
     /* Odd while a re-anchor writes the words below (tsc.c's
-     * pt__tsc_reanchor); each re-anchor adds 2. Readers pair their
+     * reanchor); each re-anchor adds 2. Readers pair their
      * acquire load with the writer's release store. */
     _Atomic uint32_t seq;
     _Atomic uint64_t base_tsc;
@@ -90,21 +90,24 @@ static inline pt_nanos pt__tsc_now(void)
             __builtin_ia32_pause(); /* a re-anchor is mid-write: a few instructions */
             continue;
         }
-        uint64_t bt = atomic_load_explicit(&pt__tsc.base_tsc, memory_order_relaxed);
-        int64_t bn = atomic_load_explicit(&pt__tsc.base_ns, memory_order_relaxed);
-        uint64_t m = atomic_load_explicit(&pt__tsc.mult, memory_order_relaxed);
+        /* acquire (plain loads on x86-64): the second look at seq below
+         * cannot move above them, and a word a re-anchor stored (with
+         * release, after its CAS made seq odd) brings that CAS with it,
+         * so the second look then sees seq changed. C11's seqlock reader
+         * without a fence, which ThreadSanitizer does not model. */
+        uint64_t bt = atomic_load_explicit(&pt__tsc.base_tsc, memory_order_acquire);
+        int64_t bn = atomic_load_explicit(&pt__tsc.base_ns, memory_order_acquire);
+        uint64_t m = atomic_load_explicit(&pt__tsc.mult, memory_order_acquire);
         uint64_t t = pt__rdtsc_ordered();
         /* The second look at seq must come after the counter is read, or
          * a re-anchor could begin (and read its own, later, counter)
          * between our check and our rdtsc, and a reading past the new
          * anchor would be mapped by the old line. The address of the
          * load depends on t (z is 0, but the CPU cannot know that before
-         * t arrives), which orders it; the fence orders it after the
-         * words above (Boehm's seqlock reader). */
+         * t arrives), which orders it. */
         uint64_t z = t;
         __asm__("" : "+r"(z));
         z -= t;
-        atomic_thread_fence(memory_order_acquire);
         uint32_t s2 = atomic_load_explicit((_Atomic uint32_t *)((uintptr_t)&pt__tsc.seq + z),
                                            memory_order_relaxed);
         if (s2 != s1)
