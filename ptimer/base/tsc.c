@@ -42,6 +42,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -201,6 +202,17 @@ static pt_nanos reanchor(uint32_t seq, uint64_t ta, int64_t na, uint64_t bt, int
     return start;
 }
 
+void pt__tsc_wait_even(void)
+{
+    /* acquire: as the reader's first look (tsc.h), which reads again */
+    for (int i = 0; atomic_load_explicit(&pt__tsc.seq, memory_order_acquire) & 1; i++) {
+        if (i < 64)
+            __builtin_ia32_pause();
+        else
+            sched_yield();
+    }
+}
+
 pt_nanos pt__tsc_slow(uint64_t t, uint32_t seq, uint64_t bt, int64_t bn, uint64_t m)
 {
     if ((int64_t)(t - bt) < 0)
@@ -240,6 +252,10 @@ pt_nanos pt__tsc_slow(uint64_t t, uint32_t seq, uint64_t bt, int64_t bn, uint64_
 {
     (void)t, (void)seq, (void)bt, (void)bn, (void)m;
     return mono_read();
+}
+
+void pt__tsc_wait_even(void)
+{
 }
 
 #endif

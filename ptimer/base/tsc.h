@@ -67,6 +67,12 @@ int pt__tsc_calibrate(void);
  * again. */
 pt_nanos pt__tsc_slow(uint64_t tsc, uint32_t seq, uint64_t bt, int64_t bn, uint64_t m);
 
+/* Waits until no re-anchor is mid-write: spins a little (the write is a
+ * few instructions), then yields, so that a writer preempted inside it
+ * gets a CPU back sooner from a reader that would otherwise spin out its
+ * time slice. */
+void pt__tsc_wait_even(void);
+
 #ifdef PT__HAVE_TSC
 /* The counter, ordered after every earlier load (lfence waits for them:
  * a read that happens after another thread's, through any memory
@@ -86,8 +92,8 @@ static inline pt_nanos pt__tsc_now(void)
         /* acquire: pairs with the release store that ended the last
          * re-anchor, so the words below are that re-anchor's. */
         uint32_t s1 = atomic_load_explicit(&pt__tsc.seq, memory_order_acquire);
-        if (s1 & 1) {
-            __builtin_ia32_pause(); /* a re-anchor is mid-write: a few instructions */
+        if (__builtin_expect(s1 & 1, 0)) {
+            pt__tsc_wait_even(); /* a re-anchor is mid-write: a few instructions */
             continue;
         }
         /* acquire (plain loads on x86-64): the second look at seq below
