@@ -27,7 +27,10 @@
  * of a heap of sweep_min entries or more; one O(n) pass then frees them
  * and re-heapifies, so each freed task costs O(1) (Go's quarter rule for
  * deleted timers). Buckets then hold at most about reclaim_every removed
- * tasks per thread, and the heap about a quarter removed ones. bRPC's fix
+ * tasks per thread, and the heap about a quarter removed ones, as long as
+ * the timer thread keeps up: it alone frees them, and a scheduling thread
+ * that gets more CPU than it does is not slowed down (bench/RESULTS.md
+ * saw millions held for a second or so on a loaded machine). bRPC's fix
  * (apache/brpc#3384) sweeps its heap when it has doubled since the last
  * sweep, and drains buckets only if a periodic wake-up is configured (off
  * by default); here the cancels themselves say when there is something to
