@@ -26,11 +26,14 @@
  * held (unschedules counted less removed tasks freed) at least a quarter
  * of a heap of sweep_min entries or more; one O(n) pass then frees them
  * and re-heapifies, so each freed task costs O(1) (Go's quarter rule for
- * deleted timers). Buckets then hold at most about reclaim_every removed
- * tasks per thread, and the heap about a quarter removed ones, as long as
- * the timer thread keeps up: it alone frees them, and a scheduling thread
- * that gets more CPU than it does is not slowed down (bench/RESULTS.md
- * saw millions held for a second or so on a loaded machine). bRPC's fix
+ * deleted timers). A thread whose request finds its previous one still
+ * unserved (the timer thread has not pulled since: it is off the CPU, or
+ * running a long callback) does not wait for it: it drains its own bucket
+ * itself (tt_help_reclaim), freeing its removed tasks into its own cache
+ * and putting the pending ones back as a schedule would, announced. So a
+ * bucket holds at most about reclaim_every removed tasks per thread, and
+ * the heap about a quarter removed ones (plus what was pulled while the
+ * timer thread fell behind, until its next sweep). bRPC's fix
  * (apache/brpc#3384) sweeps its heap when it has doubled since the last
  * sweep, and drains buckets only if a periodic wake-up is configured (off
  * by default); here the cancels themselves say when there is something to
@@ -92,6 +95,7 @@ struct tt_local {
      * read_stats with acquire. */
     _Atomic uint64_t scheduled;
     _Atomic uint64_t unscheduled;
+    _Atomic uint64_t reclaimed; /* removed tasks this thread freed helping (tt_help_reclaim) */
 };
 
 struct pt_timerthread {
@@ -190,6 +194,7 @@ static struct tt_local *tt_local_chunk(pt_timerthread *tt, uint32_t c)
         chunk[k].bucket = (uint32_t)(fmix64(c * TT_LOCALS_PER_CHUNK + k) % tt->nbuckets);
         atomic_init(&chunk[k].scheduled, 0);
         atomic_init(&chunk[k].unscheduled, 0);
+        atomic_init(&chunk[k].reclaimed, 0);
     }
     struct tt_local *seen = NULL;
     /* release: publishes the chunk's contents; acquire on failure: pairs
@@ -254,8 +259,9 @@ static __attribute__((noinline)) void tt_announce(pt_timerthread *tt, pt_nanos w
 /* Ask the thread to reclaim removed tasks (see the top): nearest 0 makes
  * it pull every bucket before it runs a task or sleeps, as destroy's does;
  * `reclaim` under the same lock tells it to consider a sweep after that
- * pull. A request while one is pending (nearest already 0) costs no wake. */
-static __attribute__((noinline)) void tt_request_reclaim(pt_timerthread *tt)
+ * pull. A request while one is pending (nearest already 0) costs no wake,
+ * and returns false: the thread has not pulled since the last one. */
+static __attribute__((noinline)) bool tt_request_reclaim(pt_timerthread *tt)
 {
     bool wake = false;
     pt__lock(&tt->lock);
@@ -271,7 +277,10 @@ static __attribute__((noinline)) void tt_request_reclaim(pt_timerthread *tt)
     pt__unlock(&tt->lock);
     if (wake)
         pt__futex_wake(&tt->nsignals, 1);
+    return wake;
 }
+
+static void tt_help_reclaim(pt_timerthread *tt, struct tt_local *l);
 
 pt_task_id pt_timerthread_schedule(pt_timerthread *tt, void (*fn)(void *), void *arg, pt_nanos when)
 {
@@ -355,8 +364,10 @@ int pt_timerthread_unschedule(pt_timerthread *tt, pt_task_id id)
         n = count(&tt->shared.unscheduled);
         pt__unlock(&tt->shared_lock);
     }
-    if (__builtin_expect((n & tt->reclaim_mask) == 0, 0))
-        tt_request_reclaim(tt);
+    /* A request the thread has not served since our last one: it is
+     * 4096 of our removals behind, so we drain our own bucket meanwhile. */
+    if (__builtin_expect((n & tt->reclaim_mask) == 0, 0) && !tt_request_reclaim(tt) && l)
+        tt_help_reclaim(tt, l);
     return 0;
 }
 
@@ -389,6 +400,60 @@ static void tt_freed(pt_timerthread *tt, struct tt_local *l, struct pt__tt_task 
     tt_free_task(tt, l, t);
     atomic_store_explicit(&tt->freed, atomic_load_explicit(&tt->freed, memory_order_relaxed) + 1,
                           memory_order_relaxed);
+}
+
+/* Help the timer thread reclaim (see the top): it has not served this
+ * thread's last request, so this thread takes its own bucket's list (as
+ * the timer thread's pull does, under the bucket's lock), frees the
+ * removed tasks into its own cache (free: removed -> free, by the
+ * remover), and puts the pending ones back with a schedule's push: onto
+ * the bucket, lowering its nearest time, and announced if they are now
+ * its earliest. While they are out of the bucket the timer thread may
+ * sleep past them; the announce after the push-back wakes it, as a
+ * schedule's does. A bucket holds pending (v) and removed (v+2) tasks only:
+ * only the timer thread runs tasks, from its heap. */
+static __attribute__((noinline)) void tt_help_reclaim(pt_timerthread *tt, struct tt_local *l)
+{
+    struct tt_bucket *b = &tt->buckets[l->bucket];
+    struct pt__tt_task *keep = NULL, *last = NULL;
+    pt_nanos earliest = PT_MAXWHEN;
+    uint64_t freed = 0;
+    for (struct pt__tt_task *t = tt_consume(b); t;) {
+        struct pt__tt_task *next = t->next; /* before t is freed or relinked */
+        /* relaxed: as in tt_try_delete; the fields came with the bucket's lock */
+        uint32_t v = atomic_load_explicit(&t->version, memory_order_relaxed);
+        if (v == t->id_version + 2) {
+            pt__task_cache_put(&tt->pool, &l->cache, t);
+            freed++;
+        } else {
+            if (v != t->id_version)
+                tt_bad_task(tt, t, v, "help reclaim");
+            t->next = keep;
+            keep = t;
+            if (!last)
+                last = t;
+            if (t->when < earliest)
+                earliest = t->when;
+        }
+        t = next;
+    }
+    if (freed) /* one writer, this thread: read by tt_sweep and the tests' hook */
+        atomic_store_explicit(&l->reclaimed,
+                              atomic_load_explicit(&l->reclaimed, memory_order_relaxed) + freed,
+                              memory_order_release);
+    if (!keep)
+        return;
+    bool earlier = false;
+    pt__lock(&b->lock);
+    last->next = atomic_load_explicit(&b->head, memory_order_relaxed);
+    atomic_store_explicit(&b->head, keep, memory_order_relaxed);
+    if (earliest < b->nearest) {
+        b->nearest = earliest;
+        earlier = true;
+    }
+    pt__unlock(&b->lock);
+    if (earlier)
+        tt_announce(tt, earliest);
 }
 
 /* free: removed -> free, if t was unscheduled. True if t was freed. */
@@ -428,16 +493,21 @@ static bool tt_run_task(pt_timerthread *tt, struct tt_local *l, struct pt__tt_ta
     return false;
 }
 
-/* Unschedules counted so far, every thread's (the sum read_stats makes). */
-static uint64_t tt_unscheduled(pt_timerthread *tt)
+/* Unschedules counted so far, every thread's (the sum read_stats makes),
+ * and the removed tasks threads freed helping (tt_help_reclaim). */
+static void tt_sums(pt_timerthread *tt, uint64_t *unscheduled, uint64_t *reclaimed)
 {
-    uint64_t n = atomic_load_explicit(&tt->shared.unscheduled, memory_order_acquire);
+    uint64_t u = atomic_load_explicit(&tt->shared.unscheduled, memory_order_acquire);
+    uint64_t r = 0;
     for (uint32_t c = 0; c < TT_LOCAL_CHUNKS; c++) {
         struct tt_local *chunk = atomic_load_explicit(&tt->locals[c], memory_order_acquire);
-        for (uint32_t k = 0; chunk && k < TT_LOCALS_PER_CHUNK; k++)
-            n += atomic_load_explicit(&chunk[k].unscheduled, memory_order_acquire);
+        for (uint32_t k = 0; chunk && k < TT_LOCALS_PER_CHUNK; k++) {
+            u += atomic_load_explicit(&chunk[k].unscheduled, memory_order_acquire);
+            r += atomic_load_explicit(&chunk[k].reclaimed, memory_order_acquire);
+        }
     }
-    return n;
+    *unscheduled = u;
+    *reclaimed = r;
 }
 
 /* After a reclaim's pull: free the heap's removed tasks in one pass if at
@@ -451,8 +521,10 @@ static void tt_sweep(pt_timerthread *tt, struct tt_local *l)
     pt__heap4 *h = &tt->heap;
     if (h->len == 0 || h->len < tt->sweep_min)
         return;
-    uint64_t u = tt_unscheduled(tt);
-    uint64_t held = u > tt->removed_freed ? u - tt->removed_freed : 0;
+    uint64_t u, r;
+    tt_sums(tt, &u, &r);
+    uint64_t gone = tt->removed_freed + r;
+    uint64_t held = u > gone ? u - gone : 0;
     /* sweep_min 0 (the tests' tuning): any removed task held is swept */
     if (held == 0 || (tt->sweep_min && held * 4 < h->len))
         return;
@@ -622,6 +694,7 @@ int pt_timerthread_create(pt_timerthread **out, const pt_timerthread_options *op
     tt->shared.bucket = 0;
     atomic_init(&tt->shared.scheduled, 0);
     atomic_init(&tt->shared.unscheduled, 0);
+    atomic_init(&tt->shared.reclaimed, 0);
     pt__task_pool_init(&tt->pool);
     pt__lock_init(&tt->lock);
     tt->nearest = PT_MAXWHEN;
@@ -732,7 +805,9 @@ uint32_t pt__timerthread_pool_slots(pt_timerthread *tt)
 uint64_t pt__timerthread_held(pt_timerthread *tt)
 {
     pt_timerthread_stats st;
-    uint64_t freed = atomic_load_explicit(&tt->freed, memory_order_relaxed);
+    uint64_t u, r;
+    tt_sums(tt, &u, &r);
+    uint64_t freed = atomic_load_explicit(&tt->freed, memory_order_relaxed) + r;
     pt_timerthread_read_stats(tt, &st);
     return st.scheduled > freed ? st.scheduled - freed : 0;
 }

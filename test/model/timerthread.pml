@@ -28,7 +28,14 @@
  *
  * -DBUG_RECLAIM_NO_WAKE: a reclaim request that only sets its flag; the
  * thread may then sleep until its far task's time with the removed tasks
- * unreclaimed (the assertion in the sleep section). */
+ * unreclaimed (the assertion in the sleep section).
+ *
+ * -DCFG_HELP: a scheduler's due task, a helper that does what
+ * tt_help_reclaim does (take the bucket's list under its lock, put the
+ * pending task back with a schedule's push and announce it), the thread,
+ * and no destroy: once nothing can move (spin's timeout), the due task
+ * must have run. -DBUG_HELP_NO_ANNOUNCE puts it back unannounced, and the
+ * thread sleeps through it. */
 
 #define NEVER 3         /* PT_MAXWHEN */
 
@@ -99,7 +106,10 @@ top:
         assert(!reclaim || next == 0);
         unlock(lk);
         /* pt__futex_wait(&nsignals, expected, next): returns when the word
-         * changed, or at the deadline of a task it holds */
+         * changed, or at the deadline of a task it holds; asleep here for
+         * good is a valid end only once destroy has nobody left to join
+         * (CFG_HELP has no destroy) */
+end_wait:
         if
         :: nsig != expected
         :: next != NEVER
@@ -157,6 +167,44 @@ proctype Unscheduler()
     unlock(lk)
 }
 
+/* tt_help_reclaim, from a thread whose reclaim request went unserved */
+proctype Helper()
+{
+    byte took, earlier;
+    lock(blk);
+    took = bucket; bucket = NEVER; bnear = NEVER;          /* tt_consume */
+    unlock(blk);
+    if
+    :: took != NEVER ->                  /* pending: put it back */
+        lock(blk);
+        bucket = took;
+        if
+        :: took < bnear -> bnear = took; earlier = 1
+        :: else
+        fi;
+        unlock(blk);
+#ifndef BUG_HELP_NO_ANNOUNCE
+        if
+        :: earlier ->
+            lock(lk);
+            if
+            :: took < nearest -> nearest = took; nsig++
+            :: else
+            fi;
+            unlock(lk)
+        :: else
+        fi
+#endif
+    :: else
+    fi
+}
+
+/* Once nothing can move: a due task scheduled has run. */
+proctype Monitor()
+{
+    timeout -> assert(!scheduled_due || ran == 1)
+}
+
 /* pt_timerthread_destroy from another thread */
 proctype Destroyer()
 {
@@ -174,7 +222,12 @@ init
     atomic {
         run Thread();
         run Scheduler();
+#ifdef CFG_HELP
+        run Helper();
+        run Monitor()
+#else
         run Unscheduler();
         run Destroyer()
+#endif
     }
 }

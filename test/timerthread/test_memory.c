@@ -220,3 +220,43 @@ void test_reclaim_on_every_unschedule_gives_back_every_removed_task(void)
         CHECK_EQ(pt_timerthread_unschedule(tt, ids[i]), -1);
     pt_timerthread_destroy(tt);
 }
+
+/* The timer thread held in a callback cannot serve a reclaim request; a
+ * thread whose request finds the last one unserved drains its own bucket:
+ * it frees its removed tasks and puts the pending ones back, announced, so
+ * a due one among them still runs once the timer thread is free. Checked
+ * while the thread is still held: nothing to wait for. */
+void test_removed_tasks_are_reclaimed_by_their_thread_while_the_timer_thread_is_held(void)
+{
+    pt_timerthread *tt = make();
+    struct gate g = {0, 0};
+    hold(tt, &g);
+    enum { N = 5 * 4096 + 100 };
+    static pt_task_id pending[N / 7 + 1];
+    int npending = 0, ndue = 0;
+    atomic_int due_ran = 0;
+    for (int i = 0; i < N; i++) {
+        bool keep = i % 7 == 0, due = i % 14 == 0;
+        pt_nanos when = due ? 0 : pt_nanotime() + HOUR;
+        pt_task_id id = pt_timerthread_schedule(tt, due ? bump : noop, due ? (void *)&due_ran : NULL, when);
+        CHECK(id != PT_INVALID_TASK_ID);
+        if (!keep)
+            CHECK_EQ(pt_timerthread_unschedule(tt, id), 0);
+        else if (due)
+            ndue++;
+        else
+            pending[npending++] = id;
+    }
+    /* removed tasks held: at most those since the last help, under 4096;
+     * plus the pending ones and the gate's task */
+    uint64_t held = pt__timerthread_held(tt);
+    printf("timer thread held: %llu tasks held of %d scheduled, %d pending\n",
+           (unsigned long long)held, N, npending + ndue);
+    CHECK(held <= (uint64_t)(npending + ndue + 1 + RECLAIM_EVERY));
+    atomic_store(&g.release, 1);
+    CHECK(wait_for(&due_ran, ndue)); /* the due ones put back still run */
+    for (int i = 0; i < npending; i++) /* and the far ones are still pending */
+        CHECK_EQ(pt_timerthread_unschedule(tt, pending[i]), 0);
+    CHECK_EQ(stats(tt).pending, 0);
+    pt_timerthread_destroy(tt);
+}
