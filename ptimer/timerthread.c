@@ -17,7 +17,7 @@
  * nothing wakes it: every removed task stays in its bucket, or in the heap
  * if it was pulled while pending, until its time, and memory grows as rate
  * x timeout (1.9 GB at 100k calls/s in bRPC, apache/brpc#3383; ptbench's
- * rpc with --timeout-ms 300000 held 1.8 GB after 4 s here). So every
+ * rpc with --timeout-ms 300000 held 2.2 GiB after 4 s here). So every
  * reclaim_every-th unschedule of a thread (4096; a count it keeps anyway)
  * asks the thread to reclaim: it lowers the global nearest time to 0, as
  * destroy does, which makes the thread pull every bucket (freeing the
