@@ -91,6 +91,10 @@ struct engine {
     /* Optional: moveTimers: every live timer of src onto dst (src's P is
      * being removed), called on src's worker; 0 or < 0. */
     int (*move)(void *dst, void *src);
+    /* idle sleeps on through a timer that another thread makes the
+     * worker's earliest (no wake callback: floor, whose heaps no other
+     * thread is meant to touch): ptstress's sleeping-P probe skips it. */
+    bool idle_misses_remote;
     /* Optional, on the worker: the entries its structures hold, stopped
      * ones not yet reclaimed included (ptstress's memory bound). */
     size_t (*held)(void *th);
@@ -100,7 +104,7 @@ struct engine {
     const char *(*check)(void *th, bool quiescent);
 };
 
-extern const struct engine engine_pheap, engine_pheap_sync, engine_timerthread,
+extern const struct engine engine_pheap, engine_pheap_sync, engine_pheap_staged, engine_timerthread,
     engine_globalheap, engine_floor, engine_kernel;
 
 const struct engine *engine_find(const char *name);

@@ -249,5 +249,6 @@ const struct engine engine_floor = {
     .reserve_handles = fl_reserve_handles,
     .timer_bytes = sizeof(struct fl_node) + sizeof(pt__heap4_entry),
     TOBJ_FIELDS(fl),
+    .idle_misses_remote = true, /* fl_idle has no wake: it sleeps to `until` */
     .held = fl_held,
 };

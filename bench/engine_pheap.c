@@ -8,6 +8,12 @@
  *    owner does when the timer reaches the head or in its compaction.
  *  - pheap-sync: cancel is pt_timer_stop_sync: unlinked at once, reusable
  *    at once.
+ *  - pheap-staged: pheap with a staging ring (pt_timers_set_staging) of
+ *    4.2 ms slots, 268 ms in all: the 100 ms timeouts of rpc and
+ *    rpc-pending are staged, and a stop unlinks them from the ring at once
+ *    (reusable at once) where pheap leaves them in the heap; the preload,
+ *    an hour out, and descending's deadlines, 20 s out, are beyond the
+ *    ring and go to the heap as in pheap.
  */
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -27,7 +33,7 @@ struct ph_thread {
     pt_timers ts;
     _Atomic uint32_t wakeword; /* bumped by the wake callback */
     atomic_bool sleeping;      /* the worker is (about to be) in futex_wait */
-    bool sync;
+    bool sync, staged;
     bench_cb cb;
     struct slots slots;
     uint32_t *limbo; /* stopped timers waiting to be unlinked, FIFO */
@@ -35,26 +41,42 @@ struct ph_thread {
     struct ph_engine *eng;
 };
 
+/* pheap-staged's slot: 2^22 ns. The ring then spans 64 slots, 268 ms,
+ * the range of common RPC timeouts; the slot is what a stop that comes
+ * later than its arm by less than a slot costs nothing in the heap. */
+#define PH_STAGE_SLOT ((pt_nanos)1 << 22)
+
 struct ph_engine {
-    bool sync;
+    bool sync, staged;
     bench_cb cb;
     atomic_ulong wakeups;
 };
 
 static _Thread_local struct ph_thread *tl_thread;
 
-static void *ph_create(int nthreads, bench_cb cb, bool sync)
+static void *ph_create(int nthreads, bench_cb cb, bool sync, bool staged)
 {
     (void)nthreads;
     struct ph_engine *e = calloc(1, sizeof *e);
     if (e) {
         e->sync = sync;
+        e->staged = staged;
         e->cb = cb;
     }
     return e;
 }
-static void *ph_create_lazy(int n, bench_cb cb) { return ph_create(n, cb, false); }
-static void *ph_create_sync(int n, bench_cb cb) { return ph_create(n, cb, true); }
+static void *ph_create_lazy(int n, bench_cb cb)
+{
+    return ph_create(n, cb, false, false);
+}
+static void *ph_create_sync(int n, bench_cb cb)
+{
+    return ph_create(n, cb, true, false);
+}
+static void *ph_create_staged(int n, bench_cb cb)
+{
+    return ph_create(n, cb, false, true);
+}
 static void ph_destroy(void *eng) { free(eng); }
 
 static void ph_wake(void *ctx, pt_nanos when)
@@ -93,8 +115,11 @@ static void *ph_thread_start(void *eng, int tid)
         return NULL;
     th->eng = eng;
     th->sync = th->eng->sync;
+    th->staged = th->eng->staged;
     th->cb = th->eng->cb;
     pt_timers_init(&th->ts, ph_wake, th);
+    if (th->eng->staged && pt_timers_set_staging(&th->ts, PH_STAGE_SLOT) != 0)
+        abort();
     slots_init(&th->slots, sizeof(struct ph_timer));
     tl_thread = th;
     return th;
@@ -174,8 +199,13 @@ static bool ph_cancel(void *vth, bench_handle h)
         return r == 1;
     }
     int r = pt_timer_stop(&pt->t);
-    /* The handle is stale now; the slot is reusable once its heap has
-     * unlinked the timer. */
+    /* A stop that unlinked the timer itself (pheap-staged's eager stop)
+     * leaves it Removed: reusable at once. Otherwise the handle is stale
+     * now, and the slot reusable once its heap has unlinked the timer. */
+    if (th->staged && pt_timer_status(&pt->t) == PT_TIMER_REMOVED) {
+        slots_put(&th->slots, (uint32_t)h);
+        return r == 1;
+    }
     slots_retire(&th->slots, (uint32_t)h);
     ph_limbo_push(th, (uint32_t)h);
     return r == 1;
@@ -334,3 +364,5 @@ PH_ENGINE(engine_pheap, "pheap", ph_create_lazy, ph_tm_stop,
           "ptimer per-P heaps; cancel = pt_timer_stop, memory reused once unlinked");
 PH_ENGINE(engine_pheap_sync, "pheap-sync", ph_create_sync, ph_tm_stop_sync,
           "ptimer per-P heaps; cancel = pt_timer_stop_sync, memory reused at once");
+PH_ENGINE(engine_pheap_staged, "pheap-staged", ph_create_staged, ph_tm_stop,
+          "ptimer per-P heaps with a staging ring (4.2 ms slots); cancel = pt_timer_stop");

@@ -7,7 +7,7 @@
 #include "engine.h"
 
 static const struct engine *const engines[] = {
-    &engine_pheap,      &engine_pheap_sync, &engine_timerthread,
+    &engine_pheap,      &engine_pheap_sync, &engine_pheap_staged, &engine_timerthread,
     &engine_globalheap, &engine_floor,      &engine_kernel,
 };
 

@@ -50,6 +50,7 @@ static int row_fields(const struct row *w, struct field *f)
     D("lat_max_us", w->max, 2);
     D("wakeups", w->wakeups, 0);
     D("cpu_s", w->cpu_s, 4);
+    D("cpu_sys_s", w->sys_s, 4);
     D("bytes_per_timer", w->bytes, 2);
     D("create_ns", w->create_ns, 2);
     D("cancel_ns", w->cancel_ns, 2);

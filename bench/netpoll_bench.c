@@ -49,7 +49,7 @@ static int netpoll_rep(const struct backend *b, pt_nanos wait, pt_nanos duration
     }
     _Atomic uint32_t word = 0; /* never changes: the futex wait ends on time */
     pt_poll_event ev[1];
-    double cpu0 = bench_cpu_seconds();
+    double cpu0 = bench_cpu_seconds(), sys0 = bench_sys_seconds();
     pt_nanos start = pt_nanotime(), now = start;
     while (now - start < duration || out->ops < 3) {
         pt_nanos deadline = now + wait;
@@ -76,6 +76,7 @@ static int netpoll_rep(const struct backend *b, pt_nanos wait, pt_nanos duration
     }
     out->elapsed = now - start;
     out->cpu_s = bench_cpu_seconds() - cpu0;
+    out->sys_s = bench_sys_seconds() - sys0;
     out->scheduled = out->fired = out->ops;
     if (np)
         pt_netpoll_destroy(np);

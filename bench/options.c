@@ -20,7 +20,7 @@
  * the engine workloads, the sched designs those in the scheduler; kernel
  * is the floor of both kinds' latency workloads. */
 static const char *const default_designs[] = {
-    "pheap",      "floor",    "pheap-sync", "timerthread", "globalheap", "kernel",
+    "pheap",      "floor",    "pheap-sync", "pheap-staged", "timerthread", "globalheap", "kernel",
 #ifdef PTBENCH_HAVE_SCHED
     "sched-perp", "sched-tt",
 #endif
@@ -37,11 +37,12 @@ static bool design_known(const char *name)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: ptbench [compare] [options]\n"
-               "  compare               the standard matrix (every design x workload x threads)\n"
-               "  -d, --design LIST     designs, comma-separated (default: all):\n"
-               "                        pheap pheap-sync timerthread globalheap floor\n"
-               "                        kernel (latency workloads only: the futex floor)\n");
+    fprintf(f,
+            "usage: ptbench [compare] [options]\n"
+            "  compare               the standard matrix (every design x workload x threads)\n"
+            "  -d, --design LIST     designs, comma-separated (default: all):\n"
+            "                        pheap pheap-sync pheap-staged timerthread globalheap floor\n"
+            "                        kernel (latency workloads only: the futex floor)\n");
 #ifdef PTBENCH_HAVE_SCHED
     fprintf(f, "                        sched-perp sched-tt (the workloads in the scheduler,\n"
                "                        with timers per P or on the TimerThread)\n");

@@ -63,6 +63,7 @@ void rep_of_result(const struct run_result *res, struct rep *p)
         .ops = r->ops,
         .elapsed_ns = (double)r->elapsed,
         .cpu_s = r->cpu_s,
+        .sys_s = r->sys_s,
         .wakeups = (double)r->wakeups,
         .p50 = hist_quantile(&r->lateness, 0.50),
         .p99 = hist_quantile(&r->lateness, 0.99),
@@ -239,7 +240,7 @@ void report_add(struct report *r, const struct workload *wl, const char *variant
     w->threads = threads;
     w->reps = n;
     w->timer_bytes = timer_bytes;
-    enum { OPS_S, NS_OP, P50, P99, P999, MAX, WAKEUPS, CPU, BYTES, CREATE, CANCEL, RSS, RSSG, NV };
+    enum { OPS_S, NS_OP, P50, P99, P999, MAX, WAKEUPS, CPU, SYS, BYTES, CREATE, CANCEL, RSS, RSSG, NV };
     double v[NV][REPORT_MAXREPS];
     for (int i = 0; i < n; i++) {
         const struct rep *p = &reps[i];
@@ -253,6 +254,7 @@ void report_add(struct report *r, const struct workload *wl, const char *variant
         v[MAX][i] = p->max / 1e3;
         v[WAKEUPS][i] = p->wakeups;
         v[CPU][i] = p->cpu_s;
+        v[SYS][i] = p->sys_s;
         v[BYTES][i] = p->bytes_per_timer;
         v[CREATE][i] = p->create_ns;
         v[CANCEL][i] = p->cancel_ns;
@@ -278,6 +280,7 @@ void report_add(struct report *r, const struct workload *wl, const char *variant
     }
     w->wakeups = stat3_of(v[WAKEUPS], n).median;
     w->cpu_s = stat3_of(v[CPU], n).median;
+    w->sys_s = stat3_of(v[SYS], n).median;
     w->bytes = stat3_of(v[BYTES], n).median;
     w->create_ns = stat3_of(v[CREATE], n).median;
     w->cancel_ns = stat3_of(v[CANCEL], n).median;

@@ -18,7 +18,7 @@ enum { REPORT_MAXREPS = 64 };
 /* One repetition's figures; peers print these as JSON lines. */
 struct rep {
     uint64_t ops;
-    double elapsed_ns, cpu_s, wakeups;
+    double elapsed_ns, cpu_s, sys_s, wakeups;
     double p50, p99, p999, max; /* lateness, ns */
     uint64_t late_count;
     double bytes_per_timer, create_ns, cancel_ns;
@@ -60,7 +60,7 @@ struct row {
      * were kept, else (peers, who keep their own) medians of
      * repetitions'. Either way p50 <= p99 <= p999 <= max. */
     double p50, p99, p999, max;
-    double wakeups, cpu_s, bytes, create_ns, cancel_ns; /* medians */
+    double wakeups, cpu_s, sys_s, bytes, create_ns, cancel_ns; /* medians */
     double rss, rss_growth; /* medians, bytes: resident at the end of a throughput run */
     double ns_op_rep[REPORT_MAXREPS]; /* each repetition's, in order: paired ratios */
     uint64_t ticks_fired, ticks_due;  /* ticker: every repetition's, summed */

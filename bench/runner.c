@@ -66,6 +66,13 @@ double bench_cpu_seconds(void)
            ru.ru_stime.tv_usec / 1e6;
 }
 
+double bench_sys_seconds(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+}
+
 int workload_run(const struct workload *wl, const struct engine *eng, int nthreads,
                  const struct run_config *cfg, struct run_result *out)
 {
@@ -105,7 +112,7 @@ int workload_run(const struct workload *wl, const struct engine *eng, int nthrea
         pthread_create(&spin[i], NULL, spinner, &r);
     struct engine_stats s0, s1;
     eng->read_stats(e, &s0);
-    double cpu0 = bench_cpu_seconds();
+    double cpu0 = bench_cpu_seconds(), sys0 = bench_sys_seconds();
     pt_nanos start = pt_nanotime();
     pt_nanos end = start + cfg->duration;
     workload_sink_end(end);
@@ -117,6 +124,7 @@ int workload_run(const struct workload *wl, const struct engine *eng, int nthrea
     pthread_barrier_wait(&r.finished);
     out->elapsed = pt_nanotime() - start;
     out->cpu_s = bench_cpu_seconds() - cpu0;
+    out->sys_s = bench_sys_seconds() - sys0;
     /* Resident memory with every timer of the run still where the design
      * keeps it (cancelled ones a design has not reclaimed included),
      * before the workers dispose of their preload. */

@@ -36,6 +36,7 @@ void sched_phase_begin(struct sched_ctx *c)
 {
     pt_sched_read_stats(pt_sched_current(), &c->st0);
     c->cpu0 = bench_cpu_seconds();
+    c->sys0 = bench_sys_seconds();
     c->rss0 = bench_rss_bytes();
     c->start = pt_nanotime();
     c->end = c->start + c->cfg->duration;
@@ -46,6 +47,7 @@ void sched_phase_end(struct sched_ctx *c)
     struct run_result *r = c->res;
     r->elapsed = pt_nanotime() - c->start;
     r->cpu_s = bench_cpu_seconds() - c->cpu0;
+    r->sys_s = bench_sys_seconds() - c->sys0;
     r->rss_bytes = bench_rss_bytes();
     r->rss_growth = r->rss_bytes - c->rss0;
     pt_sched_stats st;
@@ -107,6 +109,7 @@ static void kernel_floor(const struct workload *wl, struct sched_ctx *c)
     struct run_result *r = c->res;
     _Atomic uint32_t word = 0; /* never changed: each wait ends on time */
     c->cpu0 = bench_cpu_seconds();
+    c->sys0 = bench_sys_seconds();
     c->start = pt_nanotime();
     c->end = c->start + c->cfg->duration;
     for (pt_nanos now = c->start; now < c->end;) {
@@ -122,6 +125,7 @@ static void kernel_floor(const struct workload *wl, struct sched_ctx *c)
     r->wakeups = (double)r->wakes;
     r->elapsed = pt_nanotime() - c->start;
     r->cpu_s = bench_cpu_seconds() - c->cpu0;
+    r->sys_s = bench_sys_seconds() - c->sys0;
 }
 
 struct first {

@@ -231,11 +231,13 @@ void sched_sleep_1(struct sched_ctx *c)
 /* ---- busy-lateness ------------------------------------------------------ */
 
 /* A hog per P spins for the whole phase and never yields, while 100 Gs
- * sleep 1 ms in a loop. No C code can be preempted: the monitor (or the
- * TimerThread) fires their timers on time and makes them runnable, but
- * they run only when a P is free, which here is when the hogs stop. Go
- * preempts a G after 10 ms (sysmon's forcePreemptNS), so its sleepers run
- * while its hogs still spin. Both wake times are what a program sees. */
+ * sleep 1 ms in a loop. The hog computes in a preemptible region
+ * (pt_preemptible_begin): the monitor fires the sleepers' timers on time
+ * and, once a hog has held its P for the slice while they wait, preempts
+ * it, so they run. Go preempts any G after 10 ms (sysmon's
+ * forcePreemptNS), whether or not others wait. Both wake times are what a
+ * program sees; where regions are refused (a ThreadSanitizer build) the
+ * hogs keep their Ps and the sleepers wait for the phase's end. */
 enum { BUSY_SLEEPERS = 100 };
 
 struct hog {
@@ -246,8 +248,11 @@ struct hog {
 static void hog(void *arg)
 {
     struct hog *h = arg;
+    int region = pt_preemptible_begin();
     while (pt_nanotime() < h->end)
         ; /* computing: no call into the scheduler */
+    if (region == 0)
+        pt_preemptible_end();
     pt_wg_done(h->done);
 }
 

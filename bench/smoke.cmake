@@ -3,7 +3,7 @@ cmake_policy(SET CMP0057 NEW)
 # checks the JSON lines' fields and that the counts add up, and that bad
 # options give a usage message and exit 2 (never a crash).
 #   cmake -DPTBENCH=<path> -DOUT=<dir> -P smoke.cmake
-set(designs pheap pheap-sync timerthread globalheap floor)
+set(designs pheap pheap-sync pheap-staged timerthread globalheap floor)
 
 # A memory row's resident bytes per timer may not come out under 90% of
 # the design's own structures: they did when memory freed by earlier runs

@@ -32,7 +32,7 @@ static void header(const struct report *r, FILE *f, const struct row *g, bool ba
     if (g->fires)
         fprintf(f, " %8s %8s %8s %9s", "p50 us", "p99 us", "p999 us", "max us");
     if (g->kind != WL_MEMORY)
-        fprintf(f, " %8s %6s", "wakeups", "cpu s");
+        fprintf(f, " %8s %6s %5s", "wakeups", "cpu s", "sys%");
     if (base) {
         char title[32];
         snprintf(title, sizeof title, "/%s", r->baseline);
@@ -88,7 +88,10 @@ static void line(const struct report *r, FILE *f, const struct row *w, bool base
         char wake[24] = "-"; /* peers do not count theirs */
         if (!is_peer(w))
             snprintf(wake, sizeof wake, "%.0f", w->wakeups);
-        fprintf(f, " %8s %6.2f", wake, w->cpu_s);
+        char sys[16] = "-"; /* a peer that does not report it */
+        if (w->cpu_s > 0 && w->sys_s > 0)
+            snprintf(sys, sizeof sys, "%.0f", 100 * w->sys_s / w->cpu_s);
+        fprintf(f, " %8s %6.2f %5s", wake, w->cpu_s, sys);
     }
     if (base) {
         const struct row *b = report_find(r, r->baseline, w);
@@ -194,6 +197,8 @@ static void legend(const struct report *r, FILE *f)
             "  cpu s      the process's CPU time (user + system, every thread) in the\n"
             "             measured phase: against wall time x threads, how busy it kept\n"
             "             the machine, timer and firing threads included\n"
+            "  sys%%       the share of cpu s spent in the kernel (system calls, wake-ups):\n"
+            "             the rest is the timer design and the scheduler, in user space\n"
             "  B/timer    resident bytes per pending timer, measured in a fresh process\n"
             "  own B      the design's own structures per pending timer, by its layout\n"
             "  /%-9s the row's figure (ns/op/thr, p99 us of lateness or B/timer, by\n"

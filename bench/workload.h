@@ -29,6 +29,7 @@ struct run_result {
     uint64_t expected_ticks; /* ticker: ticks due in the run */
     pt_nanos elapsed;   /* wall time of the measured phase */
     double cpu_s;       /* process CPU time of the measured phase */
+    double sys_s;       /* the part of cpu_s spent in the kernel: system calls */
     uint64_t wakeups;
     /* Throughput: the process's resident anonymous bytes at the end of the
      * measured phase (before the engine disposes of anything), and their
@@ -139,6 +140,8 @@ int workload_run(const struct workload *wl, const struct engine *eng, int nthrea
 
 /* Process CPU time, user and system, of every thread. */
 double bench_cpu_seconds(void);
+/* The process's system (kernel) CPU time alone. */
+double bench_sys_seconds(void);
 
 /* Resident anonymous memory of the process, bytes (workloads.c). */
 long bench_rss_bytes(void);

@@ -8,6 +8,7 @@
 #define PTIMER_HEAP_LOCKED_H
 
 #include "ptimer/heap4.h"
+#include "ptimer/stage.h"
 #include "ptimer/status.h"
 
 /* The earlier of a head time and ts's modified_earliest (0: neither). */
@@ -25,11 +26,13 @@ static inline pt_nanos pt__timers_next_time(const pt_timers *ts)
         ts, atomic_load_explicit(&((pt_timers *)ts)->timer0_when, memory_order_acquire));
 }
 
-/* Room for one more push: 0 or -ENOMEM. Inline: an arm asks every time,
- * and the answer is almost always yes. */
+/* Room for one more push, besides the room every staged timer keeps
+ * (stage.h): 0 or -ENOMEM. Inline: an arm asks every time, and the answer
+ * is almost always yes. */
 static inline int pt__timers_reserve_locked(pt_timers *ts)
 {
-    return ts->heap.len < ts->heap.cap ? 0 : pt__heap4_reserve(&ts->heap, 1);
+    return ts->heap.cap - ts->heap.len > ts->staged ? 0
+                                                    : pt__heap4_reserve(&ts->heap, ts->staged + 1);
 }
 
 /* Publish the head's key for lock-free readers; skip the store when it is
@@ -37,15 +40,19 @@ static inline int pt__timers_reserve_locked(pt_timers *ts)
 static inline void update_timer0(pt_timers *ts)
 {
     pt_nanos top = pt__heap4_top_when(&ts->heap);
+    /* A staged heap needs its check by the time its ring's earliest slot
+     * begins, to move that slot into the heap (stage.h). */
+    if (ts->stage_next && (top == 0 || ts->stage_next < top))
+        top = ts->stage_next;
     if (atomic_load_explicit(&ts->timer0_when, memory_order_relaxed) != top)
         atomic_store_explicit(&ts->timer0_when, top, memory_order_release);
 }
 
 static inline void update_len(pt_timers *ts)
 {
-    atomic_store_explicit(&ts->num_timers, ts->heap.len, memory_order_relaxed);
+    atomic_store_explicit(&ts->num_timers, ts->heap.len + ts->staged, memory_order_relaxed);
     /* An empty heap has no modified timers (Go issue 51654). */
-    if (ts->heap.len == 0)
+    if (ts->heap.len + ts->staged == 0)
         atomic_store_explicit(&ts->modified_earliest, 0, memory_order_relaxed);
     update_timer0(ts);
 }
@@ -76,13 +83,20 @@ static inline void count_cleaned(pt_timers *ts, uint32_t n)
 static inline void remove_locked(pt_timers *ts, pt_timer *t, pt_timer *by, const char *op)
 {
     uint32_t i = t->heap_index;
+    if (__builtin_expect(pt__staged_index(i), 0)) {
+        /* Out of line: every unlink of a plain heap passes here, and the
+         * ring's code inlined would keep retire_deleted, which an rpc arm
+         * calls, from inlining (54 instructions more an arm + stop). */
+        pt__stage_unlink(ts, t, by, op);
+        return;
+    }
     if (i >= ts->heap.len || ts->heap.v[i].item != t || (by && i != 0))
         pt__bad_timer(t, op);
     if (by) {
         /* The pop this stands for would have emptied a one-entry heap, and
          * an empty heap has no modified timers (update_len). Safe to clear
          * now that t is Removing: no timer here can be modified. */
-        if (ts->heap.len == 1)
+        if (ts->heap.len + ts->staged == 1)
             atomic_store_explicit(&ts->modified_earliest, 0, memory_order_relaxed);
         st_claim(by, ts);
         pt__heap4_replace_top(&ts->heap, by->when, by);

@@ -35,6 +35,10 @@ int pt_timers_init(pt_timers *ts, pt_wake_func wake, void *ctx)
     atomic_init(&ts->deleted_timers, 0);
     atomic_init(&ts->deleted_cleaned, 0);
     ts->sweep_at = 0;
+    ts->stage = NULL;
+    ts->stage_next = 0;
+    ts->staged = 0;
+    atomic_init(&ts->stage_hint, 0);
     ts->running = 0;
     ts->wake = wake;
     ts->wake_ctx = ctx;
@@ -78,6 +82,10 @@ static void compact(pt_timers *ts, const char *op)
      * it raises the value again, one the scan has not reached yet will be
      * re-keyed by it. */
     atomic_store_explicit(&ts->modified_earliest, 0, memory_order_relaxed);
+    /* The ring's entries join the pass: a whole-heap pass is rare (an
+     * adjust, half the heap stopped, a destroy), and one structure to
+     * re-key and drop from keeps it one pass. */
+    pt__stage_flush(ts);
     pt__heap4 *h = &ts->heap;
     uint32_t kept = 0, removed = 0;
     for (uint32_t i = 0; i < h->len; i++) {
@@ -119,7 +127,8 @@ static void sweep(pt_timers *ts)
             i++;
     }
     ts->sweep_at = i;
-    pt__heap4_shrink(h);
+    if (!ts->staged) /* staged timers keep room in the array (stage.h) */
+        pt__heap4_shrink(h);
 }
 
 /* Run t, which is Running at the head with key `key`; returns with the lock
@@ -211,6 +220,14 @@ static pt_nanos run_head(pt_timers *ts, pt_nanos now)
     return -1;
 }
 
+/* The latest now a check saw, where an empty ring starts (stage.c). A
+ * plain store, skipped when nothing changed; 0 (no time given) is none. */
+static inline void note_now(pt_timers *ts, pt_nanos now)
+{
+    if (atomic_load_explicit(&ts->stage_hint, memory_order_relaxed) < now)
+        atomic_store_explicit(&ts->stage_hint, now, memory_order_relaxed);
+}
+
 int pt_timers_check(pt_timers *ts, pt_nanos now, bool owner, pt_nanos *poll_until)
 {
     if (!pt__timers_valid(ts))
@@ -218,12 +235,16 @@ int pt_timers_check(pt_timers *ts, pt_nanos now, bool owner, pt_nanos *poll_unti
     /* The fast path: two atomic loads, no lock. */
     pt_nanos next = pt__timers_next_time(ts);
     if (next == 0) {
+        if (ts->stage)
+            note_now(ts, now); /* a time given; no clock read for an empty heap */
         if (poll_until)
             *poll_until = 0;
         return 0;
     }
     if (now == 0)
         now = pt_nanotime();
+    if (ts->stage)
+        note_now(ts, now);
     if (now < next) {
         /* Nothing due; go on only if the owner should clear deleted timers
          * (the same test as below, without the lock). */
@@ -241,15 +262,22 @@ int pt_timers_check(pt_timers *ts, pt_nanos now, bool owner, pt_nanos *poll_unti
      * with the due timers when it returns: callbacks of one heap never run
      * concurrently. */
     if (!ts->running) {
+        /* Ring slots that have begun go into the heap first, so the run
+         * below sees their timers. */
+        if (ts->stage_next && ts->stage_next <= now)
+            pt__stage_promote(ts, now);
         pt_nanos adj = atomic_load_explicit(&ts->modified_earliest, memory_order_acquire);
-        if (ts->heap.len && adj != 0 && adj <= now)
+        if (ts->heap.len + ts->staged && adj != 0 && adj <= now)
             compact(ts, "adjust"); /* Go's adjusttimers, gated (Go issue 41699) */
         while (ts->heap.len && run_head(ts, now) == 0)
             ran++;
-        uint32_t dead = owner ? deleted_count(ts) : 0;
-        if (dead > ts->heap.len / 2)
+        /* Stopped timers left in the ring (their stop found the lock
+         * busy) count too: they go at compaction, or when their slot
+         * begins; the bounded sweep looks at the heap only. */
+        uint32_t dead = owner ? deleted_count(ts) : 0, total = ts->heap.len + ts->staged;
+        if (dead > total / 2)
             compact(ts, "clear_deleted");
-        else if (dead > ts->heap.len / 4)
+        else if (dead > total / 4 && ts->heap.len)
             sweep(ts);
     }
     next = pt__timers_next_time(ts);
@@ -287,13 +315,16 @@ int pt_timers_move(pt_timers *dst, pt_timers *src)
     pt_timers *first = dst < src ? dst : src, *second = dst < src ? src : dst;
     pt__lock(&first->lock);
     pt__lock(&second->lock);
-    int err = pt__heap4_reserve(&dst->heap, src->heap.len);
+    /* src's ring goes first into src's heap, which keeps room for it. dst
+     * gets everything in its heap, keeping the room its own ring needs. */
+    int err = pt__heap4_reserve(&dst->heap, src->heap.len + src->staged + dst->staged);
     if (err < 0) {
         pt__unlock(&second->lock);
         pt__unlock(&first->lock);
         return err;
     }
     pt_nanos prev = pt__timers_next_time(dst);
+    pt__stage_flush(src);
     pt__heap4 *from = &src->heap, *to = &dst->heap;
     for (uint32_t i = 0; i < from->len; i++) {
         pt_timer *t = from->v[i].item;
@@ -335,13 +366,14 @@ int pt_timers_destroy(pt_timers *ts)
     }
     /* Unlinking stopped timers is invisible to callers and required: their
      * owners may stop_sync them after the heap is gone. */
-    if (ts->heap.len)
-        compact(ts, "destroy");
+    if (ts->heap.len + ts->staged)
+        compact(ts, "destroy"); /* the ring's timers end in the heap: one place to look */
     if (ts->heap.len) {
         pt__unlock(&ts->lock);
         return -EBUSY;
     }
     pt__heap4_free(&ts->heap);
+    pt__stage_free(ts);
     ts->magic = 0;
     pt__unlock(&ts->lock);
     return 0;
@@ -423,20 +455,25 @@ int pt_timers_verify(pt_timers *ts, bool quiescent)
             deleted += s == PT_TIMER_DELETED;
         }
     }
-    VERIFY(atomic_load_explicit(&ts->num_timers, memory_order_relaxed) == h->len,
-           "num_timers %u, heap holds %u",
-           atomic_load_explicit(&ts->num_timers, memory_order_relaxed), h->len);
-    VERIFY(atomic_load_explicit(&ts->timer0_when, memory_order_relaxed) ==
-               pt__heap4_top_when(h),
-           "timer0_when %lld, head key %lld",
+    const char *ring = pt__stage_verify(ts, &deleted, &modifying);
+    VERIFY(!ring, "%s", ring);
+    VERIFY(atomic_load_explicit(&ts->num_timers, memory_order_relaxed) == h->len + ts->staged,
+           "num_timers %u, heap holds %u, ring %u",
+           atomic_load_explicit(&ts->num_timers, memory_order_relaxed), h->len, ts->staged);
+    pt_nanos head = pt__heap4_top_when(h);
+    if (ts->stage_next && (head == 0 || ts->stage_next < head))
+        head = ts->stage_next;
+    VERIFY(atomic_load_explicit(&ts->timer0_when, memory_order_relaxed) == head,
+           "timer0_when %lld, head key or ring slot %lld",
            (long long)atomic_load_explicit(&ts->timer0_when, memory_order_relaxed),
-           (long long)pt__heap4_top_when(h));
+           (long long)head);
     uint32_t counted = deleted_count(ts);
     if (quiescent)
         VERIFY(counted == deleted && modifying == 0, "deleted_timers %u, heap holds %u deleted",
                counted, deleted);
     else
-        VERIFY(counted <= h->len, "deleted_timers %u exceeds heap size %u", counted, h->len);
+        VERIFY(counted <= h->len + ts->staged, "deleted_timers %u exceeds heap size %u", counted,
+               h->len + ts->staged);
     pt__unlock(&ts->lock);
     return bad ? -EUCLEAN : 0;
 }

@@ -118,7 +118,8 @@ void pt__execute(struct pt__m *m, pt_g *g)
 {
     for (;;) {
         atomic_store_explicit(&g->status, PT__G_RUNNING, memory_order_relaxed);
-        atomic_store_explicit(&m->curg, g, memory_order_relaxed);
+        /* release: the monitor, reading curg, reads the G too (preempt.c) */
+        atomic_store_explicit(&m->curg, g, memory_order_release);
         pt__fiber_switch(&m->g0, &g->fiber);
         atomic_store_explicit(&m->curg, NULL, memory_order_relaxed);
         switch (g->action) {
@@ -143,6 +144,12 @@ void pt__execute(struct pt__m *m, pt_g *g)
                     return;
             }
             continue;
+        case PT__G_DO_PREEMPT:
+            /* as a yield: behind the Gs that were waiting for this P */
+            atomic_store_explicit(&g->status, PT__G_RUNNABLE, memory_order_relaxed);
+            atomic_fetch_add_explicit(&m->s->st.preempts, 1, memory_order_relaxed);
+            pt__globq_put(m->s, g);
+            return;
         case PT__G_DO_EXIT: {
             pt_sched *s = g->s;
             atomic_store_explicit(&g->status, PT__G_DEAD, memory_order_relaxed);
@@ -162,6 +169,9 @@ static void g_entry(void *arg)
     pt_g *g = arg;
     pt__fiber_started(&g->fiber);
     g->fn(g->arg);
+    /* a G that returned inside a region: nothing may preempt its exit */
+    atomic_store_explicit(&g->preemptible, 0, memory_order_relaxed);
+    atomic_signal_fence(memory_order_seq_cst);
     g->action = PT__G_DO_EXIT;
     pt__fiber_exit(&g->fiber, &pt__cur_m()->g0);
 }
@@ -169,6 +179,11 @@ static void g_entry(void *arg)
 /* Back to the M that runs g, asking it for `action`. */
 static void g_switch_out(pt_g *g, uint32_t action)
 {
+    /* Inside a preemptible region a signal could switch the G out in the
+     * middle of this switch: calling into the scheduler there is misuse
+     * that would corrupt the G, so it stops here. */
+    if (atomic_load_explicit(&g->preemptible, memory_order_relaxed))
+        pt__sched_bad(g, "a yield or park inside a preemptible region");
     g->action = action;
     pt__fiber_switch(&g->fiber, &pt__cur_m()->g0);
 }

@@ -6,6 +6,7 @@
  *   sleep.c   sleeps on either timer design
  *   time.c    Go's time package: Timer, AfterFunc, Ticker
  *   sysmon.c  the monitor thread
+ *   preempt.c asynchronous preemption of the regions Gs mark
  *   wg.c      the wait group
  *   fdtab.c   the descriptors of fds used for I/O: found by number,
  *             registered on first use, unregistered at close
@@ -55,7 +56,12 @@ enum {
 };
 
 /* What a G asks of its M when it switches back to it. */
-enum { PT__G_DO_YIELD = 1, PT__G_DO_PARK, PT__G_DO_EXIT };
+enum { PT__G_DO_YIELD = 1, PT__G_DO_PARK, PT__G_DO_EXIT, PT__G_DO_PREEMPT };
+
+/* A G in a preemptible region that has held its P this long while other
+ * Gs wait is preempted (pt_sched_set_preempt_slice): about Linux's base
+ * slice; Go's is 10 ms, but Go preempts whether or not anyone waits. */
+#define PT__PREEMPT_SLICE_NS 500000
 
 struct pt__p;
 struct pt__m;
@@ -85,6 +91,9 @@ struct pt_g {
     pt_task_id tt_task;     /* ... in TimerThread mode */
     _Atomic uint32_t tt_pending; /* its deadline tasks not yet finished */
     _Atomic uint32_t arming;     /* 1 while the parking M still arms the deadline */
+    /* pt_preemptible_begin's nesting depth: written by the G, read by the
+     * signal handler on the same thread (preempt.c) */
+    _Atomic uint32_t preemptible;
 };
 
 /* A processor. Fields marked (M) are touched only by the M holding it. */
@@ -121,6 +130,7 @@ struct pt__m {
     bool spinning;       /* looking for work, counted in s->nmspinning */
     uint64_t rng;        /* steal order */
     _Atomic uint32_t retired_word; /* futex: a removed P's M waits here until regrown */
+    pt_g *_Atomic preempt_g;       /* the G the monitor asked to preempt (preempt.c) */
 };
 
 struct pt_sched {
@@ -161,10 +171,11 @@ struct pt_sched {
     _Atomic uint32_t sysmon_sleeping;
 
     pt_timerthread *tt;                  /* PT_TIMERS_TIMERTHREAD: the process's */
+    _Atomic pt_nanos preempt_slice;      /* 0: regions refused, nobody preempted */
 
     struct {
         _Atomic uint64_t gs_created, timers_sysmon, netpoll_waits, netpoll_breaks, parks,
-            spinning_max, sysmon_wakeps;
+            spinning_max, sysmon_wakeps, preempt_signals, preempts;
     } st;
 };
 
@@ -301,6 +312,14 @@ bool pt__park_until(bool (*commit)(void *), void *arg, pt_nanos deadline);
 /* A waker's claim on g's current park: true (exactly once per park) means
  * this caller must ready it; false, the deadline or another waker won. */
 bool pt__g_claim(pt_g *g);
+
+/* ---- preempt.c ---- */
+/* Installs the SIGURG handler, once per process: 0, -ENOTSUP (a
+ * ThreadSanitizer build), or sigaction's error. */
+int pt__preempt_install(void);
+/* The monitor asks m to preempt g, which is in a region: names it and
+ * signals m's thread. */
+void pt__preempt_request(struct pt__m *m, pt_g *g);
 
 /* ---- sysmon.c ---- */
 void *pt__sysmon_main(void *s);

@@ -31,8 +31,12 @@
 #include "ptimer/base/rng.h"
 #include "sched/internal.h"
 
-/* The calling thread's M. */
-static _Thread_local struct pt__m *tls_m;
+/* The calling thread's M. Initial-exec: an offset from the thread
+ * pointer, where the shared library's default (global-dynamic) model
+ * calls __tls_get_addr on every read, and this is read several times a
+ * switch. The price: the library takes 8 bytes of the static TLS that
+ * glibc reserves, so a late dlopen fails only if that reserve is gone. */
+static _Thread_local struct pt__m *tls_m __attribute__((tls_model("initial-exec")));
 
 /* A G that resumed on another M must read the variable on that M's
  * thread: see PT__TLS_READER (sched/fiber.h). */
@@ -112,11 +116,17 @@ void pt__wake_timers(void *ctx, pt_nanos when)
 }
 
 /* Where a G made runnable goes: first in line on the caller's P when the
- * caller is an M of s (Go's ready), else the global queue. */
+ * caller is an M of s (Go's ready), else the global queue. Also the
+ * global queue while it holds Gs: those are older (a full ring spilled
+ * them there, or they yielded), and a P serves its own ring first, so a
+ * G readied onto the ring would jump that line -- with 1000 sleepers on
+ * one P the Gs spilled early waited many rounds behind later sleepers,
+ * where going behind them keeps every wait about one round. */
 void pt__g_put_runnable(pt_sched *s, pt_g *g)
 {
     struct pt__m *m = pt__cur_m();
-    if (m && m->s == s && !atomic_load_explicit(&m->p->dead, memory_order_relaxed))
+    if (m && m->s == s && !atomic_load_explicit(&m->p->dead, memory_order_relaxed) &&
+        atomic_load_explicit(&s->globq_len, memory_order_relaxed) == 0)
         pt__runq_put(m->p, g, true);
     else
         pt__globq_put(s, g);

@@ -164,6 +164,8 @@ bool pt__runq_empty(struct pt__p *p)
 /* Go's runqgrab: copy half of victim's ring into p's, past p's tail
  * (starting at slot `at`); with nothing there, take its runnext if
  * take_next. Returns how many were copied. */
+#define RUNNEXT_GRACE_NS 3000
+
 static uint32_t grab(struct pt__p *p, struct pt__p *victim, uint32_t at, bool take_next)
 {
     for (;;) {
@@ -177,6 +179,21 @@ static uint32_t grab(struct pt__p *p, struct pt__p *victim, uint32_t at, bool ta
             pt_g *next = atomic_load_explicit(&victim->runnext, memory_order_acquire);
             if (!next)
                 return 0;
+            /* Go's runqgrab: the victim's M, running a G, is likely about
+             * to run its runnext itself -- a G readied by a channel
+             * operation, whose partner parks next. Taking it now would
+             * split the pair across Ps and cost every round trip a
+             * cross-thread wake-up; a few microseconds (about fifty
+             * channel operations) give the owner the chance first. */
+            if (atomic_load_explicit(&victim->m->curg, memory_order_relaxed)) {
+                pt_nanos until = pt_nanotime() + RUNNEXT_GRACE_NS;
+                while (atomic_load_explicit(&victim->runnext, memory_order_relaxed) == next &&
+                       pt_nanotime() < until)
+                    pt__cpu_relax();
+                next = atomic_load_explicit(&victim->runnext, memory_order_acquire);
+                if (!next)
+                    return 0;
+            }
             if (!atomic_compare_exchange_strong_explicit(&victim->runnext, &next, NULL,
                                                          memory_order_acq_rel,
                                                          memory_order_relaxed))

@@ -148,6 +148,7 @@ int pt_sched_create(pt_sched **out, const pt_sched_options *opt)
     s->stack_size = o.stack_size ? o.stack_size : 64 * 1024;
     pt__lock_init(&s->lock);
     atomic_init(&s->nprocs, o.procs);
+    atomic_init(&s->preempt_slice, PT__PREEMPT_SLICE_NS);
     s->magic = PT__SCHED_MAGIC;
     if (o.timers == PT_TIMERS_TIMERTHREAD && !(s->tt = pt_timerthread_global())) {
         free_all(s);
@@ -268,5 +269,6 @@ void pt_sched_read_stats(pt_sched *s, pt_sched_stats *out)
     out->spinning_max = LOAD(s->st.spinning_max);
     out->sysmon_wakeps = LOAD(s->st.sysmon_wakeps);
     out->procs = (uint64_t)LOAD(s->nprocs);
+    out->preempts = LOAD(s->st.preempts);
 #undef LOAD
 }

@@ -142,8 +142,17 @@ bool pt__park_until(bool (*commit)(void *), void *arg, pt_nanos deadline)
             pt_timer_stop(&g->timer);
         }
     }
-    while (atomic_load_explicit(&g->tt_pending, memory_order_acquire) != 0)
-        pt_yield(); /* a deadline task running now on the TimerThread */
+    /* A deadline task running now on the TimerThread: it readied this G
+     * and is on its way out (waking an M). Other Gs run meanwhile; and
+     * every few rounds the thread gives up its CPU too, since the woken
+     * M may have taken the TimerThread's core -- then, on one P, yields
+     * alone would spin until the kernel's next tick (4 ms at HZ=250). */
+    for (unsigned spins = 1; atomic_load_explicit(&g->tt_pending, memory_order_acquire) != 0;
+         spins++) {
+        pt_yield();
+        if (spins % 8 == 0)
+            sched_yield();
+    }
     g->tt_task = PT_INVALID_TASK_ID;
     return g->timed_out;
 }

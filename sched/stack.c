@@ -3,6 +3,8 @@
 #include "sched/stack.h"
 
 #include <errno.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -10,9 +12,62 @@
 #include "ptimer/base/alloc.h"
 #include "sched/sanitizer.h"
 
+/* Linux 6.13's guard regions: a range that faults on access, installed in
+ * the page tables of an ordinary mapping instead of splitting it. The
+ * headers of older distributions lack the name; the value is the ABI's. */
+#ifndef MADV_GUARD_INSTALL
+#define MADV_GUARD_INSTALL 102
+#endif
+
+/* -1 until the first guard is made, then 1 if guard regions work here
+ * and 0 if not (a kernel before 6.13 refuses them with EINVAL; qemu-user
+ * accepts any madvise and does nothing), for the process's life. */
+static _Atomic int guard_regions = -1;
+
+/* Whether the guard at `page` is real: a write(2) from it must fail with
+ * EFAULT, as the kernel's copy from a guard region faults. A pipe, as
+ * /dev/null would not read the buffer at all. */
+static bool guard_faults(const char *page)
+{
+    int fds[2];
+    if (pipe(fds) != 0)
+        return false;
+    bool faults = write(fds[1], page, 1) < 0 && errno == EFAULT;
+    close(fds[0]);
+    close(fds[1]);
+    return faults;
+}
+
+/* Makes the page at `page` a guard. A PROT_NONE page is a mapping of its
+ * own: two per stack, and at vm.max_map_count (65530 by default) a
+ * process cannot map a 32768th stack. A guard region keeps the stack one
+ * mapping, which the kernel merges with its neighbours: 100k stacks are a
+ * handful of mappings. */
+static int guard(char *page, size_t len)
+{
+    int mode = atomic_load_explicit(&guard_regions, memory_order_relaxed);
+    if (mode != 0) {
+        int rc = madvise(page, len, MADV_GUARD_INSTALL);
+        if (rc != 0 && errno != EINVAL)
+            return -errno;
+        if (rc == 0 && (mode == 1 || guard_faults(page))) {
+            atomic_store_explicit(&guard_regions, 1, memory_order_relaxed);
+            return 0;
+        }
+        /* Racing first calls may both probe: they agree. */
+        atomic_store_explicit(&guard_regions, 0, memory_order_relaxed);
+    }
+    return mprotect(page, len, PROT_NONE) == 0 ? 0 : -errno;
+}
+
 static size_t page_size(void)
 {
     return (size_t)sysconf(_SC_PAGESIZE);
+}
+
+bool pt__stack_guard_regions(void)
+{
+    return atomic_load_explicit(&guard_regions, memory_order_relaxed) == 1;
 }
 
 int pt__stack_alloc(struct pt__stack *st, size_t size)
@@ -34,10 +89,10 @@ int pt__stack_alloc(struct pt__stack *st, size_t size)
     if (base == MAP_FAILED)
         return -errno;
     /* Stacks grow down: the guard goes at the low end. */
-    if (mprotect(base, page, PROT_NONE) != 0) {
-        int err = errno;
+    int err = guard(base, page);
+    if (err != 0) {
         munmap(base, size + page);
-        return -err;
+        return err;
     }
     st->lo = base + page;
     st->size = size;

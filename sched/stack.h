@@ -1,8 +1,10 @@
-/* G stacks: one mapping each, with a guard page below. Pooling and reuse
+/* G stacks: one mapping each, with a guard page below (a guard region
+ * where the kernel has them: see stack.c). Pooling and reuse
  * are the scheduler's business; this file only maps and unmaps. */
 #ifndef PT_SCHED_STACK_H
 #define PT_SCHED_STACK_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct pt__stack {
@@ -10,7 +12,7 @@ struct pt__stack {
     size_t size; /* a whole number of pages */
 };
 
-/* mmap'd, size rounded up to pages, with one PROT_NONE guard page below lo: an overflow faults
+/* mmap'd, size rounded up to pages, with one guard page below lo: an overflow faults
  * (SIGSEGV) instead of corrupting the next stack. 0 or -ENOMEM (or -errno); -EINVAL for size 0.
  * Honours an injected allocation failure (pt__alloc_fail_after in ptimer/base/alloc.h) with
  * -ENOMEM. On failure *st is left as it was.
@@ -20,6 +22,11 @@ struct pt__stack {
  * reserved, not committed (MAP_NORESERVE): a stack costs memory only for the pages its G has
  * touched. */
 int pt__stack_alloc(struct pt__stack *st, size_t size);
+
+/* Whether stacks are guarded by guard regions (MADV_GUARD_INSTALL, no
+ * mapping of their own) rather than by PROT_NONE pages; false once a
+ * kernel refused them. */
+bool pt__stack_guard_regions(void);
 
 /* Unmaps the stack and its guard page, and zeroes *st; a zeroed *st is a no-op. */
 void pt__stack_free(struct pt__stack *st);

@@ -17,8 +17,13 @@
  * descriptors are registered and nobody has polled for 10 ms; the Gs it
  * readies go on the global queue.
  *
+ * A G in a preemptible region (preempt.c) that has held a busy P for the
+ * slice while Gs wait is preempted, so those Gs, the ones the timers
+ * above readied among them, get the P.
+ *
  * Its period starts at 20 us and doubles after 50 quiet rounds, up to
- * 10 ms, as Go's does; with every P idle it sleeps until an M wakes (the
+ * 10 ms, as Go's does, but it wakes for the next timer of a stuck P when
+ * that comes sooner; with every P idle it sleeps until an M wakes (the
  * netpoller covers the timers then). */
 #include <limits.h>
 #include <string.h>
@@ -57,17 +62,34 @@ static void sysmon_sleep(pt_sched *s, pt_nanos ns)
     pt__futex_wait(&s->sysmon_word, seen, pt_nanotime() + ns);
 }
 
+/* Whether the G running on stuck P p should make way: it is in a
+ * preemptible region, has held the P for the slice, no P is idle (an idle
+ * M would take the work instead), and Gs wait -- on p's queue or the
+ * global one, where the timers the monitor runs put theirs. */
+static bool should_preempt(pt_sched *s, struct pt__p *p, pt_g *g, pt_nanos held)
+{
+    pt_nanos slice = atomic_load_explicit(&s->preempt_slice, memory_order_relaxed);
+    return slice > 0 && held >= slice &&
+           atomic_load_explicit(&g->preemptible, memory_order_relaxed) != 0 &&
+           atomic_load_explicit(&s->npidle, memory_order_acquire) == 0 &&
+           (atomic_load_explicit(&s->globq_len, memory_order_relaxed) != 0 ||
+            !pt__runq_empty(p));
+}
+
 void *pt__sysmon_main(void *arg)
 {
     pt_sched *s = arg;
     uint32_t last_tick[PT__MAX_PROCS];
+    pt_nanos since[PT__MAX_PROCS]; /* when the monitor first saw that tick */
     memset(last_tick, 0, sizeof last_tick);
-    pt_nanos period = SYSMON_MIN_NS;
+    memset(since, 0, sizeof since);
+    pt_nanos period = SYSMON_MIN_NS, nap = period;
     int quiet = 0;
     while (!atomic_load_explicit(&s->stopping, memory_order_acquire)) {
-        sysmon_sleep(s, period);
+        sysmon_sleep(s, nap);
         pt_nanos now = pt_nanotime();
         bool acted = false;
+        pt_nanos next_due = 0; /* the earliest timer of a stuck P, still ahead */
         if (atomic_load_explicit(&s->nfds, memory_order_relaxed) != 0 &&
             now - atomic_load_explicit(&s->last_poll, memory_order_relaxed) > SYSMON_NETPOLL_NS)
             pt__poll_ready_fds(s);
@@ -76,14 +98,22 @@ void *pt__sysmon_main(void *arg)
             struct pt__p *p = s->ps[i];
             uint32_t tick = atomic_load_explicit(&p->schedtick, memory_order_relaxed);
             bool stuck = tick == last_tick[i];
-            last_tick[i] = tick;
-            if (!stuck || !atomic_load_explicit(&p->m->curg, memory_order_relaxed))
+            if (!stuck) {
+                last_tick[i] = tick;
+                since[i] = now;
+            }
+            pt_g *g = atomic_load_explicit(&p->m->curg, memory_order_acquire);
+            if (!stuck || !g)
                 continue;
+            /* Stuck: its M has run one G since the last round. Its
+             * timers wait for the monitor, not for a period of slack. */
             pt_nanos next = pt_timers_next(&p->timers);
-            bool overdue = next != 0 && next <= now - period;
+            bool overdue = next != 0 && next <= now;
+            if (next > now && (next_due == 0 || next < next_due))
+                next_due = next;
             bool idle_ps = atomic_load_explicit(&s->npidle, memory_order_acquire) > 0;
-            /* Gs queued behind the stuck one, with a P idle: Go would
-             * preempt; here an idle M is woken to steal them. */
+            /* Gs queued behind the stuck one, with a P idle: an idle M is
+             * woken to steal them (and the timers). */
             if (idle_ps && (overdue || !pt__runq_empty(p))) {
                 acted = true;
                 atomic_fetch_add_explicit(&s->st.sysmon_wakeps, 1, memory_order_relaxed);
@@ -95,6 +125,10 @@ void *pt__sysmon_main(void *arg)
                     atomic_fetch_add_explicit(&s->st.timers_sysmon, (uint64_t)ran,
                                               memory_order_relaxed);
             }
+            if (should_preempt(s, p, g, now - since[i])) {
+                acted = true;
+                pt__preempt_request(p->m, g);
+            }
         }
         if (acted) {
             period = SYSMON_MIN_NS;
@@ -102,6 +136,10 @@ void *pt__sysmon_main(void *arg)
         } else if (++quiet > 50 && period < SYSMON_MAX_NS) {
             period = period * 2 > SYSMON_MAX_NS ? SYSMON_MAX_NS : period * 2;
         }
+        /* A stuck P's next timer would otherwise wait out a long period. */
+        nap = period;
+        if (next_due != 0 && next_due - now < nap)
+            nap = next_due - now < SYSMON_MIN_NS ? SYSMON_MIN_NS : next_due - now;
     }
     return NULL;
 }

@@ -2,13 +2,16 @@
 # Proof that ptstress catches bugs: copy the sources to a temporary
 # directory, apply one seeded mistake at a time (sed), build ptstress there
 # and run it briefly per scenario; print a mutation x scenario table.
-#   scripts/mutate.sh [-T SEC] [-d DESIGNS] [-m NAMES] [-k]
+#   scripts/mutate.sh [-T SEC] [-d DESIGNS] [-m NAMES] [-f] [-k]
 #     -T  seconds per scenario run (default 1)
-#     -d  designs to run each scenario against (default pheap,pheap-sync)
+#     -d  designs to run each scenario against (default pheap,pheap-sync;
+#         the sched scenario runs on sched-perp and sched-tt)
 #     -m  only these mutations (comma-separated names)
+#     -f  fast: no scenario runs once one has caught the mutation (CI)
 #     -k  keep the temporary directory
 # A cell is "caught" (a violation: exit 1), "crash" (the library aborted on
-# a status it found corrupt, or a signal: caught too), or "-" (passed).
+# a status it found corrupt, or a signal: caught too), "-" (passed), or
+# "." (not run: -f, caught already).
 # Exit status 1 if some mutation is caught by no scenario, or a mutation no
 # longer applies (its sed matched nothing: the source moved on).
 set -euo pipefail
@@ -17,13 +20,15 @@ T=1
 DESIGNS=pheap,pheap-sync
 ONLY=
 KEEP=0
-while getopts "T:d:m:k" o; do
+FAST=0
+while getopts "T:d:m:fk" o; do
   case $o in
     T) T=$OPTARG ;;
     d) DESIGNS=$OPTARG ;;
     m) ONLY=$OPTARG ;;
+    f) FAST=1 ;;
     k) KEEP=1 ;;
-    *) sed -n '2,13p' "$0"; exit 2 ;;
+    *) sed -n '2,17p' "$0"; exit 2 ;;
   esac
 done
 
@@ -42,8 +47,10 @@ MUTATIONS=(
   "stop-sync-no-wait#ptimer/timer.c#/^static void wait_callbacks/,/^{/s/^{/{ if (mine != ~0u) return;/"
   "tt-unschedule-ignores-version#ptimer/timerthread.c#s/    uint32_t seen = v;/    uint32_t seen = atomic_load(\&t->version); v = seen \& ~1u;/"
   "no-wake-on-new-earliest#ptimer/timer.c#s/if (ts->wake \&\& (prev == 0 || when < prev))/if (0 \&\& ts->wake)/; s/^    if (wake)\$/    if (0 \&\& wake)/"
+  "sched-stop-keeps-unread-value#sched/time.c#s/if (t->c \&\& pt_chan_try_recv(t->c, NULL) == 1)/if (0)/"
+  "sched-timer-due-at-half#sched/time.c#s/__builtin_add_overflow(now, d, \&w)/__builtin_add_overflow(now, d \/ 2, \&w)/"
 )
-SCENARIOS=(modtimer ticker churn move)
+SCENARIOS=(modtimer ticker churn move sched)
 
 # A clean copy of the tree once; each mutation gets its own copy of it.
 mkdir -p "$TMP/src"
@@ -72,16 +79,28 @@ for m in "${MUTATIONS[@]}"; do
     missed=1
     continue
   fi
-  designs=$DESIGNS
-  [[ $name == tt-* ]] && designs=timerthread
   caught_any=0
   printf '%-36s' "$name"
   for s in "${SCENARIOS[@]}"; do
+    if [ "$FAST" = 1 ] && [ "$caught_any" = 1 ]; then
+      printf ' %-9s' .
+      continue
+    fi
     cell=-
+    designs=$DESIGNS
+    [[ $name == tt-* ]] && designs=timerthread
+    if [ "$s" = sched ]; then
+      designs=sched-perp,sched-tt
+      [[ $name == tt-* ]] && designs=sched-tt
+    fi
     for d in ${designs//,/ }; do
       rc=0
-      timeout -k 5 $((${T%.*} + 60)) "$dir/build/bench/ptstress" --design "$d" --scenario "$s" \
-        --threads 2 --outsiders 1 --duration "$T" --seed 1 >"$dir/$s.$d.log" 2>&1 || rc=$?
+      # In a subshell whose stderr is dropped (the exit keeps it from
+      # exec'ing the run): a run the mutation makes abort is a cell of the
+      # table, not a shell message across it.
+      (timeout -k 5 $((${T%.*} + 90)) "$dir/build/bench/ptstress" --design "$d" --scenario "$s" \
+        --threads 2 --outsiders 1 --duration "$T" --seed 1 >"$dir/$s.$d.log" 2>&1; exit $?) \
+        2>/dev/null || rc=$?
       if [ "$rc" = 1 ] && grep -q '^FAIL' "$dir/$s.$d.log"; then
         cell=caught
         kinds=$(grep -o '^FAIL.*violations [^(]*' "$dir/$s.$d.log" | sed 's/.*violations //' | head -1)

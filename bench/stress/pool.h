@@ -29,7 +29,8 @@ struct pool {
     struct pworker *w;
     _Atomic int phase;
     atomic_int started, drained, checked;
-    void *sc; /* the scenario's state */
+    _Atomic pt_nanos end; /* when the run phase ends (0: not yet known) */
+    void *sc;             /* the scenario's state */
     /* Hooks, each optional but op. */
     void (*op)(struct pworker *w);      /* one operation (phase RUN) */
     void (*p_round)(struct pworker *w); /* on a P after each batch (pacing, stalls) */
@@ -39,12 +40,25 @@ struct pool {
     void (*cleanup)(struct pool *pl);   /* main, after them: free timer objects */
     void (*on_engine)(struct pool *pl); /* main, once P 0 has its context */
     int batch;                          /* operations between a P's rounds (0: 32) */
-    bench_cb cb;                        /* what the scenario's timers call */
+    /* One more P, after the outsiders (w[np + nout]), that runs no
+     * operation: it sleeps in the design's idle for long stretches, its
+     * heap empty but for what the scenario arms on it from elsewhere, so
+     * a missing wake for a new earliest timer shows as a late firing
+     * instead of hiding behind the next timer already due. */
+    bool quiet;
+    bench_cb cb;    /* what the scenario's timers call */
     pt_nanos drain; /* how long to let due timers fire before the final checks */
 };
 
 /* On a P: the design's own check (engine.h), a violation if it fails. */
 void pool_check(struct pworker *w, bool quiescent);
+
+/* The quiet P's context (NULL if the pool has none). */
+void *pool_quiet_th(const struct pool *pl);
+
+/* An idle deadline `until`, cut at the end of the run phase, so that a
+ * P's long sleep never holds the run's end up. */
+pt_nanos pool_until(const struct pool *pl, pt_nanos until);
 
 /* Creates the engine, runs the threads through the phases, destroys it,
  * and checks the library leaked nothing. */

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "stress.h"
 
@@ -16,24 +18,35 @@ struct scenario {
     const char *what;
     void (*run)(struct stress_run *r);
     bool needs_move;
+    bool sched; /* runs inside the scheduler, on its designs only */
 };
 
 static const struct scenario scenarios[] = {
     {"modtimer", "random arm/stop from Ps and outsiders, several threads on one timer", sc_modtimer,
+     false, false},
+    {"ticker", "tickers reset and stopped at random while Ps stall", sc_ticker, false, false},
+    {"churn", "RPC-style arm/cancel at full speed: bounded memory, no leak", sc_churn, false,
      false},
-    {"ticker", "tickers reset and stopped at random while Ps stall", sc_ticker, false},
-    {"churn", "RPC-style arm/cancel at full speed: bounded memory, no leak", sc_churn, false},
-    {"move", "modtimer while Ps are removed (moveTimers) and added back", sc_move, true},
+    {"move", "modtimer while Ps are removed (moveTimers) and added back", sc_move, true, false},
+#ifdef PTSTRESS_HAVE_SCHED
+    {"sched", "inside the scheduler: sleeps, Timers, AfterFuncs, Tickers, while Ps come and go",
+     sc_sched, false, true},
+#endif
 };
 #define NSCENARIOS (int)(sizeof scenarios / sizeof scenarios[0])
 
 /* The designs a run of "all" tries: every engine that holds timer
  * objects (kernel holds one timer per thread). */
-static const char *const all_designs[] = {"pheap", "pheap-sync", "timerthread", "globalheap",
-                                          "floor"};
+static const char *const all_designs[] = {"pheap",       "pheap-sync", "pheap-staged",
+                                          "timerthread", "globalheap", "floor"};
 
 static const struct engine *find_design(const char *name)
 {
+#ifdef PTSTRESS_HAVE_SCHED
+    for (int i = 0; stress_sched_design(i); i++)
+        if (strcmp(stress_sched_design(i)->name, name) == 0)
+            return stress_sched_design(i);
+#endif
 #ifdef PTSTRESS_BROKEN
     if (strcmp(name, "broken") == 0)
         return engine_broken();
@@ -65,19 +78,34 @@ static void *prime_thread(void *eng)
 static void prime(const struct engine *e)
 {
     pthread_t t;
+    if (!e->create)
+        return; /* a scheduler design: the sched scenario primes its own */
     if (pthread_create(&t, NULL, prime_thread, (void *)e) == 0)
         pthread_join(t, NULL);
+}
+
+static bool is_sched(const struct engine *e)
+{
+#ifdef PTSTRESS_HAVE_SCHED
+    return stress_is_sched(e);
+#else
+    (void)e;
+    return false;
+#endif
 }
 
 static void usage(FILE *f, const char *argv0)
 {
     fprintf(f,
             "usage: %s [options]\n"
-            "  -d, --design LIST     designs, comma-separated, or all (default all)\n"
+            "  -d, --design LIST     designs, comma-separated, or all (default all):\n"
+            "                        pheap, pheap-sync, timerthread, globalheap, floor,\n"
+            "                        and the scheduler's sched-perp, sched-tt (scenario sched)\n"
             "  -s, --scenario LIST   scenarios, comma-separated, or all (default all)\n"
-            "  -t, --threads N       Ps (default 4)\n"
+            "  -t, --threads N       Ps (default 4; sched: the most, set at random)\n"
             "  -o, --outsiders N     mutator threads that are not Ps (default 2)\n"
-            "  -n, --timers N        timers (modtimer, move) or tickers (default 128)\n"
+            "  -n, --timers N        timers (modtimer, move) or tickers (default 128);\n"
+            "                        sched: N/8 Gs of each kind\n"
             "  -T, --duration SEC    per design x scenario (default 2)\n"
             "  -b, --bound MS        how late a firing may be (default 250)\n"
             "  -S, --seed N          (default: from the clock; printed)\n"
@@ -120,6 +148,79 @@ static void put_json(FILE *f, const struct stress_run *r, bool pass, double secs
         fprintf(f, ",\"%s\":%llu", viol_names[k], (unsigned long long)atomic_load(&r->viol[k]));
     fprintf(f, "}\n");
     fflush(f);
+}
+
+static void put_verdict(const struct stress_run *r, double took)
+{
+    const struct stress_opts *o = r->o;
+    uint64_t v = stress_violations(r);
+    printf("%s %s %s: %llu ops, %llu firings, %llu violations", v ? "FAIL" : "PASS", r->eng->name,
+           r->scenario, (unsigned long long)atomic_load(&r->ops),
+           (unsigned long long)atomic_load(&r->firings), (unsigned long long)v);
+    for (int k = 0; k < V_NKINDS; k++)
+        if (atomic_load(&r->viol[k]))
+            printf(" %s=%llu", viol_names[k], (unsigned long long)atomic_load(&r->viol[k]));
+    printf(" (seed %llu, %d Ps + %d outsiders, %.1f s)\n", (unsigned long long)o->seed, o->threads,
+           o->outsiders, took);
+    fflush(stdout);
+}
+
+/* The watchdog: a design that never returns from a call (a lost wake-up
+ * in a stop that waits, a G parked for ever) would hang the run, and a
+ * soak would end in a timeout with nothing said. Past its deadline, the
+ * run in progress is given its verdict, hung, and the process exits 1. */
+static struct stress_run *_Atomic wd_run;
+static _Atomic pt_nanos wd_t0, wd_deadline;
+static FILE *wd_json;
+/* Its own end, at the process's: no thread left for ThreadSanitizer's
+ * exit to wait a second on. */
+static pthread_mutex_t wd_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t wd_cv;
+static bool wd_stop; /* guarded by wd_mu */
+
+static void *watchdog(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&wd_mu);
+    while (!wd_stop) {
+        pt_nanos until = pt_nanotime() + 100000000;
+        struct timespec ts = {until / 1000000000, until % 1000000000};
+        pthread_cond_timedwait(&wd_cv, &wd_mu, &ts);
+        struct stress_run *r = atomic_load(&wd_run);
+        pt_nanos deadline = atomic_load(&wd_deadline), now = pt_nanotime();
+        if (wd_stop || !r || now < deadline || r != atomic_load(&wd_run))
+            continue;
+        stress_violation(r, V_HUNG, -1, 0, "the run to end", "still running %.0f s after its end",
+                         (double)(now - atomic_load(&wd_t0) - r->o->duration) / 1e9);
+        double took = (double)(now - atomic_load(&wd_t0)) / 1e9;
+        put_verdict(r, took);
+        if (wd_json) {
+            put_json(wd_json, r, false, took);
+            fflush(wd_json);
+        }
+        _exit(1);
+    }
+    pthread_mutex_unlock(&wd_mu);
+    return NULL;
+}
+
+static int watchdog_start(pthread_t *t)
+{
+    pthread_condattr_t a;
+    pthread_condattr_init(&a);
+    pthread_condattr_setclock(&a, CLOCK_MONOTONIC); /* pt_nanotime's clock */
+    pthread_cond_init(&wd_cv, &a);
+    pthread_condattr_destroy(&a);
+    return pthread_create(t, NULL, watchdog, NULL);
+}
+
+static void watchdog_stop(pthread_t t)
+{
+    pthread_mutex_lock(&wd_mu);
+    wd_stop = true;
+    pthread_cond_signal(&wd_cv);
+    pthread_mutex_unlock(&wd_mu);
+    pthread_join(t, NULL);
 }
 
 int main(int argc, char **argv)
@@ -215,12 +316,16 @@ int main(int argc, char **argv)
     if (strcmp(designs, "all") == 0) {
         for (size_t i = 0; i < sizeof all_designs / sizeof all_designs[0]; i++)
             list[nd++] = engine_find(all_designs[i]);
+#ifdef PTSTRESS_HAVE_SCHED
+        for (int i = 0; stress_sched_design(i); i++)
+            list[nd++] = stress_sched_design(i);
+#endif
     } else {
         char buf[256];
         snprintf(buf, sizeof buf, "%s", designs);
         for (char *s = strtok(buf, ","); s && nd < 16; s = strtok(NULL, ",")) {
             const struct engine *e = find_design(s);
-            if (!e || !e->tm_new) {
+            if (!e || (!e->tm_new && !is_sched(e))) {
                 fprintf(stderr, "%s: no design %s that holds timer objects\n", argv[0], s);
                 return 2;
             }
@@ -238,11 +343,25 @@ int main(int argc, char **argv)
     uint64_t failed = 0;
     for (int d = 0; d < nd; d++)
         prime(list[d]);
+    wd_json = jf;
+    pthread_t wd;
+    if (watchdog_start(&wd) != 0) {
+        perror("ptstress: watchdog");
+        return 2;
+    }
     for (int d = 0; d < nd; d++) {
         for (int i = 0; i < NSCENARIOS; i++) {
             const struct scenario *sc = &scenarios[i];
             if (!in_list(scens, sc->name))
                 continue;
+            if (sc->sched != is_sched(list[d])) {
+                /* Named both: say why not; from an "all", just not run. */
+                if (strcmp(designs, "all") != 0 && strcmp(scens, "all") != 0)
+                    printf("SKIP %s %s: %s\n", list[d]->name, sc->name,
+                           sc->sched ? "runs inside the scheduler: designs sched-perp, sched-tt"
+                                     : "runs on a timer design, not inside the scheduler");
+                continue;
+            }
             if (sc->needs_move && !list[d]->move) {
                 printf("SKIP %s %s: the design has no way to move timers between Ps\n",
                        list[d]->name, sc->name);
@@ -250,23 +369,22 @@ int main(int argc, char **argv)
             }
             struct stress_run r = {.eng = list[d], .scenario = sc->name, .o = &o};
             pt_nanos t0 = pt_nanotime();
+            /* A minute past the end, and twenty bounds: a slow machine's
+             * drain and final checks take far less. */
+            atomic_store(&wd_t0, t0);
+            atomic_store(&wd_deadline, t0 + o.duration + 60 * (pt_nanos)1000000000 + 20 * o.bound);
+            atomic_store(&wd_run, &r);
             sc->run(&r);
+            atomic_store(&wd_run, NULL);
             double took = (double)(pt_nanotime() - t0) / 1e9;
             uint64_t v = stress_violations(&r);
             failed += v != 0;
-            printf("%s %s %s: %llu ops, %llu firings, %llu violations", v ? "FAIL" : "PASS",
-                   r.eng->name, r.scenario, (unsigned long long)atomic_load(&r.ops),
-                   (unsigned long long)atomic_load(&r.firings), (unsigned long long)v);
-            for (int k = 0; k < V_NKINDS; k++)
-                if (atomic_load(&r.viol[k]))
-                    printf(" %s=%llu", viol_names[k], (unsigned long long)atomic_load(&r.viol[k]));
-            printf(" (seed %llu, %d Ps + %d outsiders, %.1f s)\n", (unsigned long long)o.seed,
-                   o.threads, o.outsiders, took);
-            fflush(stdout);
+            put_verdict(&r, took);
             if (jf)
                 put_json(jf, &r, v == 0, took);
         }
     }
+    watchdog_stop(wd);
     if (jf && jf != stdout)
         fclose(jf);
     return failed ? 1 : 0;

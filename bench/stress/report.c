@@ -23,6 +23,7 @@ const char *const viol_names[V_NKINDS] = {
     [V_INVARIANT] = "invariant",
     [V_SYNC] = "stop-sync-running",
     [V_ERROR] = "error",
+    [V_HUNG] = "hung",
 };
 
 /* Enough to see the pattern; the counts say how many there were. */

@@ -5,7 +5,13 @@
  * about. The last CONTENDED are hit by several threads at once with no
  * lock of ours: there only the totals can be judged (armings = firings +
  * "was pending" answers). move adds Ps being removed (their timers moved
- * to P 0 with the engine's move hook, Go's moveTimers) and added back. */
+ * to P 0 with the engine's move hook, Go's moveTimers) and added back.
+ *
+ * Both add a probe: one more exclusive timer, armed only by the main
+ * thread, onto a quiet P (pool.h) whose heap holds nothing else. Each of
+ * its armings becomes that heap's earliest while the P sleeps far past
+ * it, so unless the design wakes the P (ptimer's wake callback, Go's
+ * wakeNetPoller), it fires late. */
 #include <pthread.h>
 #include <stdlib.h>
 
@@ -30,6 +36,8 @@ struct mt {
     struct pool *pl;
     int n, nexcl;
     bool move;
+    bool probe;         /* t[n] is the probe (not every design wakes an idle P) */
+    uint64_t probe_rng; /* the main thread's */
     struct mt_timer *t;
 };
 
@@ -119,6 +127,27 @@ static pt_nanos pick_when(uint64_t x, pt_nanos now)
     }
 }
 
+/* Arms exclusive timer k (its mu held) onto th's heap at `when`, and
+ * judges the answer against the arming it replaced. */
+static void mt_arm_excl(struct mt *m, void *th, uint64_t k, pt_nanos when)
+{
+    struct mt_timer *t = &m->t[k];
+    uint64_t seq = ++t->next_seq;
+    arm_open(t->ring, ARM_RING, seq, when, 0);
+    int a = m->r->eng->tm_arm(th, t->tm, when, 0, arm_arg(k, seq));
+    if (a < 0) {
+        stress_violation(m->r, V_ERROR, (long)k, seq, "an arm to succeed", "%d", a);
+        return;
+    }
+    if (t->cur_live)
+        resolve(m, k, t->cur, a, A_SUPERSEDED);
+    else if (a == 1)
+        stress_violation(m->r, V_COUNT, (long)k, t->cur, "arm to return 0 (nothing armed)",
+                         "arm returned 1");
+    t->cur = seq;
+    t->cur_live = true;
+}
+
 static void mt_op(struct pworker *w)
 {
     struct mt *m = w->pl->sc;
@@ -162,21 +191,7 @@ static void mt_op(struct pworker *w)
                              "stop returned 1");
         t->cur_live = false;
     } else {
-        uint64_t seq = ++t->next_seq;
-        pt_nanos when = pick_when(pt__xorshift64(&w->rng), pt_nanotime());
-        arm_open(t->ring, ARM_RING, seq, when, 0);
-        int a = eng->tm_arm(w->th, t->tm, when, 0, arm_arg(k, seq));
-        if (a < 0) {
-            stress_violation(m->r, V_ERROR, (long)k, seq, "an arm to succeed", "%d", a);
-        } else {
-            if (t->cur_live)
-                resolve(m, k, t->cur, a, A_SUPERSEDED);
-            else if (a == 1)
-                stress_violation(m->r, V_COUNT, (long)k, t->cur, "arm to return 0 (nothing armed)",
-                                 "arm returned 1");
-            t->cur = seq;
-            t->cur_live = true;
-        }
+        mt_arm_excl(m, w->th, k, pick_when(pt__xorshift64(&w->rng), pt_nanotime()));
     }
     pthread_mutex_unlock(&t->mu);
 }
@@ -199,29 +214,62 @@ static void mt_round(struct pworker *w)
         return;
     }
     if (x % 512 == 1)
-        eng->idle(w->th, pt_nanotime() + 2 * m->r->o->bound);
+        eng->idle(w->th, pool_until(w->pl, pt_nanotime() + 2 * m->r->o->bound));
 }
 
-/* An exclusive timer's current arming, pending past its bound. */
+/* The probe's next arming (main thread, every scan): when the last one
+ * has fired, a new one due in 1-4 ms, or far (1 s) to be moved earlier by
+ * the next scan; both make it the quiet P's earliest, the first through
+ * an add, the second through a modify (ModifiedEarlier). */
+static void mt_probe(struct mt *m)
+{
+    uint64_t k = (uint64_t)m->n;
+    struct mt_timer *t = &m->t[k];
+    pthread_mutex_lock(&t->mu);
+    pt_nanos now = pt_nanotime(), when = 0;
+    uint64_t x = pt__xorshift64(&m->probe_rng);
+    struct arm_rec *a = &t->ring[t->cur % ARM_RING];
+    bool pending = t->cur_live && atomic_load(&a->word) == arm_word(t->cur, A_PENDING);
+    if (!pending)
+        when = now + (x % 4 ? 1000000 + (pt_nanos)(x >> 8) % 3000000 : 1000000000);
+    else if (atomic_load(&a->when) > now + 5000000)
+        when = now + 1000000;
+    if (when) {
+        mt_arm_excl(m, pool_quiet_th(m->pl), k, when);
+        atomic_fetch_add_explicit(&m->r->ops, 1, memory_order_relaxed);
+    }
+    pthread_mutex_unlock(&t->mu);
+}
+
+/* Exclusive timer k's current arming, pending past its bound. */
+static void mt_late(struct mt *m, int k, pt_nanos now)
+{
+    struct mt_timer *t = &m->t[k];
+    if (pthread_mutex_trylock(&t->mu) != 0)
+        return;
+    struct arm_rec *a = &t->ring[t->cur % ARM_RING];
+    if (t->cur_live && t->late_seen != t->cur &&
+        atomic_load(&a->word) == arm_word(t->cur, A_PENDING) &&
+        atomic_load(&a->when) + m->r->o->bound < now) {
+        t->late_seen = t->cur;
+        stress_violation(m->r, V_LATE, k, t->cur, "a firing within the bound",
+                         "still pending %.3f ms after its deadline%s",
+                         (double)(now - atomic_load(&a->when)) / 1e6,
+                         k == m->n ? " (the probe: its P was not woken)" : "");
+    }
+    pthread_mutex_unlock(&t->mu);
+}
+
 static void mt_scan(void *vm)
 {
     struct mt *m = vm;
+    if (m->probe)
+        mt_probe(m);
     pt_nanos now = pt_nanotime();
-    for (int k = 0; k < m->nexcl; k++) {
-        struct mt_timer *t = &m->t[k];
-        if (pthread_mutex_trylock(&t->mu) != 0)
-            continue;
-        struct arm_rec *a = &t->ring[t->cur % ARM_RING];
-        if (t->cur_live && t->late_seen != t->cur &&
-            atomic_load(&a->word) == arm_word(t->cur, A_PENDING) &&
-            atomic_load(&a->when) + m->r->o->bound < now) {
-            t->late_seen = t->cur;
-            stress_violation(m->r, V_LATE, k, t->cur, "a firing within the bound",
-                             "still pending %.3f ms after its deadline",
-                             (double)(now - atomic_load(&a->when)) / 1e6);
-        }
-        pthread_mutex_unlock(&t->mu);
-    }
+    for (int k = 0; k < m->nexcl; k++)
+        mt_late(m, k, now);
+    if (m->probe)
+        mt_late(m, m->n, now);
 }
 
 static void mt_final(struct pool *pl)
@@ -229,10 +277,10 @@ static void mt_final(struct pool *pl)
     struct mt *m = pl->sc;
     const struct engine *eng = m->r->eng;
     pt_nanos now = pt_nanotime(), bound = m->r->o->bound;
-    for (int k = 0; k < m->n; k++) {
+    for (int k = 0; k < m->n + m->probe; k++) {
         struct mt_timer *t = &m->t[k];
         int a = eng->tm_stop(t->tm);
-        if (k >= m->nexcl) {
+        if (k >= m->nexcl && k < m->n) {
             uint64_t armed = atomic_load(&t->armed), fired = atomic_load(&t->fired);
             uint64_t said = atomic_load(&t->pending_answers) + (a == 1);
             /* stop_sync also stops an arming made while it ran, without
@@ -268,7 +316,7 @@ static void mt_final(struct pool *pl)
 static void mt_cleanup(struct pool *pl)
 {
     struct mt *m = pl->sc;
-    for (int k = 0; k < m->n; k++) {
+    for (int k = 0; k < m->n + m->probe; k++) {
         m->r->eng->tm_free(m->t[k].tm);
         pthread_mutex_destroy(&m->t[k].mu);
     }
@@ -279,10 +327,12 @@ static void mt_run(struct stress_run *r, bool move)
     const struct stress_opts *o = r->o;
     struct mt m = {.r = r, .n = o->timers < 2 ? 2 : o->timers, .move = move};
     m.nexcl = m.n >= 2 * CONTENDED ? m.n - CONTENDED : m.n;
-    m.t = calloc((size_t)m.n, sizeof *m.t);
+    m.probe = !r->eng->idle_misses_remote;
+    m.probe_rng = o->seed * 0x2545f4914f6cdd1dull + 7;
+    m.t = calloc((size_t)(m.n + 1), sizeof *m.t);
     if (!m.t)
         abort();
-    for (int k = 0; k < m.n; k++) {
+    for (int k = 0; k < m.n + m.probe; k++) {
         pthread_mutex_init(&m.t[k].mu, NULL);
         m.t[k].tm = r->eng->tm_new(NULL);
         if (!m.t[k].tm)
@@ -301,6 +351,7 @@ static void mt_run(struct stress_run *r, bool move)
         .cleanup = mt_cleanup,
         .cb = mt_fire,
         .drain = STRESS_DRAIN,
+        .quiet = m.probe,
     };
     m.pl = &pl;
     pool_run(&pl);

@@ -28,6 +28,7 @@ enum viol_kind {
     V_INVARIANT,        /* the design's own check (pt_timers_verify) failed */
     V_SYNC,             /* a callback still ran after a stop that waits (stop_sync) returned */
     V_ERROR,            /* an arm failed, or the run could not be set up */
+    V_HUNG,             /* the run did not end: a call into the design never returned */
     V_NKINDS,
 };
 
@@ -75,6 +76,13 @@ void sc_modtimer(struct stress_run *r);
 void sc_move(struct stress_run *r);
 void sc_ticker(struct stress_run *r);
 void sc_churn(struct stress_run *r);
+/* Inside the scheduler (sc_sched.c; where it is built: PTSTRESS_HAVE_SCHED).
+ * Its designs are sched-perp and sched-tt, engines that hold a name only:
+ * stress_sched_design(i) is the i-th (NULL past the last), and only the
+ * sched scenario runs them, as only the other scenarios run the rest. */
+void sc_sched(struct stress_run *r);
+const struct engine *stress_sched_design(int i);
+bool stress_is_sched(const struct engine *e);
 
 /* Wait for the end of the run, calling scan(ctx) every 10 ms and printing
  * progress lines meanwhile. */

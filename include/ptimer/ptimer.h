@@ -19,6 +19,10 @@
  *                         Waiting, ModifiedXX -> -EBUSY, nothing changed
  *                         Running, Moving, Removing, Modifying -> wait, then as above
  *  stop (deltimer)        Waiting, ModifiedXX -> Modifying -> Deleted  returns 1
+ *  stop, eager (a staged  Waiting, ModifiedXX -> Removing -> Removed  unlinked, returns 1
+ *  heap, its lock taken   (any other status, the head, or the lock busy: as stop)
+ *  by a try-lock, t not
+ *  the heap's head)
  *                         NoStatus, Deleted, Removing, Removed      returns 0
  *                         Running, Moving, Modifying -> wait
  *  modify, reset          Waiting, ModifiedXX -> Modifying -> ModifiedXX  returns 1
@@ -30,6 +34,8 @@
  *  clean, adjust,         Deleted    -> Removing -> Removed
  *  clear_deleted          ModifiedXX -> Moving -> Waiting  (re-keyed to its new when)
  *  (heap lock held)       Modifying  -> wait
+ *  promote (lock held,    Deleted    -> Removing -> Removed  dropped
+ *  a ring slot begins)    any other status: moved into the heap as it is, same key
  *  run (heap lock held,   Waiting    -> Waiting  (not due yet)
  *  head of the heap)      Waiting    -> Running -> NoStatus  one-shot: removed, then f
  *                         Waiting    -> Running -> Waiting   ticker: re-keyed, then f
@@ -114,7 +120,7 @@ typedef struct pt__heap4 {
  * state and callbacks words is the library's own (ptimer/status.h). */
 typedef struct pt_timer {
     PT_ATOMIC(uint64_t) state PT_ALIGN8; /* status, a check, and the heap holding it */
-    uint32_t heap_index;                 /* position in that heap; guarded by its lock */
+    uint32_t heap_index;                 /* where in that heap (or ring); its lock guards it */
     PT_ATOMIC(uint32_t) callbacks;       /* running and started callbacks, for stop_sync */
     /* The time the user asked for. While the timer is Waiting it equals its
      * heap key; while ModifiedXX it is the new time and the heap key is the
@@ -130,6 +136,11 @@ typedef struct pt_timer {
 struct pt_timers {
     PT_ATOMIC(uint32_t) lock;   /* pt__lock: guards heap, running, its timers' heap_index */
     uint32_t magic;             /* set by init, cleared by destroy */
+    /* The staging ring (pt_timers_set_staging), NULL when off: set before
+     * the heap is shared and never changed after, so any thread may read
+     * the pointer; what it points to is guarded by lock. Here, in the
+     * line a stop touches anyway (deleted_timers), as every stop reads it. */
+    struct pt__stage *stage;
     pt__heap4 heap;              /* entries {key, pt_timer *} */
     /* heap.v[0].when, or 0 if empty: lets pollers decide without the lock.
      * Written under lock, read anywhere. */
@@ -138,7 +149,7 @@ struct pt_timers {
      * moved earlier is still keyed at its old time, and this makes check
      * adjust the heap before that time (Go's timerModifiedEarliest). */
     PT_ATOMIC(pt_nanos) modified_earliest PT_ALIGN8;
-    PT_ATOMIC(uint32_t) num_timers;     /* heap.len, for readers without the lock */
+    PT_ATOMIC(uint32_t) num_timers;     /* heap.len + staged, for readers without the lock */
     /* Deleted timers still in the heap: deleted_timers - deleted_cleaned.
      * Stops (and revivals, backwards) count in deleted_timers from any
      * thread; cleaning counts in deleted_cleaned, only under the lock, by
@@ -146,6 +157,14 @@ struct pt_timers {
      * one shared counter. */
     PT_ATOMIC(uint32_t) deleted_timers;
     PT_ATOMIC(uint32_t) deleted_cleaned;
+    uint32_t staged;            /* timers in the ring (lock); heap.len + staged = num_timers */
+    /* The start of the ring's earliest occupied slot, 0 if none (lock):
+     * here, not in the ring, so that a plain heap's update of timer0_when
+     * tests one field it has in cache anyway. */
+    pt_nanos stage_next;
+    /* The last `now` a check of this heap saw: where the ring starts when
+     * it is empty. Written by checks without the lock, read under it. */
+    PT_ATOMIC(pt_nanos) stage_hint PT_ALIGN8;
     uint32_t running;           /* a callback of this heap runs now (lock dropped) */
     uint32_t sweep_at;          /* where the owner's next bounded sweep starts (lock) */
     pt_wake_func wake;
@@ -161,6 +180,25 @@ struct pt_timers {
  * -EINVAL too. */
 PT_API int pt_timers_init(pt_timers *ts, pt_wake_func wake, void *ctx);
 
+/* Turns on a staging ring in front of ts's heap, for timers that are
+ * mostly stopped long before they are due (RPC timeouts). A timer armed at
+ * least one `slot` after the last check's now (slot rounded up to a power
+ * of two, at least 1 us), and within 64 slots of the ring's start, is not
+ * pushed onto the heap: it is appended to an unsorted array, one per slot
+ * of time, and enters the heap only when its slot begins (the heap's next
+ * time, pt_timers_next, is then that slot's start). The ring starts at the
+ * first check that reads the clock. On a staged heap pt_timer_stop
+ * unlinks the timer itself when the heap's lock is free (a try-lock: stop
+ * still never waits) and the timer is not the heap's head: O(1) from the
+ * ring, O(log n) from the heap; the timer is then Removed, its memory
+ * reusable at once. So a timer stopped long before its slot begins never
+ * touches the heap. Timers further out or due sooner go to the heap, and
+ * a stop that finds the lock busy is lazy, as without the ring. Call it
+ * on an empty heap, before other threads use it. 0; -EINVAL (a bad heap, or
+ * slot <= 0 or over 2^40 ns); -EBUSY (ts holds timers, or is staged
+ * already); -ENOMEM. */
+PT_API int pt_timers_set_staging(pt_timers *ts, pt_nanos slot);
+
 /* Frees the heap's storage. Stopped timers still in the heap are unlinked
  * first. 0; -EBUSY while it holds a live timer or runs a callback;
  * -EINVAL for NULL or a heap not initialised. */
@@ -175,7 +213,9 @@ PT_API void pt_timer_init(pt_timer *t, pt_func f, void *arg);
  * -EBUSY (already pending); -ENOMEM. */
 PT_API int pt_timer_start(pt_timers *ts, pt_timer *t, pt_nanos when, pt_nanos period);
 
-/* deltimer. Lazy: the timer may stay in its heap as Deleted. 1 if this call
+/* deltimer. Lazy: the timer may stay in its heap as Deleted (on a staged
+ * heap, see pt_timers_set_staging, it is unlinked at once, Removed, when
+ * the heap's lock is free and it is not the head). 1 if this call
  * stopped a pending timer, 0 if it had already run or been stopped;
  * -EINVAL for NULL or an uninitialised timer. */
 PT_API int pt_timer_stop(pt_timer *t);

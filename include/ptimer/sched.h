@@ -77,6 +77,7 @@ typedef struct pt_sched_stats {
     uint64_t spinning_max;      /* most Ms ever looking for work at once */
     uint64_t sysmon_wakeps;     /* idle Ms the monitor woke to run overdue timers */
     uint64_t procs;             /* Ps now */
+    uint64_t preempts;          /* Gs stopped in a preemptible region (pt_preemptible_begin) */
 } pt_sched_stats;
 
 /* Starts the Ps and their Ms. 0; -EINVAL (out NULL, procs < 0 or > 1024,
@@ -139,6 +140,31 @@ PT_API int pt_park(bool (*commit)(void *arg), void *arg);
  * P when the caller is a G of the same scheduler, else on the global
  * queue). 0; -EINVAL (NULL, or a G that is not parked). */
 PT_API int pt_ready(pt_g *g);
+
+/* Asynchronous preemption, for the regions a G marks (Go 1.14's, which
+ * Go applies everywhere; C code cannot be stopped safely at any point).
+ * Between pt_preemptible_begin and pt_preemptible_end (they nest) the
+ * calling G may be stopped at any instruction, by a signal (SIGURG, as
+ * Go's), once it has held its P for the scheduler's slice while other Gs
+ * wait and no P is idle; it resumes later, perhaps on another thread.
+ * So a region must be pure computation: no locks, no allocation, no
+ * thread-locals, errno or pthread_self, nothing that is not
+ * async-signal-safe, and no call into the scheduler (a yield, park,
+ * sleep, channel operation or I/O inside a region aborts). The stack
+ * needs room for a signal frame (a few KiB) above its deepest point.
+ * The first region installs a SIGURG handler for the process; a SIGURG
+ * that is not the scheduler's goes on to the handler installed before.
+ * 0; -EPERM outside a G; -ENOTSUP with preemption off (slice 0) or in a
+ * ThreadSanitizer build (TSan's own signal handling cannot follow a
+ * handler that resumes on another thread); sigaction's error; end:
+ * -EINVAL outside a region. */
+PT_API int pt_preemptible_begin(void);
+PT_API int pt_preemptible_end(void);
+
+/* The slice after which a G in a region is preempted while others wait:
+ * 500 us unless set; 0 turns preemption off (regions are refused). 0;
+ * -EINVAL (bad s, slice < 0). */
+PT_API int pt_sched_set_preempt_slice(pt_sched *s, pt_nanos slice);
 
 /* sync.WaitGroup. Embeddable; every field is private. */
 typedef struct pt_wg {

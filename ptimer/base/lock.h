@@ -7,6 +7,7 @@
 #define PTIMER_LOCK_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "ptimer/base/futex.h"
@@ -44,6 +45,17 @@ static inline void pt__lock(_Atomic uint32_t *l)
     if (!atomic_compare_exchange_strong_explicit(l, &c, 1, memory_order_acquire,
                                                  memory_order_relaxed))
         pt__lock_slow(l);
+}
+
+/* Takes the lock only if it is free; never waits. Looks before the CAS,
+ * so a held lock's line is not pulled away from its holder. */
+static inline bool pt__trylock(_Atomic uint32_t *l)
+{
+    uint32_t c = 0;
+    /* acquire: pairs with the release in pt__unlock */
+    return atomic_load_explicit(l, memory_order_relaxed) == 0 &&
+           atomic_compare_exchange_strong_explicit(l, &c, 1, memory_order_acquire,
+                                                   memory_order_relaxed);
 }
 
 static inline void pt__unlock(_Atomic uint32_t *l)

@@ -105,6 +105,8 @@ if [ "$group" = safety ] || [ "$group" = all ]; then
     run pass helpstop      "-DCFG_HELPSTOP"
     run pass sync          "-DCFG_SYNC"
     run pass syncmove      "-DCFG_SYNCMOVE"
+    run pass eager         "-DCFG_EAGER"
+    run pass eagermove     "-DCFG_EAGER -DCFG_EAGERMOVE"
     model="$here/timerthread.pml"
     run pass tt.destroy   ""
     run pass tt.help      "-DCFG_HELP"
@@ -118,6 +120,8 @@ if [ "$group" = liveness ] || [ "$group" = all ]; then
     run pass race.terminates  "" terminates
     run pass syncmove.terminates "-DCFG_SYNCMOVE" terminates
     run pass syncmove.t0_runs    "-DCFG_SYNCMOVE" t0_runs
+    run pass eager.terminates    "-DCFG_EAGER" terminates
+    run pass eagermove.t0_runs   "-DCFG_EAGER -DCFG_EAGERMOVE" t0_runs
     finish
 fi
 if [ "$group" = seeded ] || [ "$group" = all ]; then
@@ -126,6 +130,7 @@ if [ "$group" = seeded ] || [ "$group" = all ]; then
     run seeded bug_no_modified_earliest "-DBUG_NO_MODIFIED_EARLIEST" "" "assertion violated"
     run seeded bug_revive_no_count      "-DBUG_REVIVE_NO_COUNT" "" "assertion violated ((ndel"
     run seeded bug_lock_while_modifying "-DBUG_LOCK_WHILE_MODIFYING" terminates "acceptance cycle"
+    run seeded bug_eager_no_recheck     "-DCFG_EAGER -DCFG_EAGERMOVE -DBUG_EAGER_NO_RECHECK" "" "assertion violated"
     # the library's own stop_sync bug, found by this model and fixed in 1618c20
     run seeded bug_stop_sync_no_start_count "-DCFG_SYNCMOVE -DBUG_STOP_SYNC_NO_START_COUNT" "" "assertion violated (cbs[0]==0)"
     # the TimerThread's destroy lost wake-up, found by timerthread.pml, fixed in 2cdb6d0

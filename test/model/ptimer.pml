@@ -29,6 +29,14 @@
  *              and a callback that may reset its own timer.
  *   CFG_SYNC   stop_sync of T0 against the owner running it, a callback
  *              that resets its own timer, a non-owner check and a move.
+ *   CFG_EAGER  the heaps are staged (pt_timers_set_staging): the stopper's
+ *              stops try the eager unlink first (row "stop, eager"); with
+ *              CFG_EAGERMOVE, against a move instead of the modifier. The
+ *              ring itself is heap layout, not protocol: its entries are
+ *              entries of the set below.
+ *   BUG_EAGER_NO_RECHECK   the eager stop does not check again, under the
+ *                          lock, that the timer is still in the heap it
+ *                          locked (a move took it meanwhile)
  * Seeded bugs (each must be caught; check.sh fails if one is not):
  *   BUG_STOP_NO_CAS        stop claims the status with a load and a plain
  *                          store instead of a CAS
@@ -481,6 +489,71 @@ inline stop(t, ret)
     atomic { s_s = 0; s_g = 0; s_ok = 0; s_h = 0 }
 }
 
+/* stop_eager (pt_timer_stop on a staged heap): row "stop, eager". The
+ * word is loaded once; the heap it names is try-locked (a busy lock, like
+ * a timer at the head or not where the C unlinks eagerly, leaves it to the
+ * lazy stop: the C's conditions are a choice made here at random, which
+ * covers them all); under the lock the word is loaded again and a pending
+ * status claimed with a CAS from it, straight to Removing, and the entry
+ * unlinked. e_done: 1 if it stopped t. */
+inline stop_eager(t, e_done)
+{
+    atomic { e_s = st[t]; e_h = tsof[t] } /* one load of the state word */
+    if
+    :: (e_s == WAITING || e_s == MOD_EARLIER || e_s == MOD_LATER) && e_h != NONE ->
+        atomic {
+            if
+            :: lk[e_h] == 0 -> lk[e_h] = 1; e_lk = 1 /* pt__trylock */
+            :: true -> e_lk = 0                       /* busy, or not eager here */
+            fi
+        }
+        if
+        :: e_lk ->
+            atomic { e_s = st[t]; e_w = tsof[t] } /* the word again, under the lock */
+            atomic {
+#ifndef BUG_EAGER_NO_RECHECK
+                if
+                :: e_w == e_h && st[t] == e_s &&
+                   (e_s == WAITING || e_s == MOD_EARLIER || e_s == MOD_LATER) ->
+#else
+                /* the seeded bug: the heap it names is not checked again */
+                if
+                :: st[t] == e_s && (e_s == WAITING || e_s == MOD_EARLIER || e_s == MOD_LATER) ->
+#endif
+                    st[t] = REMOVING; e_ok = 1; assert(live[t]); live[t] = 0
+                :: else -> e_ok = 0
+                fi
+            }
+            if
+            :: e_ok ->
+                remove_locked(e_h, t);
+                st_set(t, REMOVING, REMOVED);
+                e_done = 1
+            :: else
+            fi;
+            unlock(e_h)
+        :: else
+        fi
+    :: else
+    fi;
+    atomic { e_s = 0; e_h = 0; e_lk = 0; e_w = 0; e_ok = 0 }
+}
+
+/* pt_timer_stop: the eager try on a staged heap (CFG_EAGER), then the lazy
+ * stop if it did not stop t. */
+inline stop_call(t, ret)
+{
+#ifdef CFG_EAGER
+    stop_eager(t, ret);
+    if
+    :: ret == 0 -> stop(t, ret)
+    :: else
+    fi
+#else
+    stop(t, ret)
+#endif
+}
+
 /* timer_arm: start (mode ARM_START) and reset/modify (ARM_RESET; period, f,
  * arg and seq are not modelled, so reset and modify are one). ret: 1 if it
  * was pending, 0 if not, EBUSY for a start of a pending timer. */
@@ -868,7 +941,8 @@ inline stop_sync(t, ret)
     byte x_g[NT]; \
     byte m_i, m_t, m_s, m_ok; \
     byte u_h, u_ok; \
-    byte y_s, y_r, y_g
+    byte y_s, y_r, y_g; \
+    byte e_s, e_h, e_lk, e_w, e_ok
 
 /* Which actors race (see the top of the file). */
 #if defined(CFG_SYNC)
@@ -892,6 +966,10 @@ inline stop_sync(t, ret)
 #define HAS_STOPPER 1
 #define HAS_MOVER 1
 #define NACTORS 3
+#elif defined(CFG_EAGER) && defined(CFG_EAGERMOVE)
+#define HAS_STOPPER 1
+#define HAS_MOVER 1
+#define NACTORS 2
 #else
 #define HAS_MODIFIER 1
 #define HAS_STOPPER 1
@@ -975,8 +1053,9 @@ proctype Stopper()
 {
     LOCALS;
     byte r;
-    stop(T1, r);
-    stop(T0, r);
+    stop_call(T1, r);
+    r = 0;
+    stop_call(T0, r);
     r = 0;
     ndone++
 }

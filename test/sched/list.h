@@ -69,3 +69,9 @@ PT_TEST(unit, time_new_fails_with_enomem_and_makes_nothing)
 /* bad input */
 PT_TEST(unit, every_sched_call_rejects_bad_input)
 PT_TEST(unit, every_time_call_rejects_bad_input)
+/* asynchronous preemption of marked regions */
+PT_TEST(unit, preempted_hog_lets_the_waiting_g_run)
+PT_TEST(unit, preempted_gs_resume_with_their_registers_on_any_m)
+PT_TEST(unit, preemptible_regions_nest_and_refuse_misuse)
+PT_TEST(unit, yield_inside_a_region_aborts)
+PT_TEST(unit, foreign_sigurg_reaches_the_earlier_handler)

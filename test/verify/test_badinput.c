@@ -123,6 +123,34 @@ static void row_pt_timers_destroy(void)
     CHECK_EQ(pt_timers_destroy(&g.ts), -EINVAL);
 }
 
+static void row_pt_timers_set_staging(void)
+{
+    struct bad_heaps b;
+    make_bad_heaps(&b);
+    for (int i = 0; i < N_BAD_HEAPS; i++)
+        CHECK_EQ(pt_timers_set_staging(bad_heap(&b, i), 1 << 20), -EINVAL);
+    pt_timers ts;
+    CHECK_EQ(pt_timers_init(&ts, NULL, NULL), 0);
+    CHECK_EQ(pt_timers_set_staging(&ts, 0), -EINVAL);
+    CHECK_EQ(pt_timers_set_staging(&ts, -1), -EINVAL);
+    CHECK_EQ(pt_timers_set_staging(&ts, ((pt_nanos)1 << 40) + 1), -EINVAL);
+    CHECK_EQ(pt_timers_destroy(&ts), 0);
+    /* wrong state: a heap holding timers (a stopped one too) */
+    struct good g;
+    make_good(&g);
+    CHECK_EQ(pt_timers_set_staging(&g.ts, 1 << 20), -EBUSY);
+    check_good_unchanged(&g);
+    free_good(&g);
+    /* twice */
+    CHECK_EQ(pt_timers_init(&ts, NULL, NULL), 0);
+    CHECK_EQ(pt_timers_set_staging(&ts, 1 << 20), 0);
+    CHECK_EQ(pt_timers_set_staging(&ts, 1 << 20), -EBUSY);
+    CHECK_VERIFIED(&ts, true);
+    CHECK_EQ(pt_timers_destroy(&ts), 0);
+    /* after destroy */
+    CHECK_EQ(pt_timers_set_staging(&ts, 1 << 20), -EINVAL);
+}
+
 struct destroy_arg {
     pt_timers *ts;
     int r;
@@ -456,6 +484,7 @@ static const struct {
 } rows[] = {
     {"pt_timers_init", row_pt_timers_init},
     {"pt_timers_destroy", row_pt_timers_destroy},
+    {"pt_timers_set_staging", row_pt_timers_set_staging},
     {"pt_timers_destroy", row_pt_timers_destroy_from_callback},
     {"pt_timer_init", row_pt_timer_init},
     {"pt_timer_start", row_pt_timer_start},

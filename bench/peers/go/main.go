@@ -41,6 +41,12 @@ func cpuSeconds() float64 {
 	return float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
 }
 
+func sysSeconds() float64 {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return float64(ru.Stime.Sec) + float64(ru.Stime.Usec)/1e6
+}
+
 // rss: resident memory less shared pages, as ptbench counts its own
 // designs' (bench_rss_bytes); emit reports it right after a measured phase.
 func rss() int64 {

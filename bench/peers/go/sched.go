@@ -36,12 +36,13 @@ type schedResult struct {
 	start                                           time.Time
 	end                                             time.Time // a timed workload stops here
 	elapsed                                         time.Duration
-	cpu0, cpu                                       float64
+	cpu0, cpu, sys0, sys                            float64
 	late                                            []int64
 }
 
 func (r *schedResult) begin() {
 	r.cpu0 = cpuSeconds()
+	r.sys0 = sysSeconds()
 	r.start = time.Now()
 	r.end = r.start.Add(time.Duration(*durationMs) * time.Millisecond)
 }
@@ -49,6 +50,7 @@ func (r *schedResult) begin() {
 func (r *schedResult) finish() {
 	r.elapsed = time.Since(r.start)
 	r.cpu = cpuSeconds() - r.cpu0
+	r.sys = sysSeconds() - r.sys0
 }
 
 // With -ops, ops x threads in all (-ops is per thread; threads are Ps).
@@ -439,6 +441,7 @@ func runSched() {
 	}
 	sort.Slice(r.late, func(i, j int) bool { return r.late[i] < r.late[j] })
 	extra := fmt.Sprintf(",\"gs_started\":%d,\"gs_finished\":%d,\"waits\":%d,\"wakes\":%d,"+
-		"\"early_wakes\":%d", r.gsStarted, r.gsFinished, r.waits, r.wakes, r.early)
+		"\"early_wakes\":%d,\"cpu_sys_s\":%.4f", r.gsStarted, r.gsFinished, r.waits, r.wakes,
+		r.early, r.sys)
 	emit(r.ops, r.elapsed, r.cpu, r.late, r.bytes, r.createNs, r.releaseNs, 0, 0, extra)
 }

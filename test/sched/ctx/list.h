@@ -12,4 +12,5 @@ PT_TEST(unit, fiber_migrates_between_threads_and_completes)
 /* stacks */
 PT_TEST(unit, stack_alloc_rounds_to_pages_and_honours_injected_failure)
 PT_TEST(unit, overflow_faults_on_the_guard_page)
+PT_TEST(unit, forty_thousand_stacks_stay_a_few_mappings)
 PT_TEST(unit, one_stack_reused_by_ten_thousand_fibers)

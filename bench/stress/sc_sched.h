@@ -1,0 +1,97 @@
+/* The sched scenario's parts: sc_sched.c runs the scheduler (its Ps
+ * added and removed at random, sleeping Gs, stoppers that are plain
+ * threads) and sc_sched_time.c holds the Gs that own Go time-package
+ * objects: a Timer read through select, an AfterFunc, a Ticker. */
+#ifndef PTSTRESS_SC_SCHED_H
+#define PTSTRESS_SC_SCHED_H
+
+#include "ptimer/sched.h"
+#include "stress.h"
+
+#define SS_MS ((pt_nanos)1000000)
+
+struct ss;
+
+/* A Timer read by one owner G through a select with a deadline (beside a
+ * channel its stoppers poke), stopped by other Gs and threads meanwhile.
+ * Only the owner arms it, so every value it receives belongs to the
+ * current arming, and an arming ends exactly one way: its value received,
+ * or a stop or the re-arm answering 1. */
+struct ss_tm {
+    struct ss *ss;
+    pt_time_timer *t;
+    pt_chan *c, *poke;
+    atomic_int ready; /* t exists: stoppers may call on it */
+    atomic_int lock;  /* ss_lock: guards what follows, orders stops with re-arms */
+    uint64_t cur;     /* the current arming, 1 onwards */
+    pt_nanos start;   /* the clock before the call that armed it */
+    pt_nanos armed;   /* ... and after it: a value fired before is stale */
+    pt_nanos when;    /* its deadline */
+    int recv, ans1;   /* its values received; stops that answered 1 */
+    bool stopped, late_seen;
+    uint64_t rng;
+};
+
+/* An AfterFunc, armed and stopped by its owner G: f runs once per arming
+ * that no stop or re-arm answered 1 for, never before that arming's
+ * deadline. f cannot name its arming (Reset keeps f and arg), so the
+ * checks count: runs never exceed `expect`, and reach it in time. */
+struct ss_af {
+    struct ss *ss;
+    pt_time_timer *t;
+    pt_chan *done;            /* f's note that it ran (the owner waits on it) */
+    atomic_ullong runs;       /* f's count; f's last touch of this struct */
+    uint64_t expect;          /* armings whose f must run (the owner's) */
+    _Atomic pt_nanos lo_when; /* the earliest deadline whose f may still run */
+    pt_nanos hi_when;         /* the latest */
+    bool late_seen;           /* reported late; until the runs catch up */
+    uint64_t rng;
+};
+
+/* A Ticker read by its owner G, reset with new periods and stopped. The
+ * n-th tick received since the (re)start at `start` fired no earlier than
+ * start + n * period (ticks are skipped, never bunched), and no tick fired
+ * before a stop or reset returned is received after it. */
+struct ss_tk {
+    struct ss *ss;
+    pt_time_ticker *t;
+    pt_chan *c;
+    pt_nanos start, armed, period, last;
+    uint64_t n;
+    bool running, late_seen;
+    uint64_t rng;
+};
+
+struct ss {
+    struct stress_run *r;
+    pt_sched *s;
+    atomic_int stop;  /* the run is over: Gs leave their loops */
+    atomic_int alive; /* the scenario's Gs still in their loops */
+    int ntm, naf, ntk;
+    struct ss_tm *tm;
+    struct ss_af *af;
+    struct ss_tk *tk;
+};
+
+/* A lock for Gs and plain threads alike. A timer's stop may yield while it
+ * waits out a firing (sched/time.c), so a holder can be a parked G: a
+ * waiter yields too, where a blocking lock would hold its M, and on one P
+ * the holder, for ever. */
+void ss_lock(atomic_int *l);
+void ss_unlock(atomic_int *l);
+
+/* A duration as the scenario picks them: mostly 0.1-3 ms, some now (0 or
+ * negative: Go's "now"), some far (20-50 ms: stopped or reset first). */
+pt_nanos ss_pick_d(uint64_t x);
+
+/* The owners (Gs: arg is their object), a stop from any G or thread, and
+ * the final checks (main thread, once every G has left its loop). */
+void ss_tm_owner(void *arg);
+void ss_tm_stop(struct ss_tm *m);
+void ss_tm_final(struct ss_tm *m);
+void ss_af_owner(void *arg);
+void ss_af_final(struct ss_af *m);
+void ss_tk_owner(void *arg);
+void ss_tk_final(struct ss_tk *m);
+
+#endif

@@ -1,0 +1,506 @@
+/* sched scenario: the Gs that own Go time-package objects (sc_sched.h
+ * says what each checks). They run until the scenario's stop; the main
+ * thread makes the final checks and frees the objects once every G is out
+ * of its loop. */
+#include <errno.h>
+#include <sched.h>
+
+#include "sc_sched.h"
+
+void ss_lock(atomic_int *l)
+{
+    int z = 0;
+    while (!atomic_compare_exchange_weak_explicit(l, &z, 1, memory_order_acquire,
+                                                  memory_order_relaxed)) {
+        z = 0;
+        if (pt_g_current())
+            pt_yield();
+        else
+            sched_yield();
+    }
+}
+
+void ss_unlock(atomic_int *l)
+{
+    atomic_store_explicit(l, 0, memory_order_release);
+}
+
+pt_nanos ss_pick_d(uint64_t x)
+{
+    switch (x % 16) {
+    case 0:
+        return 0;
+    case 1:
+        return -(pt_nanos)((x >> 8) % SS_MS);
+    case 2:
+        return 20 * SS_MS + (pt_nanos)((x >> 8) % (30 * SS_MS));
+    default:
+        return 100000 + (pt_nanos)((x >> 8) % (3 * SS_MS));
+    }
+}
+
+static pt_nanos pos(pt_nanos d)
+{
+    return d > 0 ? d : 0;
+}
+
+static void count_op(struct ss *ss)
+{
+    atomic_fetch_add_explicit(&ss->r->ops, 1, memory_order_relaxed);
+}
+
+static void count_firing(struct ss *ss)
+{
+    atomic_fetch_add_explicit(&ss->r->firings, 1, memory_order_relaxed);
+}
+
+/* ---- Timer ------------------------------------------------------------ */
+
+static long tm_index(const struct ss_tm *m)
+{
+    return (long)(m - m->ss->tm);
+}
+
+/* The current arming ends, the call ending it (a re-arm, or the final
+ * stop) having answered a: it must have ended exactly one way. Lock held. */
+static void tm_account(struct ss_tm *m, int a, const char *call)
+{
+    struct stress_run *r = m->ss->r;
+    int total = m->recv + m->ans1 + a;
+    if (total == 1)
+        return;
+    if (total == 0)
+        stress_violation(r, V_UNFIRED, tm_index(m), m->cur,
+                         "its value received, or a stop or re-arm answering 1",
+                         "stops answered 0 (already fired) and no value came");
+    else if (m->recv > 1)
+        stress_violation(r, V_DOUBLE, tm_index(m), m->cur, "one value per arming",
+                         "%d values received", m->recv);
+    else if (m->recv && m->ans1)
+        stress_violation(r, V_FIRED_STOPPED, tm_index(m), m->cur,
+                         "no value received (a stop answered 1: it had not been delivered)",
+                         "its value was received");
+    else if (m->recv)
+        stress_violation(r, V_FIRED_SUPERSEDED, tm_index(m), m->cur,
+                         "the arming inactive (its value had been received)", "%s answered 1",
+                         call);
+    else
+        stress_violation(r, V_COUNT, tm_index(m), m->cur, "one stop or re-arm answering 1",
+                         "%d stops and the %s answered 1", m->ans1, call);
+}
+
+static void tm_begin(struct ss_tm *m, pt_nanos start, pt_nanos d)
+{
+    m->cur++;
+    m->start = start;
+    m->armed = pt_nanotime();
+    m->when = start + pos(d);
+    m->recv = m->ans1 = 0;
+    m->stopped = m->late_seen = false;
+}
+
+/* A value v received at `now` for the current arming. Lock held. */
+static void tm_got(struct ss_tm *m, pt_nanos v, pt_nanos now)
+{
+    struct stress_run *r = m->ss->r;
+    count_firing(m->ss);
+    m->recv++;
+    if (v < m->armed && v < m->when)
+        stress_violation(r, V_FIRED_SUPERSEDED, tm_index(m), m->cur,
+                         "no value fired before the reset or new that armed it had returned",
+                         "a value fired %.3f ms before that", (double)(m->armed - v) / 1e6);
+    else if (v < m->when)
+        stress_violation(r, V_EARLY, tm_index(m), m->cur, "a value fired at or after its deadline",
+                         "fired %.3f ms early", (double)(m->when - v) / 1e6);
+    else if (v > m->when + r->o->bound && !m->late_seen) {
+        m->late_seen = true;
+        stress_violation(r, V_LATE, tm_index(m), m->cur, "a firing within the bound",
+                         "fired %.3f ms after its deadline", (double)(v - m->when) / 1e6);
+    }
+    if (v > now)
+        stress_violation(r, V_EARLY, tm_index(m), m->cur, "a value's time before its receipt",
+                         "received %.3f ms before the time it carries", (double)(v - now) / 1e6);
+}
+
+void ss_tm_stop(struct ss_tm *m)
+{
+    if (!atomic_load_explicit(&m->ready, memory_order_acquire))
+        return;
+    ss_lock(&m->lock);
+    int a = pt_time_timer_stop(m->t);
+    if (a < 0)
+        stress_violation(m->ss->r, V_ERROR, tm_index(m), m->cur, "stop to succeed", "%d", a);
+    m->ans1 += a == 1;
+    m->stopped = true;
+    ss_unlock(&m->lock);
+    count_op(m->ss);
+}
+
+/* Go 1.23: once a stop or reset returned, nothing of before it is in the
+ * channel. Lock held; after a stop only the next arm can send. */
+static void tm_channel_empty(struct ss_tm *m, const char *after)
+{
+    pt_nanos v;
+    if (pt_chan_try_recv(m->c, &v) == 1) {
+        stress_violation(m->ss->r, V_FIRED_STOPPED, tm_index(m), m->cur,
+                         "an empty channel once stop returned (Go 1.23)",
+                         "a value fired %.3f ms %s", (double)(pt_nanotime() - v) / 1e6, after);
+        m->recv++;
+    }
+}
+
+static void tm_op(struct ss_tm *m)
+{
+    struct ss *ss = m->ss;
+    uint64_t x = pt__xorshift64(&m->rng);
+    switch (x % 8) {
+    case 0:
+    case 1: { /* re-arm */
+        pt_nanos d = ss_pick_d(x >> 3);
+        ss_lock(&m->lock);
+        pt_nanos start = pt_nanotime();
+        int a = pt_time_timer_reset(m->t, d);
+        if (a < 0) {
+            stress_violation(ss->r, V_ERROR, tm_index(m), m->cur, "reset to succeed", "%d", a);
+        } else {
+            tm_account(m, a, "reset");
+            tm_begin(m, start, d);
+        }
+        ss_unlock(&m->lock);
+        break;
+    }
+    case 2: /* stop, then the channel must be empty */
+        ss_tm_stop(m);
+        ss_lock(&m->lock);
+        tm_channel_empty(m, "before the stop returned");
+        ss_unlock(&m->lock);
+        break;
+    case 3: /* away for a while: a value may wait unread, for a stop to discard */
+        pt_sleep((pt_nanos)((x >> 3) % (2 * SS_MS)));
+        break;
+    default: { /* select on the timer and the poke channel, with a deadline */
+        pt_nanos v = 0;
+        int poke;
+        pt_select_case cs[2] = {{.chan = m->c, .dir = PT_RECV, .elem = &v},
+                                {.chan = m->poke, .dir = PT_RECV, .elem = &poke}};
+        int i = pt_select(cs, 2, pt_nanotime() + 1 + (pt_nanos)((x >> 3) % (4 * SS_MS)), true);
+        pt_nanos now = pt_nanotime();
+        if (i == 1)
+            break;
+        ss_lock(&m->lock);
+        if (i == 0) {
+            tm_got(m, v, now);
+        } else if (i == -ETIMEDOUT) {
+            if (!m->recv && !m->stopped && !m->late_seen && now > m->when + ss->r->o->bound) {
+                m->late_seen = true;
+                stress_violation(ss->r, V_LATE, tm_index(m), m->cur, "a value within the bound",
+                                 "none %.3f ms after its deadline", (double)(now - m->when) / 1e6);
+            }
+        } else {
+            stress_violation(ss->r, V_ERROR, tm_index(m), m->cur, "select to succeed", "%d", i);
+        }
+        ss_unlock(&m->lock);
+        break;
+    }
+    }
+    count_op(ss);
+}
+
+void ss_tm_owner(void *arg)
+{
+    struct ss_tm *m = arg;
+    struct ss *ss = m->ss;
+    pt_nanos d = ss_pick_d(pt__xorshift64(&m->rng));
+    ss_lock(&m->lock);
+    pt_nanos start = pt_nanotime();
+    int rc = pt_time_timer_new(&m->t, d);
+    if (rc == 0) {
+        m->c = pt_time_timer_chan(m->t);
+        tm_begin(m, start, d);
+    }
+    ss_unlock(&m->lock);
+    if (rc != 0) {
+        stress_violation(ss->r, V_ERROR, tm_index(m), 0, "pt_time_timer_new to succeed", "%d", rc);
+    } else {
+        atomic_store_explicit(&m->ready, 1, memory_order_release);
+        while (!atomic_load_explicit(&ss->stop, memory_order_relaxed))
+            tm_op(m);
+    }
+    atomic_fetch_sub(&ss->alive, 1);
+}
+
+void ss_tm_final(struct ss_tm *m)
+{
+    if (!m->t)
+        return;
+    pt_nanos v, now = pt_nanotime();
+    if (pt_chan_try_recv(m->c, &v) == 1)
+        tm_got(m, v, now);
+    int a = pt_time_timer_stop(m->t);
+    if (a == 1 && now > m->when + m->ss->r->o->bound && !m->late_seen)
+        stress_violation(m->ss->r, V_LATE, tm_index(m), m->cur, "a value within the bound",
+                         "still pending at the end, %.3f ms after its deadline",
+                         (double)(now - m->when) / 1e6);
+    if (a >= 0)
+        tm_account(m, a, "final stop");
+    tm_channel_empty(m, "before the final stop returned");
+    if (pt_time_timer_free(m->t) != 0)
+        stress_violation(m->ss->r, V_ERROR, tm_index(m), m->cur, "free to succeed", "-EBUSY");
+}
+
+/* ---- AfterFunc -------------------------------------------------------- */
+
+static long af_index(const struct ss_af *m)
+{
+    return (long)(m - m->ss->af);
+}
+
+static void af_f(void *arg)
+{
+    struct ss_af *m = arg;
+    pt_nanos lo = atomic_load(&m->lo_when), now = pt_nanotime();
+    if (now < lo)
+        stress_violation(m->ss->r, V_EARLY, af_index(m), atomic_load(&m->runs) + 1,
+                         "f run at or after its arming's deadline", "ran %.3f ms early",
+                         (double)(lo - now) / 1e6);
+    count_firing(m->ss);
+    (void)pt_chan_try_send(m->done, &now);
+    atomic_fetch_add(&m->runs, 1); /* last: the owner frees m once runs add up */
+}
+
+/* Runs never exceed the armings owed one. */
+static void af_not_over(struct ss_af *m, const char *after)
+{
+    uint64_t runs = atomic_load(&m->runs);
+    if (runs > m->expect)
+        stress_violation(m->ss->r, V_FIRED_STOPPED, af_index(m), runs,
+                         "f run once per arming no stop or reset answered 1 for",
+                         "%llu runs for %llu such armings, %s", (unsigned long long)runs,
+                         (unsigned long long)m->expect, after);
+}
+
+/* A stop (d < 0 says so) or re-arm, with what its answer must be when no
+ * f was owed before it. */
+static void af_call(struct ss_af *m, bool rearm, pt_nanos d)
+{
+    bool settled = atomic_load(&m->runs) == m->expect;
+    if (rearm) {
+        pt_nanos when = pt_nanotime() + pos(d);
+        pt_nanos lo = atomic_load(&m->lo_when);
+        atomic_store(&m->lo_when, settled || when < lo ? when : lo);
+        m->hi_when = settled || when > m->hi_when ? when : m->hi_when;
+        m->expect++;
+    }
+    int a = rearm ? pt_time_timer_reset(m->t, d) : pt_time_timer_stop(m->t);
+    if (a < 0) {
+        stress_violation(m->ss->r, V_ERROR, af_index(m), m->expect, "stop or reset to succeed",
+                         "%d", a);
+        return;
+    }
+    if (a == 1)
+        m->expect--;
+    if (a == 1 && settled)
+        stress_violation(m->ss->r, V_COUNT, af_index(m), m->expect,
+                         "0: every f owed had run (nothing was pending)", "%s answered 1",
+                         rearm ? "reset" : "stop");
+    af_not_over(m, rearm ? "after a reset" : "after a stop");
+}
+
+/* Wait until every f owed has run: by the latest deadline plus the bound.
+ * Past it, one violation, and on: what is owed stays owed (a late f may
+ * still come, and must not then look like an extra run). */
+static void af_settle(struct ss_af *m)
+{
+    pt_nanos deadline = m->hi_when + m->ss->r->o->bound;
+    for (;;) {
+        uint64_t runs = atomic_load(&m->runs);
+        if (runs >= m->expect) {
+            m->late_seen = false;
+            break;
+        }
+        pt_nanos now = pt_nanotime();
+        if (now >= deadline) {
+            if (!m->late_seen)
+                stress_violation(m->ss->r, V_LATE, af_index(m), runs + 1, "f run within the bound",
+                                 "%llu of %llu runs, %.3f ms after the latest deadline",
+                                 (unsigned long long)runs, (unsigned long long)m->expect,
+                                 (double)(now - m->hi_when) / 1e6);
+            m->late_seen = true;
+            break;
+        }
+        /* f sends, then counts: a short wait, and look again */
+        pt_nanos v, step = now + SS_MS;
+        if (pt_g_current())
+            (void)pt_chan_recv_until(m->done, &v, step < deadline ? step : deadline);
+        else
+            stress_sleep(100000);
+    }
+    af_not_over(m, "once settled");
+    pt_nanos v;
+    while (pt_chan_try_recv(m->done, &v) == 1)
+        ;
+}
+
+void ss_af_owner(void *arg)
+{
+    struct ss_af *m = arg;
+    struct ss *ss = m->ss;
+    pt_nanos d = ss_pick_d(pt__xorshift64(&m->rng));
+    pt_nanos when = pt_nanotime() + pos(d);
+    atomic_store(&m->lo_when, when);
+    m->hi_when = when;
+    m->expect = 1;
+    int rc = pt_time_after_func(&m->t, d, af_f, m);
+    if (rc != 0) {
+        stress_violation(ss->r, V_ERROR, af_index(m), 0, "pt_time_after_func to succeed", "%d", rc);
+        m->t = NULL;
+        m->expect = 0;
+    }
+    while (m->t && !atomic_load_explicit(&ss->stop, memory_order_relaxed)) {
+        uint64_t x = pt__xorshift64(&m->rng);
+        switch (x % 8) {
+        case 0:
+        case 1:
+        case 2:
+            af_call(m, true, ss_pick_d(x >> 3));
+            break;
+        case 3:
+            af_call(m, false, 0);
+            break;
+        case 4:
+        case 5:
+            af_settle(m);
+            break;
+        default:
+            pt_sleep((pt_nanos)((x >> 3) % (2 * SS_MS)));
+            break;
+        }
+        count_op(ss);
+    }
+    atomic_fetch_sub(&ss->alive, 1);
+}
+
+void ss_af_final(struct ss_af *m)
+{
+    if (m->t) {
+        af_call(m, false, 0);
+        af_settle(m);
+        if (pt_time_timer_free(m->t) != 0)
+            stress_violation(m->ss->r, V_ERROR, af_index(m), 0, "free to succeed", "-EBUSY");
+    }
+}
+
+/* ---- Ticker ----------------------------------------------------------- */
+
+static long tk_index(const struct ss_tk *m)
+{
+    return (long)(m - m->ss->tk);
+}
+
+static void tk_got(struct ss_tk *m, pt_nanos v)
+{
+    struct stress_run *r = m->ss->r;
+    count_firing(m->ss);
+    m->n++;
+    if (!m->running)
+        stress_violation(r, V_TICK_STOPPED, tk_index(m), m->n, "no tick once stop returned",
+                         "a tick %.3f ms before the stop returned", (double)(m->armed - v) / 1e6);
+    else if (v < m->start + (pt_nanos)m->n * m->period && v < m->armed)
+        stress_violation(r, V_TICK_STOPPED, tk_index(m), m->n,
+                         "no tick fired before the last reset returned", "a tick %.3f ms before it",
+                         (double)(m->armed - v) / 1e6);
+    else if (v < m->start + (pt_nanos)m->n * m->period)
+        stress_violation(
+            r, V_EARLY, tk_index(m), m->n, "tick n received no earlier than start + n * period",
+            "%.3f ms early (period %.3f ms)",
+            (double)(m->start + (pt_nanos)m->n * m->period - v) / 1e6, (double)m->period / 1e6);
+    m->last = v;
+}
+
+static void tk_channel_empty(struct ss_tk *m)
+{
+    pt_nanos v;
+    if (pt_chan_try_recv(m->c, &v) == 1)
+        tk_got(m, v);
+}
+
+static void tk_began(struct ss_tk *m, pt_nanos start, pt_nanos period)
+{
+    m->start = m->last = start;
+    m->armed = pt_nanotime();
+    m->period = period;
+    m->n = 0;
+    m->running = true;
+    m->late_seen = false;
+}
+
+void ss_tk_owner(void *arg)
+{
+    struct ss_tk *m = arg;
+    struct ss *ss = m->ss;
+    pt_nanos period = SS_MS + (pt_nanos)(pt__xorshift64(&m->rng) % (3 * SS_MS));
+    pt_nanos start = pt_nanotime();
+    int rc = pt_time_ticker_new(&m->t, period);
+    if (rc != 0) {
+        stress_violation(ss->r, V_ERROR, tk_index(m), 0, "pt_time_ticker_new to succeed", "%d", rc);
+        m->t = NULL;
+    } else {
+        m->c = pt_time_ticker_chan(m->t);
+        tk_began(m, start, period);
+    }
+    while (m->t && !atomic_load_explicit(&ss->stop, memory_order_relaxed)) {
+        uint64_t x = pt__xorshift64(&m->rng);
+        switch (x % 16) {
+        case 0:
+            period = SS_MS + (pt_nanos)((x >> 4) % (3 * SS_MS));
+            start = pt_nanotime();
+            rc = pt_time_ticker_reset(m->t, period);
+            if (rc != 0)
+                stress_violation(ss->r, V_ERROR, tk_index(m), 0, "reset to succeed", "%d", rc);
+            tk_began(m, start, period);
+            tk_channel_empty(m);
+            break;
+        case 1:
+            pt_time_ticker_stop(m->t);
+            m->running = false;
+            m->armed = pt_nanotime();
+            tk_channel_empty(m);
+            break;
+        case 2:
+        case 3:
+            pt_sleep((pt_nanos)((x >> 4) % (uint64_t)(3 * m->period)));
+            break;
+        default: {
+            pt_nanos v;
+            rc = pt_chan_recv_until(
+                m->c, &v, pt_nanotime() + 1 + (pt_nanos)((x >> 4) % (uint64_t)(2 * m->period)));
+            pt_nanos now = pt_nanotime();
+            if (rc == 1)
+                tk_got(m, v);
+            else if (rc != -ETIMEDOUT)
+                stress_violation(ss->r, V_ERROR, tk_index(m), 0, "a receive to succeed", "%d", rc);
+            else if (m->running && !m->late_seen && now > m->last + m->period + ss->r->o->bound) {
+                m->late_seen = true;
+                stress_violation(ss->r, V_LATE, tk_index(m), m->n + 1,
+                                 "a tick every period (within the bound)", "none for %.3f ms",
+                                 (double)(now - m->last) / 1e6);
+            }
+            break;
+        }
+        }
+        count_op(ss);
+    }
+    atomic_fetch_sub(&ss->alive, 1);
+}
+
+void ss_tk_final(struct ss_tk *m)
+{
+    if (!m->t)
+        return;
+    pt_time_ticker_stop(m->t);
+    m->running = false;
+    m->armed = pt_nanotime();
+    tk_channel_empty(m);
+    if (pt_time_ticker_free(m->t) != 0)
+        stress_violation(m->ss->r, V_ERROR, tk_index(m), 0, "free to succeed", "-EBUSY");
+}
