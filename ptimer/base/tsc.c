@@ -30,9 +30,9 @@
  *   far the line has wandered from CLOCK_MONOTONIC and sets a slope that
  *   closes the gap by the next re-anchor. The rate is measured over up to
  *   a minute of pairs (NTP's frequency changes show within a minute) and
- *   corrected by at most 5 %; a line that falls far behind (the process
- *   stopped for a while, say) jumps forward at once, one that got far
- *   ahead is slowed by 5 % until it is back (it cannot jump back).
+ *   corrected by at most 5 %; a line found behind jumps forward at once,
+ *   one that got ahead is slowed by at most 5 % until it is back (it
+ *   cannot jump back).
  *
  * Costs on the development VM (AMD EPYC, KVM): lfence + rdtsc about 21 ns
  * in a tight loop, clock_gettime 27; in a loop doing 50 ns of other work,
@@ -178,7 +178,10 @@ static pt_nanos reanchor(uint32_t seq, uint64_t ta, int64_t na, uint64_t bt, int
     int64_t mono_tc = na + (int64_t)(((__int128)(int64_t)(tc - ta) * (__int128)f) >> 32);
     int64_t err = start - mono_tc; /* > 0: the line runs ahead of CLOCK_MONOTONIC */
     const int64_t h = PT__TSC_REFRESH_NS, limit = PT__TSC_REFRESH_NS / 20;
-    if (err < -limit) { /* far behind: forward is always allowed */
+    /* Behind: forward is always allowed, so step onto CLOCK_MONOTONIC at
+     * once (a slowed line read again only after a long gap falls behind by
+     * up to 5 % of the gap; this puts it back at that read). */
+    if (err < 0) {
         start = mono_tc;
         err = 0;
     } else if (err > limit) {
