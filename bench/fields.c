@@ -54,6 +54,10 @@ static int row_fields(const struct row *w, struct field *f)
     D("bytes_per_timer", w->bytes, 2);
     D("create_ns", w->create_ns, 2);
     D("cancel_ns", w->cancel_ns, 2);
+    /* throughput: resident anonymous bytes at the end of the measured
+     * phase, and their growth over the run (medians; 0 elsewhere) */
+    D("rss_bytes", w->rss, 0);
+    D("rss_growth_bytes", w->rss_growth, 0);
     I("timer_bytes", w->timer_bytes);
     I("ops", l->ops);
     I("scheduled", l->scheduled);

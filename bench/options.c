@@ -62,6 +62,8 @@ static void usage(FILE *f)
                "  -n, --ops N           ops per thread instead of a duration\n"
                "      --preload N       far-future timers per thread first (default 32768)\n"
                "      --window N        rpc-pending window (default 10000)\n"
+               "      --timeout-ms N    rpc and rpc-pending: each timer's timeout, plus up to\n"
+               "                        1 ms of jitter (default 100)\n"
                "      --memory-timers N pending timers in the memory workload (default 1000000)\n"
                "      --memory-gs N     parked Gs in the memory-g workload (default 100000)\n"
                "      --tickers LIST    ticker counts (default 1000,10000)\n"
@@ -120,6 +122,7 @@ enum {
     OPT_LATENCY_MS,
     OPT_PRELOAD,
     OPT_WINDOW,
+    OPT_TIMEOUT_MS,
     OPT_MEMORY_TIMERS,
     OPT_MEMORY_GS,
     OPT_TICKERS,
@@ -140,6 +143,7 @@ static const struct option long_options[] = {
     {"ops", required_argument, NULL, 'n'},
     {"preload", required_argument, NULL, OPT_PRELOAD},
     {"window", required_argument, NULL, OPT_WINDOW},
+    {"timeout-ms", required_argument, NULL, OPT_TIMEOUT_MS},
     {"memory-timers", required_argument, NULL, OPT_MEMORY_TIMERS},
     {"memory-gs", required_argument, NULL, OPT_MEMORY_GS},
     {"tickers", required_argument, NULL, OPT_TICKERS},
@@ -162,6 +166,7 @@ static void defaults(struct options *o)
                           .slack_ns = 1000,
                           .preload = 32768,
                           .window = 10000,
+                          .timeout_ms = 100,
                           .memory_timers = 1000000,
                           .memory_gs = 100000,
                           .baseline = "timerthread",
@@ -223,6 +228,9 @@ static int apply(struct options *o, int c, const char *opt, char *v)
     case OPT_WINDOW:
         n = parse_long(v, 1, 1 << 24);
         o->window = (int)n;
+        break;
+    case OPT_TIMEOUT_MS:
+        n = o->timeout_ms = parse_long(v, 1, 86400000);
         break;
     case OPT_MEMORY_TIMERS:
         n = o->memory_timers = parse_long(v, 1, 100000000);

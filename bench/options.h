@@ -18,6 +18,7 @@ struct options {
     long ops;
     long slack_ns;
     int preload, window, tickers[MAXLIST], ntickers;
+    long timeout_ms; /* rpc and rpc-pending: each op's timeout */
     long memory_timers, memory_gs;
     const char *baseline;
     const char *out;

@@ -131,10 +131,11 @@ void peers_run(struct report *r, const struct workload *wl, const char *variant,
             /* A peer that hangs must not hang the comparison. */
             snprintf(cmd, sizeof cmd,
                      "timeout 600 %s -workload %s -threads %d -reps %d -duration-ms %lld "
-                     "-ops %ld -preload %d -window %d -tickers %d -gs %ld -busy=%s "
+                     "-ops %ld -preload %d -window %d -timeout-ms %lld -tickers %d -gs %ld -busy=%s "
                      "-quantiles %s",
                      bin, workload, threads, fresh ? 1 : reps, (long long)(cfg->duration / 1000000),
-                     cfg->ops, cfg->preload, cfg->window, cfg->tickers, cfg->memory_gs,
+                     cfg->ops, cfg->preload, cfg->window, (long long)(cfg->timeout / 1000000),
+                     cfg->tickers, cfg->memory_gs,
                      cfg->busy ? "true" : "false", qarg);
             FILE *f = popen(cmd, "r");
             if (!f)
@@ -156,6 +157,7 @@ void peers_run(struct report *r, const struct workload *wl, const char *variant,
                     .bytes_per_timer = field(line, "bytes_per_timer"),
                     .create_ns = field(line, "create_ns"),
                     .cancel_ns = field(line, "cancel_ns"),
+                    .rss_bytes = field(line, "rss_bytes"), /* 0: the peer does not say */
                     .scheduled = (uint64_t)field(line, "scheduled"),
                     .fired = (uint64_t)field(line, "fired"),
                     .cancelled = (uint64_t)field(line, "cancelled"),

@@ -172,6 +172,7 @@ static int run_workload(struct report *rep, const struct options *o, const struc
             .preload = o->preload,
             .tickers = o->tickers[vi],
             .window = o->window,
+            .timeout = (pt_nanos)o->timeout_ms * 1000000,
             .busy = wl->busy,
             .memory_timers = o->memory_timers,
             .memory_gs = o->memory_gs,

@@ -71,6 +71,8 @@ void rep_of_result(const struct run_result *res, struct rep *p)
         .max = (double)atomic_load(&r->lateness.max),
         .late_count = atomic_load(&r->lateness.count),
         .bytes_per_timer = r->bytes_per_timer,
+        .rss_bytes = (double)r->rss_bytes,
+        .rss_growth = (double)r->rss_growth,
         .create_ns = r->create_ns,
         .cancel_ns = r->cancel_ns,
         .scheduled = r->scheduled,
@@ -238,7 +240,7 @@ void report_add(struct report *r, const struct workload *wl, const char *variant
     w->threads = threads;
     w->reps = n;
     w->timer_bytes = timer_bytes;
-    enum { OPS_S, NS_OP, P50, P99, P999, MAX, WAKEUPS, CPU, SYS, BYTES, CREATE, CANCEL, NV };
+    enum { OPS_S, NS_OP, P50, P99, P999, MAX, WAKEUPS, CPU, SYS, BYTES, CREATE, CANCEL, RSS, RSSG, NV };
     double v[NV][REPORT_MAXREPS];
     for (int i = 0; i < n; i++) {
         const struct rep *p = &reps[i];
@@ -256,6 +258,8 @@ void report_add(struct report *r, const struct workload *wl, const char *variant
         v[BYTES][i] = p->bytes_per_timer;
         v[CREATE][i] = p->create_ns;
         v[CANCEL][i] = p->cancel_ns;
+        v[RSS][i] = p->rss_bytes;
+        v[RSSG][i] = p->rss_growth;
         w->ticks_fired += p->fired;
         w->ticks_due += p->expected_ticks;
     }
@@ -280,6 +284,8 @@ void report_add(struct report *r, const struct workload *wl, const char *variant
     w->bytes = stat3_of(v[BYTES], n).median;
     w->create_ns = stat3_of(v[CREATE], n).median;
     w->cancel_ns = stat3_of(v[CANCEL], n).median;
+    w->rss = stat3_of(v[RSS], n).median;
+    w->rss_growth = stat3_of(v[RSSG], n).median;
     w->last = reps[n - 1];
     fields_json(r->jsonl, w);
     fields_csv(r->csv, w);

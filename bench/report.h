@@ -22,6 +22,7 @@ struct rep {
     double p50, p99, p999, max; /* lateness, ns */
     uint64_t late_count;
     double bytes_per_timer, create_ns, cancel_ns;
+    double rss_bytes, rss_growth; /* throughput: resident at the end, and its growth */
     uint64_t scheduled, fired, cancelled, stale_cancels, expected_ticks;
     /* workloads in the scheduler (workload.h, struct run_result) */
     uint64_t gs_started, gs_finished, waits, wakes, early_wakes;
@@ -60,6 +61,7 @@ struct row {
      * repetitions'. Either way p50 <= p99 <= p999 <= max. */
     double p50, p99, p999, max;
     double wakeups, cpu_s, sys_s, bytes, create_ns, cancel_ns; /* medians */
+    double rss, rss_growth; /* medians, bytes: resident at the end of a throughput run */
     double ns_op_rep[REPORT_MAXREPS]; /* each repetition's, in order: paired ratios */
     uint64_t ticks_fired, ticks_due;  /* ticker: every repetition's, summed */
     struct rep last; /* counts, from the last repetition */

@@ -81,6 +81,7 @@ int workload_run(const struct workload *wl, const struct engine *eng, int nthrea
     /* Every field of each worker's argument is set below. */
     struct worker_arg *args = aligned_alloc(WORKER_ALIGN, (size_t)nthreads * sizeof *args);
     pthread_t *tids = calloc((size_t)nthreads, sizeof *tids);
+    long rss0 = bench_rss_bytes(); /* before the engine and its threads exist */
     void *e = args && tids ? eng->create(nthreads, wl->cb) : NULL;
     if (!e) {
         free(args);
@@ -124,6 +125,11 @@ int workload_run(const struct workload *wl, const struct engine *eng, int nthrea
     out->elapsed = pt_nanotime() - start;
     out->cpu_s = bench_cpu_seconds() - cpu0;
     out->sys_s = bench_sys_seconds() - sys0;
+    /* Resident memory with every timer of the run still where the design
+     * keeps it (cancelled ones a design has not reclaimed included),
+     * before the workers dispose of their preload. */
+    out->rss_bytes = bench_rss_bytes();
+    out->rss_growth = out->rss_bytes - rss0;
     eng->read_stats(e, &s1);
     out->wakeups = s1.wakeups - s0.wakeups;
     atomic_store(&r.spin_stop, true);

@@ -33,6 +33,7 @@ struct sched_ctx {
     struct run_result *res;
     pt_nanos start, end; /* the phase began; when a timed workload stops */
     double cpu0, sys0;
+    long rss0; /* resident bytes at the start of the measured phase */
     pt_sched_stats st0;
 };
 

@@ -37,6 +37,7 @@ void sched_phase_begin(struct sched_ctx *c)
     pt_sched_read_stats(pt_sched_current(), &c->st0);
     c->cpu0 = bench_cpu_seconds();
     c->sys0 = bench_sys_seconds();
+    c->rss0 = bench_rss_bytes();
     c->start = pt_nanotime();
     c->end = c->start + c->cfg->duration;
 }
@@ -47,6 +48,8 @@ void sched_phase_end(struct sched_ctx *c)
     r->elapsed = pt_nanotime() - c->start;
     r->cpu_s = bench_cpu_seconds() - c->cpu0;
     r->sys_s = bench_sys_seconds() - c->sys0;
+    r->rss_bytes = bench_rss_bytes();
+    r->rss_growth = r->rss_bytes - c->rss0;
     pt_sched_stats st;
     pt_sched_read_stats(pt_sched_current(), &st);
     r->timers_owner = st.timers_run_owner - c->st0.timers_run_owner;

@@ -14,7 +14,7 @@ static void header(const struct report *r, FILE *f, const struct row *g, bool ba
     fprintf(f, "%-12s %4s", "design", "thr");
     switch (g->kind) {
     case WL_THROUGHPUT:
-        fprintf(f, " %10s %21s %9s", "ns/op/thr", "[min - max]", "Mops/s");
+        fprintf(f, " %10s %21s %9s %8s", "ns/op/thr", "[min - max]", "Mops/s", "RSS MiB");
         break;
     case WL_TICKER:
         fprintf(f, " %9s", "delivered");
@@ -52,7 +52,10 @@ static void line(const struct report *r, FILE *f, const struct row *w, bool base
          * min <= median <= max, which %.4g against %.3g did not. */
         char range[48];
         snprintf(range, sizeof range, "[%.1f - %.1f]", w->ns_op.min, w->ns_op.max);
-        fprintf(f, " %10.1f %21s %9.3f", w->ns_op.median, range, w->ops_s.median / 1e6);
+        char rss[24] = "-"; /* a peer that does not say */
+        if (w->rss > 0)
+            snprintf(rss, sizeof rss, "%.1f", w->rss / (1024.0 * 1024.0));
+        fprintf(f, " %10.1f %21s %9.3f %8s", w->ns_op.median, range, w->ops_s.median / 1e6, rss);
         break;
     }
     case WL_TICKER: {
@@ -177,6 +180,12 @@ static void legend(const struct report *r, FILE *f)
             "  ns/op/thr  wall time x threads / ops: each thread's time per op; an op is an\n"
             "             arm plus its cancel where both happen. [min - max] over repetitions\n"
             "  Mops/s     all threads' ops per second\n"
+            "  RSS MiB    the process's resident anonymous memory at the end of the\n"
+            "             measured phase, before any timer is disposed of (median; the\n"
+            "             JSON's rss_bytes, and rss_growth_bytes over the run). One\n"
+            "             process runs every design in turn, and an allocator keeps\n"
+            "             what an earlier run freed: for one design's own figure, run\n"
+            "             it alone (-d). Peers: their own process's. -: not reported\n"
             "  p50 .. max lateness, fire time - deadline (tables of workloads whose timers\n"
             "             fire); ours pooled over repetitions, the peers' their medians\n"
             "  delivered  ticks delivered by the end of each run over the ticks due by\n"

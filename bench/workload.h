@@ -16,6 +16,7 @@ struct run_config {
     int preload;       /* far-future timers per thread before the run */
     int tickers;       /* ticker: timers in all */
     int window;        /* rpc-pending / descending window */
+    pt_nanos timeout;  /* rpc, rpc-pending: each op's timeout (plus up to 1 ms) */
     bool busy;         /* keep every core busy meanwhile (latency-busy) */
     long memory_timers; /* memory: pending timers */
     long memory_gs;     /* memory-g: parked Gs */
@@ -30,6 +31,10 @@ struct run_result {
     double cpu_s;       /* process CPU time of the measured phase */
     double sys_s;       /* the part of cpu_s spent in the kernel: system calls */
     uint64_t wakeups;
+    /* Throughput: the process's resident anonymous bytes at the end of the
+     * measured phase (before the engine disposes of anything), and their
+     * change since just before the engine was made. */
+    long rss_bytes, rss_growth;
     double bytes_per_timer; /* memory: resident bytes per pending timer */
     double create_ns, cancel_ns; /* memory: per timer */
     struct hist lateness;  /* fire time - deadline, ns */

@@ -125,7 +125,7 @@ static void run_rpc(struct workload_thread *w)
 {
     while (!done(w)) {
         pt_nanos now = pt_nanotime();
-        disarm(w, arm(w, now + 100 * MS + uniform(w, 0, MS)));
+        disarm(w, arm(w, now + w->cfg->timeout + uniform(w, 0, MS)));
         w->ops++;
         maybe_poll(w);
     }
@@ -139,7 +139,8 @@ static void run_window(struct workload_thread *w, int window, bool descending)
     pt_nanos base = pt_nanotime() + 20 * SEC;
     for (int i = 0; !done(w); i = (i + 1) % window) {
         pt_nanos now = pt_nanotime();
-        pt_nanos when = descending ? base - (pt_nanos)w->ops * 10 : now + 100 * MS + uniform(w, 0, MS);
+        pt_nanos when =
+            descending ? base - (pt_nanos)w->ops * 10 : now + w->cfg->timeout + uniform(w, 0, MS);
         if (ring[i])
             disarm(w, ring[i]);
         ring[i] = arm(w, when);

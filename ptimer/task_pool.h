@@ -137,8 +137,12 @@ static inline uint32_t pt__thread_index(void)
     return __builtin_expect(i != 0, 1) ? i - 1 : pt__thread_index_slow();
 }
 
-/* Test hook, defined in timerthread.c: the slots tt's pool has handed out. */
+/* Test hooks, defined in timerthread.c: the slots tt's pool has handed
+ * out; the tasks it holds (taken from the pool, not given back); and the
+ * reclaim's tuning (see the top of timerthread.c; `every` a power of two). */
 struct pt_timerthread;
 uint32_t pt__timerthread_pool_slots(struct pt_timerthread *tt);
+uint64_t pt__timerthread_held(struct pt_timerthread *tt);
+void pt__timerthread_tune_reclaim(struct pt_timerthread *tt, uint32_t every, uint32_t sweep_min);
 
 #endif

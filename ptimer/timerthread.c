@@ -9,9 +9,35 @@
  * wakes the thread only when it is also the earliest of all: ascending
  * deadlines (RPC timeouts) lower a bucket's nearest time once per drain,
  * and never the global one. An unschedule is one CAS on the task's version
- * and frees nothing: the task stays in its bucket or the heap until the
- * timer thread meets it, so memory lags by about rate x timeout (bRPC's
- * documented trade: no lock and no heap surgery on the cancel path).
+ * and frees nothing itself: no lock and no heap surgery on the cancel path
+ * (bRPC's trade). The timer thread frees a removed task when it meets it.
+ *
+ * Reclaiming removed tasks. Left at that, a removed task would be met only
+ * when the thread next wakes, and with far deadlines (a 300 s RPC timeout)
+ * nothing wakes it: every removed task stays in its bucket, or in the heap
+ * if it was pulled while pending, until its time, and memory grows as rate
+ * x timeout (1.9 GB at 100k calls/s in bRPC, apache/brpc#3383; ptbench's
+ * rpc with --timeout-ms 300000 held 2.2 GiB after 4 s here). So every
+ * reclaim_every-th unschedule of a thread (4096; a count it keeps anyway)
+ * asks the thread to reclaim: it lowers the global nearest time to 0, as
+ * destroy does, which makes the thread pull every bucket (freeing the
+ * removed tasks there) before it runs a task or sleeps, and wakes it. With
+ * the pull, the thread sweeps its heap if that pays: removed tasks still
+ * held (unschedules counted less removed tasks freed) at least a quarter
+ * of a heap of sweep_min entries or more; one O(n) pass then frees them
+ * and re-heapifies, so each freed task costs O(1) (Go's quarter rule for
+ * deleted timers). A thread whose request finds its previous one still
+ * unserved (the timer thread has not pulled since: it is off the CPU, or
+ * running a long callback) does not wait for it: it drains its own bucket
+ * itself (tt_help_reclaim), freeing its removed tasks into its own cache
+ * and putting the pending ones back as a schedule would, announced. So a
+ * bucket holds at most about reclaim_every removed tasks per thread, and
+ * the heap about a quarter removed ones (plus what was pulled while the
+ * timer thread fell behind, until its next sweep). bRPC's fix
+ * (apache/brpc#3384) sweeps its heap when it has doubled since the last
+ * sweep, and drains buckets only if a periodic wake-up is configured (off
+ * by default); here the cancels themselves say when there is something to
+ * reclaim, so an idle instance never wakes for it.
  *
  * A task's version word is its whole state machine (v is the id's version,
  * always even and never 0):
@@ -47,6 +73,8 @@
 #include "ptimer/task_pool.h"
 
 #define TT_DEFAULT_BUCKETS 13u
+#define TT_RECLAIM_EVERY 4096u /* unschedules per thread between reclaim requests */
+#define TT_SWEEP_MIN 1024u     /* heaps smaller than this are not swept */
 #define TT_MAX_BUCKETS 1024u
 #define TT_LOCALS_PER_CHUNK 64u
 #define TT_LOCAL_CHUNKS 1024u /* per-thread state for 65536 thread indices */
@@ -67,6 +95,7 @@ struct tt_local {
      * read_stats with acquire. */
     _Atomic uint64_t scheduled;
     _Atomic uint64_t unscheduled;
+    _Atomic uint64_t reclaimed; /* removed tasks this thread freed helping (tt_help_reclaim) */
 };
 
 struct pt_timerthread {
@@ -74,6 +103,8 @@ struct pt_timerthread {
     struct tt_bucket *buckets;
     uint32_t nbuckets;
     bool global;       /* the process-wide instance: never destroyed */
+    uint32_t reclaim_mask; /* a request every reclaim_mask + 1 unschedules per thread */
+    uint32_t sweep_min;    /* smallest heap worth a sweep */
     bool self_destroy; /* destroy came from a callback: timer thread only */
     pthread_t thread;
     /* Set once by destroy. Relaxed: schedule's check is advisory (a schedule
@@ -91,6 +122,7 @@ struct pt_timerthread {
     alignas(64) _Atomic uint32_t lock;
     pt_nanos nearest;          /* earliest `when` announced since the thread last reset it */
     _Atomic uint32_t nsignals; /* the futex word the thread sleeps on; bumped under lock */
+    bool reclaim;              /* a reclaim was asked for since the thread last reset nearest */
 
     /* The timer thread's own, on their own line. */
     alignas(64) pt__heap4 heap; /* {when, task}, only the timer thread */
@@ -99,6 +131,11 @@ struct pt_timerthread {
     _Atomic uint64_t triggered;
     _Atomic uint64_t wakeups;
     _Atomic uint64_t busy_ns;
+    /* Tasks the thread has given back to the pool, and of those the ones
+     * that had been unscheduled; single writer, the timer thread (freed is
+     * read by the tests' hook, removed_freed only by the thread). */
+    _Atomic uint64_t freed;
+    uint64_t removed_freed;
     /* 0 until the timer thread has made its per-thread state; create
      * sleeps on it, so what an instance allocates as it starts is done
      * when create returns (and no first schedule races it for the
@@ -119,11 +156,12 @@ static inline uint64_t fmix64(uint64_t k)
 }
 
 /* A counter with one writer: a plain add, published with release so a
- * reader that sees it also sees what led to it. */
-static inline void count(_Atomic uint64_t *c)
+ * reader that sees it also sees what led to it. Returns the new count. */
+static inline uint64_t count(_Atomic uint64_t *c)
 {
-    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1,
-                          memory_order_release);
+    uint64_t n = atomic_load_explicit(c, memory_order_relaxed) + 1;
+    atomic_store_explicit(c, n, memory_order_release);
+    return n;
 }
 
 _Noreturn static void tt_bad_task(const pt_timerthread *tt, const struct pt__tt_task *t,
@@ -156,6 +194,7 @@ static struct tt_local *tt_local_chunk(pt_timerthread *tt, uint32_t c)
         chunk[k].bucket = (uint32_t)(fmix64(c * TT_LOCALS_PER_CHUNK + k) % tt->nbuckets);
         atomic_init(&chunk[k].scheduled, 0);
         atomic_init(&chunk[k].unscheduled, 0);
+        atomic_init(&chunk[k].reclaimed, 0);
     }
     struct tt_local *seen = NULL;
     /* release: publishes the chunk's contents; acquire on failure: pairs
@@ -216,6 +255,32 @@ static __attribute__((noinline)) void tt_announce(pt_timerthread *tt, pt_nanos w
     if (wake)
         pt__futex_wake(&tt->nsignals, 1);
 }
+
+/* Ask the thread to reclaim removed tasks (see the top): nearest 0 makes
+ * it pull every bucket before it runs a task or sleeps, as destroy's does;
+ * `reclaim` under the same lock tells it to consider a sweep after that
+ * pull. A request while one is pending (nearest already 0) costs no wake,
+ * and returns false: the thread has not pulled since the last one. */
+static __attribute__((noinline)) bool tt_request_reclaim(pt_timerthread *tt)
+{
+    bool wake = false;
+    pt__lock(&tt->lock);
+    tt->reclaim = true;
+    if (tt->nearest != 0) {
+        tt->nearest = 0;
+        /* relaxed: ordered by the lock, as in tt_announce */
+        atomic_store_explicit(&tt->nsignals,
+                              atomic_load_explicit(&tt->nsignals, memory_order_relaxed) + 1,
+                              memory_order_relaxed);
+        wake = true;
+    }
+    pt__unlock(&tt->lock);
+    if (wake)
+        pt__futex_wake(&tt->nsignals, 1);
+    return wake;
+}
+
+static void tt_help_reclaim(pt_timerthread *tt, struct tt_local *l);
 
 pt_task_id pt_timerthread_schedule(pt_timerthread *tt, void (*fn)(void *), void *arg, pt_nanos when)
 {
@@ -291,13 +356,18 @@ int pt_timerthread_unschedule(pt_timerthread *tt, pt_task_id id)
                                                  memory_order_acquire))
         return seen == v + 1 ? 1 : -1;
     struct tt_local *l = tt_local(tt);
+    uint64_t n;
     if (__builtin_expect(l != NULL, 1)) {
-        count(&l->unscheduled);
+        n = count(&l->unscheduled);
     } else {
         pt__lock(&tt->shared_lock);
-        count(&tt->shared.unscheduled);
+        n = count(&tt->shared.unscheduled);
         pt__unlock(&tt->shared_lock);
     }
+    /* A request the thread has not served since our last one: it is
+     * 4096 of our removals behind, so we drain our own bucket meanwhile. */
+    if (__builtin_expect((n & tt->reclaim_mask) == 0, 0) && !tt_request_reclaim(tt) && l)
+        tt_help_reclaim(tt, l);
     return 0;
 }
 
@@ -324,6 +394,68 @@ static struct pt__tt_task *tt_consume(struct tt_bucket *b)
     return head;
 }
 
+/* Give t back to the pool, counted (the timer thread only). */
+static void tt_freed(pt_timerthread *tt, struct tt_local *l, struct pt__tt_task *t)
+{
+    tt_free_task(tt, l, t);
+    atomic_store_explicit(&tt->freed, atomic_load_explicit(&tt->freed, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+}
+
+/* Help the timer thread reclaim (see the top): it has not served this
+ * thread's last request, so this thread takes its own bucket's list (as
+ * the timer thread's pull does, under the bucket's lock), frees the
+ * removed tasks into its own cache (free: removed -> free, by the
+ * remover), and puts the pending ones back with a schedule's push: onto
+ * the bucket, lowering its nearest time, and announced if they are now
+ * its earliest. While they are out of the bucket the timer thread may
+ * sleep past them; the announce after the push-back wakes it, as a
+ * schedule's does. A bucket holds pending (v) and removed (v+2) tasks only:
+ * only the timer thread runs tasks, from its heap. */
+static __attribute__((noinline)) void tt_help_reclaim(pt_timerthread *tt, struct tt_local *l)
+{
+    struct tt_bucket *b = &tt->buckets[l->bucket];
+    struct pt__tt_task *keep = NULL, *last = NULL;
+    pt_nanos earliest = PT_MAXWHEN;
+    uint64_t freed = 0;
+    for (struct pt__tt_task *t = tt_consume(b); t;) {
+        struct pt__tt_task *next = t->next; /* before t is freed or relinked */
+        /* relaxed: as in tt_try_delete; the fields came with the bucket's lock */
+        uint32_t v = atomic_load_explicit(&t->version, memory_order_relaxed);
+        if (v == t->id_version + 2) {
+            pt__task_cache_put(&tt->pool, &l->cache, t);
+            freed++;
+        } else {
+            if (v != t->id_version)
+                tt_bad_task(tt, t, v, "help reclaim");
+            t->next = keep;
+            keep = t;
+            if (!last)
+                last = t;
+            if (t->when < earliest)
+                earliest = t->when;
+        }
+        t = next;
+    }
+    if (freed) /* one writer, this thread: read by tt_sweep and the tests' hook */
+        atomic_store_explicit(&l->reclaimed,
+                              atomic_load_explicit(&l->reclaimed, memory_order_relaxed) + freed,
+                              memory_order_release);
+    if (!keep)
+        return;
+    bool earlier = false;
+    pt__lock(&b->lock);
+    last->next = atomic_load_explicit(&b->head, memory_order_relaxed);
+    atomic_store_explicit(&b->head, keep, memory_order_relaxed);
+    if (earliest < b->nearest) {
+        b->nearest = earliest;
+        earlier = true;
+    }
+    pt__unlock(&b->lock);
+    if (earlier)
+        tt_announce(tt, earliest);
+}
+
 /* free: removed -> free, if t was unscheduled. True if t was freed. */
 static bool tt_try_delete(pt_timerthread *tt, struct tt_local *l, struct pt__tt_task *t)
 {
@@ -334,7 +466,8 @@ static bool tt_try_delete(pt_timerthread *tt, struct tt_local *l, struct pt__tt_
         return false;
     if (v != t->id_version + 2)
         tt_bad_task(tt, t, v, "free of an unscheduled task");
-    tt_free_task(tt, l, t);
+    tt->removed_freed++;
+    tt_freed(tt, l, t);
     return true;
 }
 
@@ -350,13 +483,61 @@ static bool tt_run_task(pt_timerthread *tt, struct tt_local *l, struct pt__tt_ta
         t->fn(t->arg);
         /* release: pairs with the acquire CAS in unschedule */
         atomic_store_explicit(&t->version, v + 2, memory_order_release);
-        tt_free_task(tt, l, t);
+        tt_freed(tt, l, t);
         return true;
     }
     if (seen != v + 2)
         tt_bad_task(tt, t, seen, "run");
-    tt_free_task(tt, l, t);
+    tt->removed_freed++;
+    tt_freed(tt, l, t);
     return false;
+}
+
+/* Unschedules counted so far, every thread's (the sum read_stats makes),
+ * and the removed tasks threads freed helping (tt_help_reclaim). */
+static void tt_sums(pt_timerthread *tt, uint64_t *unscheduled, uint64_t *reclaimed)
+{
+    uint64_t u = atomic_load_explicit(&tt->shared.unscheduled, memory_order_acquire);
+    uint64_t r = 0;
+    for (uint32_t c = 0; c < TT_LOCAL_CHUNKS; c++) {
+        struct tt_local *chunk = atomic_load_explicit(&tt->locals[c], memory_order_acquire);
+        for (uint32_t k = 0; chunk && k < TT_LOCALS_PER_CHUNK; k++) {
+            u += atomic_load_explicit(&chunk[k].unscheduled, memory_order_acquire);
+            r += atomic_load_explicit(&chunk[k].reclaimed, memory_order_acquire);
+        }
+    }
+    *unscheduled = u;
+    *reclaimed = r;
+}
+
+/* After a reclaim's pull: free the heap's removed tasks in one pass if at
+ * least a quarter of a heap of sweep_min or more is removed ones. Those
+ * are the unschedules counted less the removed tasks freed so far (a few
+ * more, removed while still in a bucket pushed after the pull, make the
+ * estimate high, never low), so the pass is skipped when it would free
+ * little. The survivors are compacted in place and re-heapified, O(n). */
+static void tt_sweep(pt_timerthread *tt, struct tt_local *l)
+{
+    pt__heap4 *h = &tt->heap;
+    if (h->len == 0 || h->len < tt->sweep_min)
+        return;
+    uint64_t u, r;
+    tt_sums(tt, &u, &r);
+    uint64_t gone = tt->removed_freed + r;
+    uint64_t held = u > gone ? u - gone : 0;
+    /* sweep_min 0 (the tests' tuning): any removed task held is swept */
+    if (held == 0 || (tt->sweep_min && held * 4 < h->len))
+        return;
+    uint32_t keep = 0;
+    for (uint32_t i = 0; i < h->len; i++) {
+        struct pt__tt_task *t = h->v[i].item;
+        if (!tt_try_delete(tt, l, t))
+            h->v[keep++] = h->v[i];
+    }
+    if (keep == h->len)
+        return;
+    h->len = keep;
+    pt__heap4_heapify(h);
 }
 
 static bool tt_stopping(pt_timerthread *tt)
@@ -376,6 +557,8 @@ static void tt_loop(pt_timerthread *tt, struct tt_local *l)
          * shows up in it (bRPC's pull_again). */
         pt__lock(&tt->lock);
         tt->nearest = PT_MAXWHEN;
+        bool reclaim = tt->reclaim; /* this pull serves every request so far */
+        tt->reclaim = false;
         pt__unlock(&tt->lock);
 
         for (uint32_t i = 0; i < tt->nbuckets; i++) {
@@ -389,6 +572,8 @@ static void tt_loop(pt_timerthread *tt, struct tt_local *l)
                 t = next;
             }
         }
+        if (reclaim)
+            tt_sweep(tt, l);
 
         bool pull_again = false;
         while (h->len > 0) {
@@ -495,6 +680,8 @@ int pt_timerthread_create(pt_timerthread **out, const pt_timerthread_options *op
         return -ENOMEM;
     }
     tt->nbuckets = n;
+    tt->reclaim_mask = TT_RECLAIM_EVERY - 1;
+    tt->sweep_min = TT_SWEEP_MIN;
     for (unsigned i = 0; i < n; i++) {
         pt__lock_init(&tt->buckets[i].lock);
         atomic_init(&tt->buckets[i].head, NULL);
@@ -507,6 +694,7 @@ int pt_timerthread_create(pt_timerthread **out, const pt_timerthread_options *op
     tt->shared.bucket = 0;
     atomic_init(&tt->shared.scheduled, 0);
     atomic_init(&tt->shared.unscheduled, 0);
+    atomic_init(&tt->shared.reclaimed, 0);
     pt__task_pool_init(&tt->pool);
     pt__lock_init(&tt->lock);
     tt->nearest = PT_MAXWHEN;
@@ -515,6 +703,9 @@ int pt_timerthread_create(pt_timerthread **out, const pt_timerthread_options *op
     atomic_init(&tt->triggered, 0);
     atomic_init(&tt->wakeups, 0);
     atomic_init(&tt->busy_ns, 0);
+    atomic_init(&tt->freed, 0);
+    tt->removed_freed = 0;
+    tt->reclaim = false;
     atomic_init(&tt->started, 0);
 
     int rc = pthread_create(&tt->thread, NULL, tt_main, tt);
@@ -607,4 +798,26 @@ void pt_timerthread_read_stats(pt_timerthread *tt, pt_timerthread_stats *out)
 uint32_t pt__timerthread_pool_slots(pt_timerthread *tt)
 {
     return pt__task_pool_slots(&tt->pool);
+}
+
+/* For tests: tasks taken from the pool and not yet given back (scheduled,
+ * less those the timer thread freed; tasks dropped by destroy aside). */
+uint64_t pt__timerthread_held(pt_timerthread *tt)
+{
+    pt_timerthread_stats st;
+    uint64_t u, r;
+    tt_sums(tt, &u, &r);
+    uint64_t freed = atomic_load_explicit(&tt->freed, memory_order_relaxed) + r;
+    pt_timerthread_read_stats(tt, &st);
+    return st.scheduled > freed ? st.scheduled - freed : 0;
+}
+
+/* For tests and the fuzzer: a reclaim request every `every` unschedules per
+ * thread (a power of two), heaps swept from `sweep_min` entries (0: swept
+ * whenever a removed task is held, whatever the share). Called before any
+ * unschedule. */
+void pt__timerthread_tune_reclaim(pt_timerthread *tt, uint32_t every, uint32_t sweep_min)
+{
+    tt->reclaim_mask = every - 1;
+    tt->sweep_min = sweep_min;
 }

@@ -24,8 +24,33 @@ extern "C" {
 typedef int64_t pt_nanos; /* nanoseconds, CLOCK_MONOTONIC */
 #define PT_MAXWHEN INT64_MAX
 
-/* The current CLOCK_MONOTONIC time in nanoseconds. Never goes backwards. */
+/* The current CLOCK_MONOTONIC time in nanoseconds. Never goes backwards,
+ * across threads too: a read that happens after another (through any
+ * synchronisation) returns at least as much. */
 PT_API pt_nanos pt_nanotime(void);
+
+/* Where pt_nanotime's time comes from, chosen once, at first use, from the
+ * environment variable PT_CLOCK: "tsc" (the CPU's time-stamp counter,
+ * calibrated against CLOCK_MONOTONIC and kept on it; x86-64 only),
+ * "monotonic" (clock_gettime), or unset / "auto": the counter where the
+ * CPU says it is invariant and the kernel itself times CLOCK_MONOTONIC
+ * with it, else clock_gettime. Either way the time is CLOCK_MONOTONIC's:
+ * the counter's line stays within a few microseconds of it. */
+enum pt_clock_source {
+    PT_CLOCK_MONOTONIC = 0, /* clock_gettime(CLOCK_MONOTONIC) */
+    PT_CLOCK_TSC = 1,       /* the time-stamp counter */
+};
+
+/* The source pt_nanotime reads (choosing it now if it has not been). */
+PT_API enum pt_clock_source pt_clock_source(void);
+
+/* 0 when the source is the one PT_CLOCK asked for (with PT_CLOCK unset:
+ * the counter); else why not: -ENOSYS (no counter on this architecture),
+ * -ENOTSUP (the CPU does not say its counter is invariant), -ENODEV (the
+ * kernel does not time CLOCK_MONOTONIC with it), -EAGAIN (calibration was
+ * interrupted every time), -EINVAL (PT_CLOCK names no source; chosen as if
+ * unset). */
+PT_API int pt_clock_fallback(void);
 
 #ifdef __cplusplus
 }

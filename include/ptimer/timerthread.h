@@ -81,9 +81,12 @@ PT_API pt_task_id pt_timerthread_schedule(pt_timerthread *tt, void (*fn)(void *)
 /* Cancel a task: 0 if it was removed before it ran (it never will);
  * 1 if it is running now (from its own callback, or racing with it);
  * -1 if there is no such task: it ran, was removed, or never was (an id
- * whose slot now holds a later task is stale and answers -1). One CAS.
- * Ids are checked, not authenticated: a forged id that happens to equal a
- * live task's id acts on that task. */
+ * whose slot now holds a later task is stale and answers -1). One CAS;
+ * the task's memory goes back to the pool when the timer thread meets it,
+ * and every 4096th removal of a thread wakes the timer thread to reclaim
+ * removed tasks (so with far deadlines they are not held until their
+ * time). Ids are checked, not authenticated: a forged id that happens to
+ * equal a live task's id acts on that task. */
 PT_API int pt_timerthread_unschedule(pt_timerthread *tt, pt_task_id id);
 
 /* Stop the thread, join it, and free everything. Tasks not yet run are

@@ -15,7 +15,11 @@
  *  - a schedule fails (PT_INVALID_TASK_ID) only with a failure injected;
  *  - every due task not removed runs exactly once, and soon (a bounded wait:
  *    the liveness the TimerThread promises);
- *  - the stats add up, and destroy frees every block the instance allocated.
+ *  - the stats add up, and destroy frees every block the instance allocated;
+ *  - removed tasks are given back: with the reclaim tuned to a request on
+ *    every unschedule (one input in four; others every 2nd or 8th, or the
+ *    default 4096th, so requests race with due tasks), the tasks the
+ *    instance holds at the end come down to the far ones still pending.
  * The timer thread is real, so due tasks race with unschedule; the
  * reference accepts each outcome the protocol allows and checks its
  * consequence. */
@@ -29,6 +33,7 @@
 #include <time.h>
 
 #include "ptimer/base/alloc.h"
+#include "ptimer/task_pool.h" /* the reclaim's test hooks */
 #include "fuzz_fail.h"
 #include "ptimer/timerthread.h"
 
@@ -185,11 +190,15 @@ static void unschedule_forged(uint8_t how, int k)
     /* A version two ahead of a finished task's is the version its free
      * slot now holds and the next task there will get: unschedule answers
      * 0 to it, though no task is there (see test/README.md: a forged id
-     * can name a free slot, not only a live task). Four ahead is never a
-     * free or live version here: this input schedules too few tasks for
-     * a slot to be reused. */
+     * can name a free slot, not only a live task). Four ahead is neither
+     * while the slot has not been reused; once it has (a thread that helps
+     * the reclaim frees removed tasks into its own cache, whose next
+     * schedule takes them back), it may be the free version again: skip. */
     default:
         id += (pt_task_id)4 << 32;
+        for (int j = 0; j < Z.n; j++)
+            if ((uint32_t)Z.r[j].id == (uint32_t)id && Z.r[j].id != Z.r[k].id)
+                return;
         break;
     }
     /* a forged id equal to a live one acts on it (timerthread.h): skip */
@@ -223,6 +232,10 @@ int PT_FUZZ_ENTRY(const uint8_t *data, size_t size)
     Z.len = size;
     pt_timerthread_options opt = {.num_buckets = 1 + (size ? data[0] % 4 : 0)};
     EXPECT(pt_timerthread_create(&Z.tt, &opt) == 0, "create failed");
+    static const uint32_t every[4] = {1, 2, 8, 0}; /* 0: the default */
+    uint32_t reclaim_every = every[size ? (data[0] >> 2) & 3 : 3];
+    if (reclaim_every)
+        pt__timerthread_tune_reclaim(Z.tt, reclaim_every, 0);
 
     for (Z.op = 0; Z.len && Z.op < MAX_OPS; Z.op++) {
         uint8_t code = take();
@@ -289,6 +302,22 @@ int PT_FUZZ_ENTRY(const uint8_t *data, size_t size)
            (unsigned long long)st.unscheduled, (unsigned long long)Z.unscheduled);
     EXPECT(st.pending == st.scheduled - st.triggered - st.unscheduled, "stats: pending %llu",
            (unsigned long long)st.pending);
+    if (reclaim_every == 1) {
+        /* the last unschedule asked for a reclaim: every removed task goes
+         * back to the pool (bounded wait), and nothing pending does */
+        uint64_t far = 0;
+        for (int k = 0; k < Z.n; k++)
+            far += !Z.r[k].due && Z.r[k].state == R_PENDING;
+        deadline = pt_nanotime() + 10 * (pt_nanos)1000000000;
+        uint64_t held;
+        while ((held = pt__timerthread_held(Z.tt)) != far) {
+            EXPECT(held > far, "holds %llu tasks, fewer than the %llu pending",
+                   (unsigned long long)held, (unsigned long long)far);
+            EXPECT(pt_nanotime() < deadline, "still holds %llu tasks after 10 s, want %llu",
+                   (unsigned long long)held, (unsigned long long)far);
+            sched_yield();
+        }
+    }
     pt_timerthread_destroy(Z.tt);
     /* after destroy nothing may run: a removed due task stays unrun */
     for (int k = 0; k < Z.n; k++)

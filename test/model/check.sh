@@ -109,6 +109,7 @@ if [ "$group" = safety ] || [ "$group" = all ]; then
     run pass eagermove     "-DCFG_EAGER -DCFG_EAGERMOVE"
     model="$here/timerthread.pml"
     run pass tt.destroy   ""
+    run pass tt.help      "-DCFG_HELP"
     model="$here/ptimer.pml"
     finish
 fi
@@ -135,6 +136,10 @@ if [ "$group" = seeded ] || [ "$group" = all ]; then
     # the TimerThread's destroy lost wake-up, found by timerthread.pml, fixed in 2cdb6d0
     model="$here/timerthread.pml"
     run seeded tt.destroy_lost_wakeup "-DBUG_DESTROY_NO_STOP_CHECK" "" "invalid end state"
+    # a reclaim request that does not wake the thread
+    run seeded tt.reclaim_no_wake "-DBUG_RECLAIM_NO_WAKE" "" "assertion violated"
+    # a helper that puts a pending task back without announcing it
+    run seeded tt.help_no_announce "-DCFG_HELP -DBUG_HELP_NO_ANNOUNCE" "" "assertion violated"
     model="$here/ptimer.pml"
     finish
 fi

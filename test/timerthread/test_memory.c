@@ -122,3 +122,141 @@ void test_thread_churn_reuses_caches(void)
     CHECK(slots <= 4096);
     pt_timerthread_destroy(tt);
 }
+
+/* Waits until tt holds at most `most` tasks (taken from its pool and not
+ * given back): a bound on waiting, not on speed. Returns what it holds. */
+static uint64_t wait_held_at_most(pt_timerthread *tt, uint64_t most)
+{
+    pt_nanos end = pt_nanotime() + BOUND;
+    uint64_t held;
+    while ((held = pt__timerthread_held(tt)) > most) {
+        if (pt_nanotime() > end) {
+            fprintf(stderr, "the timer thread still holds %llu tasks, want <= %llu\n",
+                    (unsigned long long)held, (unsigned long long)most);
+            abort();
+        }
+        nap();
+    }
+    return held;
+}
+
+#ifdef PT__SANITIZED
+#define FAR_TASKS 20000L
+#else
+#define FAR_TASKS 100000L
+#endif
+#define RECLAIM_EVERY 4096L /* timerthread.c's TT_RECLAIM_EVERY */
+
+/* The RPC pattern with a far timeout: nothing wakes the timer thread for
+ * its deadlines, so before reclaiming every removed task stayed in its
+ * bucket for the hour. Now every 4096th unschedule has the thread pull the
+ * buckets: what is left is the removed tasks after the last request. */
+void test_removed_far_tasks_in_buckets_are_reclaimed(void)
+{
+    pt_timerthread *tt = make();
+    kick(tt); /* the thread has started and taken its index */
+    for (long i = 0; i < FAR_TASKS; i++) {
+        pt_task_id id = pt_timerthread_schedule(tt, noop, NULL, pt_nanotime() + HOUR);
+        CHECK(id != PT_INVALID_TASK_ID);
+        CHECK_EQ(pt_timerthread_unschedule(tt, id), 0);
+    }
+    uint64_t held = wait_held_at_most(tt, FAR_TASKS % RECLAIM_EVERY);
+    uint32_t slots = pt__timerthread_pool_slots(tt);
+    printf("%ld removed far tasks: %llu still held, pool %u slots\n", FAR_TASKS,
+           (unsigned long long)held, slots);
+    CHECK_EQ(stats(tt).pending, 0);
+    pt_timerthread_destroy(tt);
+}
+
+/* Far tasks pulled into the heap while pending, then removed: the sweep
+ * frees them once they are a quarter of the heap, over and over as the
+ * removals go on, so at the end at most a quarter of what was left at the
+ * last request is held: under RECLAIM_EVERY here (the top of
+ * timerthread.c has the rule). */
+void test_removed_far_tasks_in_the_heap_are_swept(void)
+{
+    pt_timerthread *tt = make();
+    pt_task_id *ids = malloc(FAR_TASKS * sizeof *ids);
+    CHECK(ids != NULL);
+    for (long i = 0; i < FAR_TASKS; i++) {
+        ids[i] = pt_timerthread_schedule(tt, noop, NULL, pt_nanotime() + HOUR + i);
+        CHECK(ids[i] != PT_INVALID_TASK_ID);
+    }
+    kick(tt); /* the thread pulled every bucket: all of them are in its heap */
+    CHECK(pt__timerthread_held(tt) >= (uint64_t)FAR_TASKS);
+    for (long i = 0; i < FAR_TASKS; i++)
+        CHECK_EQ(pt_timerthread_unschedule(tt, ids[i]), 0);
+    uint64_t held = wait_held_at_most(tt, RECLAIM_EVERY);
+    printf("%ld far tasks removed from the heap: %llu still held\n", FAR_TASKS,
+           (unsigned long long)held);
+    CHECK_EQ(stats(tt).pending, 0);
+    free(ids);
+    pt_timerthread_destroy(tt);
+}
+
+/* With a request on every unschedule (the tests' tuning) and no sweep
+ * minimum, every removed task is given back, from bucket and heap alike,
+ * while pending ones stay: held counts exactly the pending. */
+void test_reclaim_on_every_unschedule_gives_back_every_removed_task(void)
+{
+    pt_timerthread *tt = make();
+    pt__timerthread_tune_reclaim(tt, 1, 0);
+    enum { N = 2000 };
+    pt_task_id ids[N];
+    for (int i = 0; i < N; i++) {
+        ids[i] = pt_timerthread_schedule(tt, noop, NULL, pt_nanotime() + HOUR + i);
+        CHECK(ids[i] != PT_INVALID_TASK_ID);
+        if (i == N / 2)
+            kick(tt); /* the first half in the heap, the second in buckets */
+    }
+    for (int i = 0; i < N; i += 2) /* every other: pending ones stay */
+        CHECK_EQ(pt_timerthread_unschedule(tt, ids[i]), 0);
+    wait_held_at_most(tt, N / 2);
+    CHECK_EQ(stats(tt).pending, N / 2);
+    for (int i = 1; i < N; i += 2)
+        CHECK_EQ(pt_timerthread_unschedule(tt, ids[i]), 0);
+    wait_held_at_most(tt, 0);
+    for (int i = 0; i < N; i++) /* ids of freed tasks stay answerable */
+        CHECK_EQ(pt_timerthread_unschedule(tt, ids[i]), -1);
+    pt_timerthread_destroy(tt);
+}
+
+/* The timer thread held in a callback cannot serve a reclaim request; a
+ * thread whose request finds the last one unserved drains its own bucket:
+ * it frees its removed tasks and puts the pending ones back, announced, so
+ * a due one among them still runs once the timer thread is free. Checked
+ * while the thread is still held: nothing to wait for. */
+void test_removed_tasks_are_reclaimed_by_their_thread_while_the_timer_thread_is_held(void)
+{
+    pt_timerthread *tt = make();
+    struct gate g = {0, 0};
+    hold(tt, &g);
+    enum { N = 5 * 4096 + 100 };
+    static pt_task_id pending[N / 7 + 1];
+    int npending = 0, ndue = 0;
+    atomic_int due_ran = 0;
+    for (int i = 0; i < N; i++) {
+        bool keep = i % 7 == 0, due = i % 14 == 0;
+        pt_nanos when = due ? 0 : pt_nanotime() + HOUR;
+        pt_task_id id = pt_timerthread_schedule(tt, due ? bump : noop, due ? (void *)&due_ran : NULL, when);
+        CHECK(id != PT_INVALID_TASK_ID);
+        if (!keep)
+            CHECK_EQ(pt_timerthread_unschedule(tt, id), 0);
+        else if (due)
+            ndue++;
+        else
+            pending[npending++] = id;
+    }
+    /* removed tasks held: at most those since the last help, under 4096;
+     * plus the pending ones and the gate's task */
+    uint64_t held = pt__timerthread_held(tt);
+    printf("timer thread held: %llu tasks held of %d scheduled, %d pending\n",
+           (unsigned long long)held, N, npending + ndue);
+    CHECK(held <= (uint64_t)(npending + ndue + 1 + RECLAIM_EVERY));
+    atomic_store(&g.release, 1);
+    CHECK(wait_for(&due_ran, ndue)); /* the due ones put back still run */
+    for (int i = 0; i < npending; i++) /* and the far ones are still pending */
+        CHECK_EQ(pt_timerthread_unschedule(tt, pending[i]), 0);
+    CHECK_EQ(stats(tt).pending, 0);
+    pt_timerthread_destroy(tt);
+}

@@ -28,6 +28,7 @@ var (
 	opsLimit   = flag.Int64("ops", 0, "ops per goroutine instead of a duration")
 	preload    = flag.Int("preload", 32768, "far-future timers per goroutine first")
 	window     = flag.Int("window", 10000, "rpc-pending window")
+	timeoutMs  = flag.Int64("timeout-ms", 100, "rpc, rpc-pending: each timer's timeout (plus up to 1 ms)")
 	tickers    = flag.Int("tickers", 1000, "ticker: tickers in all")
 	busy       = flag.Bool("busy", false, "keep every P busy (latency-busy)")
 	memoryGs   = flag.Int64("gs", 100000, "memory-g: parked goroutines")
@@ -46,14 +47,16 @@ func sysSeconds() float64 {
 	return float64(ru.Stime.Sec) + float64(ru.Stime.Usec)/1e6
 }
 
+// rss: resident memory less shared pages, as ptbench counts its own
+// designs' (bench_rss_bytes); emit reports it right after a measured phase.
 func rss() int64 {
 	b, err := os.ReadFile("/proc/self/statm")
 	if err != nil {
 		return 0
 	}
-	var pages, res int64
-	fmt.Sscan(string(b), &pages, &res)
-	return res * int64(os.Getpagesize())
+	var pages, res, shared int64
+	fmt.Sscan(string(b), &pages, &res, &shared)
+	return (res - shared) * int64(os.Getpagesize())
 }
 
 type lat struct {
@@ -111,7 +114,7 @@ func run(end time.Time, id int, res *result, late *lat, fired *int64) {
 	switch *workload {
 	case "rpc":
 		for ; !done(ops); ops++ {
-			t := time.AfterFunc(100*time.Millisecond+time.Duration(r.Int63n(1e6)), noop)
+			t := time.AfterFunc(time.Duration(*timeoutMs)*time.Millisecond+time.Duration(r.Int63n(1e6)), noop)
 			t.Stop()
 		}
 	case "rpc-pending":
@@ -120,7 +123,7 @@ func run(end time.Time, id int, res *result, late *lat, fired *int64) {
 			if ring[i] != nil {
 				ring[i].Stop()
 			}
-			ring[i] = time.AfterFunc(100*time.Millisecond+time.Duration(r.Int63n(1e6)), noop)
+			ring[i] = time.AfterFunc(time.Duration(*timeoutMs)*time.Millisecond+time.Duration(r.Int63n(1e6)), noop)
 		}
 		for _, t := range ring {
 			if t != nil {
@@ -327,7 +330,7 @@ func emit(ops int64, elapsed time.Duration, cpu float64, v []int64, bytes, creat
 		"\"elapsed_ns\":%d,\"cpu_s\":%.4f,\"wakeups\":0,\"lat_p50_ns\":%.0f,"+
 		"\"lat_p99_ns\":%.0f,\"lat_p999_ns\":%.0f,\"lat_max_ns\":%.0f,"+
 		"\"bytes_per_timer\":%.2f,\"create_ns\":%.2f,\"cancel_ns\":%.2f,"+
-		"\"fired\":%d,\"expected_ticks\":%d%s%s}\n",
+		"\"fired\":%d,\"expected_ticks\":%d,\"rss_bytes\":%d%s%s}\n",
 		*workload, *threads, ops, elapsed.Nanoseconds(), cpu, quantile(v, 0.5), quantile(v, 0.99),
-		quantile(v, 0.999), max, bytes, createNs, cancelNs, fired, expected, extra, qs)
+		quantile(v, 0.999), max, bytes, createNs, cancelNs, fired, expected, rss(), extra, qs)
 }

@@ -56,20 +56,22 @@ static int cmp64(const void *a, const void *b)
 
 static long rss(void)
 {
-    long pages = 0, res = 0;
+    /* resident less shared pages: as ptbench counts its own designs' */
+    long pages = 0, res = 0, shared = 0;
     FILE *f = fopen("/proc/self/statm", "r");
     if (f) {
-        if (fscanf(f, "%ld %ld", &pages, &res) != 2)
-            res = 0;
+        if (fscanf(f, "%ld %ld %ld", &pages, &res, &shared) != 3)
+            res = shared = 0;
         fclose(f);
     }
-    return res * sysconf(_SC_PAGESIZE);
+    return (res - shared) * sysconf(_SC_PAGESIZE);
 }
 
 int main(int argc, char **argv)
 {
     const char *wl = "rpc";
     int reps = 3, preload = 32768, window = 10000;
+    long timeout_ms = 100; /* rpc, rpc-pending: each timer's */
     long duration_ms = 300, ops_limit = 0;
     const char *quantiles = NULL;
     for (int i = 1; i < argc; i++) {
@@ -89,6 +91,8 @@ int main(int argc, char **argv)
             preload = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "-window"))
             window = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "-timeout-ms"))
+            timeout_ms = atol(argv[i + 1]);
         else
             continue;
         i++;
@@ -115,7 +119,7 @@ int main(int argc, char **argv)
         if (!strcmp(wl, "rpc")) {
             while (!DONE()) {
                 uv_update_time(&loop);
-                uv_timer_start(&t, noop, 100 + rnd() % 2, 0);
+                uv_timer_start(&t, noop, (uint64_t)timeout_ms + rnd() % 2, 0);
                 uv_timer_stop(&t);
                 ops++;
             }
@@ -126,7 +130,7 @@ int main(int argc, char **argv)
             for (int i = 0; !DONE(); i = (i + 1) % window) {
                 uv_update_time(&loop);
                 uv_timer_stop(&ring[i]);
-                uv_timer_start(&ring[i], noop, 100 + rnd() % 2, 0);
+                uv_timer_start(&ring[i], noop, (uint64_t)timeout_ms + rnd() % 2, 0);
                 ops++;
             }
             for (int i = 0; i < window; i++)
@@ -203,9 +207,9 @@ int main(int argc, char **argv)
         printf("{\"design\":\"libuv\",\"workload\":\"%s\",\"threads\":1,\"ops\":%llu,"
                "\"elapsed_ns\":%lld,\"cpu_s\":%.4f,\"wakeups\":0,\"lat_p50_ns\":%.0f,"
                "\"lat_p99_ns\":%.0f,\"lat_p999_ns\":%.0f,\"lat_max_ns\":%.0f,"
-               "\"bytes_per_timer\":%.2f,\"create_ns\":%.2f,\"cancel_ns\":%.2f",
+               "\"bytes_per_timer\":%.2f,\"create_ns\":%.2f,\"cancel_ns\":%.2f,\"rss_bytes\":%ld",
                wl, (unsigned long long)ops, (long long)elapsed, cpu, p50, p99, p999, mx, bytes,
-               create_ns, cancel_ns);
+               create_ns, cancel_ns, rss());
         if (quantiles && nlat) { /* the same quantiles ptbench samples its designs at */
             const char *q = quantiles;
             printf(",\"lat_q_ns\":[");

@@ -1,0 +1,258 @@
+/* pt_nanotime against CLOCK_MONOTONIC, on whichever source it reads: the
+ * TSC line where this machine has one, clock_gettime otherwise or when
+ * PT_CLOCK says so. Every loop is bounded by a count and by time. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "harness.h"
+#include "ptimer/base/clock_select.h"
+#include "ptimer/base/tsc.h"
+#include "ptimer/clock.h"
+
+/* How far pt_nanotime may be from CLOCK_MONOTONIC read just before and
+ * just after it. The TSC line's error is a few tens of ns once its rate
+ * is measured over a few re-anchors, and under 1 us before (tsc.c); 5 us
+ * leaves room for a pair read on a loaded machine, and is still 20x below
+ * the timer slack every ptbench worker sets (not that it matters to a
+ * timer: a deadline a few us off is a timer a few us late). */
+#define BOUND_NS 5000
+
+static pt_nanos mono(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (pt_nanos)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* Reads for `span` ns of CLOCK_MONOTONIC (at most 20 M reads): each within
+ * BOUND_NS of the CLOCK_MONOTONIC reads around it, none below the last.
+ * Returns the largest error seen. */
+static pt_nanos agreement(pt_nanos span)
+{
+    pt_nanos worst = 0, last = pt_nanotime(), end = mono() + span;
+    for (long i = 0; i < 20000000; i++) {
+        pt_nanos a = mono(), p = pt_nanotime(), b = mono();
+        CHECK(p >= last);
+        last = p;
+        if (p < a - BOUND_NS || p > b + BOUND_NS) {
+            fprintf(stderr, "pt_nanotime %lld outside [%lld, %lld] +- %d (source %d)\n",
+                    (long long)p, (long long)a, (long long)b, BOUND_NS, (int)pt_clock_source());
+            abort();
+        }
+        pt_nanos e = p < a ? a - p : p > b ? p - b : 0;
+        if (e > worst)
+            worst = e;
+        if (b > end)
+            break;
+    }
+    return worst;
+}
+
+void test_reads_agree_with_clock_monotonic_within_bound(void)
+{
+    /* 300 ms: the first calibration's slope and 30 re-anchors */
+    pt_nanos worst = agreement(300000000);
+    printf("     source %s, largest error %lld ns (bound %d)\n",
+           pt_clock_source() == PT_CLOCK_TSC ? "tsc" : "monotonic", (long long)worst, BOUND_NS);
+}
+
+/* Each thread reads the latest value any thread published, then the
+ * clock, which must not be below it (the publication happened before the
+ * read), then publishes its own if larger. */
+static _Atomic int64_t published;
+enum { THREADS = 4 };
+
+static void *backwards_worker(void *arg)
+{
+    long reads = *(long *)arg;
+    pt_nanos mine = 0;
+    for (long i = 0; i < reads; i++) {
+        /* acquire: pairs with the release CAS below on another thread */
+        int64_t seen = atomic_load_explicit(&published, memory_order_acquire);
+        pt_nanos now = pt_nanotime();
+        if (now < seen || now < mine) {
+            fprintf(stderr, "read %lld after %lld was published (own last %lld)\n",
+                    (long long)now, (long long)seen, (long long)mine);
+            abort();
+        }
+        mine = now;
+        while (seen < now && !atomic_compare_exchange_weak_explicit(
+                                 &published, &seen, now, memory_order_release,
+                                 memory_order_acquire))
+            ;
+    }
+    return NULL;
+}
+
+static void never_backwards(void)
+{
+    /* enough reads to cross several re-anchors (10 ms each) */
+#ifdef PT__SANITIZED
+    long reads = 200000;
+#else
+    long reads = 2000000;
+#endif
+    atomic_store(&published, 0);
+    pthread_t th[THREADS];
+    for (int i = 0; i < THREADS; i++)
+        CHECK_EQ(pthread_create(&th[i], NULL, backwards_worker, &reads), 0);
+    for (int i = 0; i < THREADS; i++)
+        CHECK_EQ(pthread_join(th[i], NULL), 0);
+    CHECK(atomic_load(&published) > 0);
+}
+
+void test_reads_never_go_backwards_across_threads(void)
+{
+    never_backwards();
+}
+
+void test_source_is_the_one_pt_clock_asks_for(void)
+{
+    const char *spec = getenv("PT_CLOCK");
+    enum pt_clock_source src = pt_clock_source();
+    int why = pt_clock_fallback();
+    if (spec != NULL && strcmp(spec, "monotonic") == 0) {
+        CHECK_EQ(src, PT_CLOCK_MONOTONIC);
+        CHECK_EQ(why, 0);
+    } else if (spec != NULL && strcmp(spec, "tsc") == 0) {
+        /* forced: only the architecture can refuse */
+        int can = pt__tsc_probe(1);
+        CHECK_EQ(src, can == 0 ? PT_CLOCK_TSC : PT_CLOCK_MONOTONIC);
+        CHECK_EQ(why, can);
+    } else if (spec == NULL || spec[0] == '\0' || strcmp(spec, "auto") == 0) {
+        int can = pt__tsc_probe(0);
+        CHECK_EQ(src, can == 0 ? PT_CLOCK_TSC : PT_CLOCK_MONOTONIC);
+        CHECK_EQ(why, can);
+    } else {
+        CHECK_EQ(why, -EINVAL); /* a name of no source: chosen as if unset */
+        CHECK_EQ(src, pt__tsc_probe(0) == 0 ? PT_CLOCK_TSC : PT_CLOCK_MONOTONIC);
+    }
+    printf("     PT_CLOCK=%s: source %s, fallback %d\n", spec ? spec : "(unset)",
+           src == PT_CLOCK_TSC ? "tsc" : "monotonic", why);
+}
+
+/* Both sources in one process, whatever PT_CLOCK says: the fallback is
+ * tested on a machine with a counter, and the counter wherever one is. */
+void test_each_source_agrees_and_never_goes_backwards(void)
+{
+    pt__clock_select("monotonic");
+    CHECK_EQ(pt_clock_source(), PT_CLOCK_MONOTONIC);
+    agreement(50000000);
+    never_backwards();
+    pt__clock_select("tsc");
+    if (pt__tsc_probe(1) != 0) {
+        CHECK_EQ(pt_clock_source(), PT_CLOCK_MONOTONIC);
+        CHECK_EQ(pt_clock_fallback(), -ENOSYS);
+        return;
+    }
+    CHECK_EQ(pt_clock_source(), PT_CLOCK_TSC);
+    agreement(100000000);
+    never_backwards();
+    pt__clock_select("bogus");
+    CHECK_EQ(pt_clock_fallback(), -EINVAL);
+}
+
+/* The line's own tests: x86-64 only (elsewhere there is no counter, and
+ * the probe says so). Each selects the counter afresh. */
+static int select_tsc(void)
+{
+    pt__clock_select("tsc");
+    if (pt__tsc_probe(1) != 0) {
+        CHECK_EQ(pt_clock_source(), PT_CLOCK_MONOTONIC);
+        return 0;
+    }
+    CHECK_EQ(pt_clock_source(), PT_CLOCK_TSC);
+    return 1;
+}
+
+void test_counter_behind_the_anchor_reads_the_anchor(void)
+{
+    if (!select_tsc())
+        return;
+    uint64_t bt = atomic_load(&pt__tsc.base_tsc), m = atomic_load(&pt__tsc.mult);
+    int64_t bn = atomic_load(&pt__tsc.base_ns);
+    uint32_t seq = atomic_load(&pt__tsc.seq);
+    /* A counter 1000 cycles before the anchor (another core's, behind) */
+    CHECK_EQ(pt__tsc_slow(bt - 1000, seq, bt, bn, m), bn);
+    CHECK_EQ(atomic_load(&pt__tsc.seq), seq); /* no re-anchor for it */
+}
+
+/* Ages the line by `cycles` (as if nobody had read the clock for that
+ * long) and shifts it by `shift_ns`, then reads until the next re-anchor. */
+static void age_line(uint64_t cycles, int64_t shift_ns)
+{
+    atomic_store(&pt__tsc.base_tsc, atomic_load(&pt__tsc.base_tsc) - cycles);
+    atomic_store(&pt__tsc.base_ns,
+                 atomic_load(&pt__tsc.base_ns) -
+                     (int64_t)(((unsigned __int128)cycles * atomic_load(&pt__tsc.mult)) >> 32) +
+                     shift_ns);
+}
+
+void test_stale_line_is_reanchored_continuously(void)
+{
+    if (!select_tsc())
+        return;
+    agreement(20000000);
+    pt_nanos before = pt_nanotime(); /* may re-anchor: the count is read after it */
+    uint32_t seq = atomic_load(&pt__tsc.seq);
+    /* older than a refresh period, and past the 64-bit product's range */
+    age_line(pt__tsc.refresh_cycles * 1000, 0);
+    pt_nanos after = pt_nanotime();
+    CHECK(after >= before);
+    CHECK_EQ(atomic_load(&pt__tsc.seq), seq + 2); /* one re-anchor, count even */
+    CHECK(pt_nanotime() - mono() < BOUND_NS);
+    agreement(20000000);
+}
+
+/* The error of one read against the CLOCK_MONOTONIC reads around it, from
+ * the narrowest of a few tries (a preemption between the reads only widens
+ * the window, and hides error). */
+static pt_nanos error_now(void)
+{
+    pt_nanos best = INT64_MAX, e = 0;
+    for (int i = 0; i < 8; i++) {
+        pt_nanos a = mono(), p = pt_nanotime(), b = mono();
+        if (b - a < best) {
+            best = b - a;
+            e = p < a ? p - a : p > b ? p - b : 0;
+        }
+    }
+    return e;
+}
+
+/* A line 2 ms ahead (what a counter that jumped would give) cannot step
+ * back: it is slowed by at most 5 % per re-anchor until it is back on
+ * CLOCK_MONOTONIC, about 40 ms of reads later; time never goes back. */
+void test_line_ahead_is_slowed_back_onto_clock_monotonic(void)
+{
+    if (!select_tsc())
+        return;
+    agreement(20000000);
+    age_line(0, 2000000);
+    CHECK(error_now() > 1900000);
+    pt_nanos last = pt_nanotime(), end = mono() + 200000000;
+    while (mono() < end) {
+        pt_nanos p = pt_nanotime();
+        CHECK(p >= last);
+        last = p;
+    }
+    pt_nanos e = error_now();
+    CHECK(e < BOUND_NS && e > -BOUND_NS);
+    agreement(20000000);
+}
+
+/* A line 2 ms behind jumps forward at the next re-anchor. */
+void test_line_behind_jumps_forward_onto_clock_monotonic(void)
+{
+    if (!select_tsc())
+        return;
+    agreement(20000000);
+    age_line(pt__tsc.refresh_cycles, -2000000); /* stale: the next read re-anchors */
+    pt_nanos p = pt_nanotime();
+    CHECK(p >= mono() - BOUND_NS);
+    agreement(20000000);
+}
