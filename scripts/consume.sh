@@ -24,7 +24,8 @@ exports() { # library-name header...
     shift
     nm -D --defined-only "$so" | awk '{print $3}' | sort > "$work/exported"
     (cd "$work/prefix/include/ptimer" && cat "$@") |
-        grep -o '^PT_API[^(]*\bpt_[a-z0-9_]*(' | sed 's/.*\(pt_[a-z0-9_]*\)(/\1/' |
+        grep -o '^PT_API[^(]*\bpt_[a-z0-9_]*(' |
+        sed -E 's/.*[^a-z0-9_](pt_[a-z0-9_]*)\($/\1/' | # the last name: not a pt_ inside it
         sort > "$work/declared"
     if ! diff "$work/declared" "$work/exported"; then
         echo "$so exports differ from the PT_API declarations (< declared, > exported)" >&2
