@@ -108,6 +108,7 @@ enum arm_state {
     A_FIRED,
     A_STOPPED,    /* a stop said it stopped it */
     A_SUPERSEDED, /* an arm said it replaced it */
+    A_OPENING,    /* arm_open is writing it; its fields are not this arming's yet */
 };
 
 #define ARM_RING 256u /* per timer: far more armings than can be in flight */
@@ -128,12 +129,35 @@ static inline uint64_t arm_word(uint64_t seq, enum arm_state s)
 }
 
 /* A new arming's record, written before the arming is handed to the
- * design (whose own synchronisation publishes it to the firing side). */
+ * design (whose own synchronisation publishes it to the firing side).
+ *
+ * Several threads may open records of one ring at once: modtimer's
+ * contended timers number their armings with a fetch_add and open them
+ * with no lock of ours, and a thread preempted between numbering its
+ * arming and publishing its record can find the arming ARM_RING later
+ * writing the same record. Two writers interleaving there would leave a
+ * record whose word names one arming and whose `when` is the other's:
+ * that arming's firing then looks early (or late) by the gap between the
+ * two deadlines. So a writer
+ * first claims the record, with a CAS from an older arming's word to its
+ * own in A_OPENING, and only the claimer writes the fields. An arming that
+ * finds the record being written, or already another's newer than it,
+ * gives it up: NULL, and its firing is counted as untracked, as when a
+ * record is reused (the word names another arming). A firing's check is
+ * sound against the claim: its CAS on the word fails once the record is
+ * claimed, so a `when` it read from a later writer is never used (the
+ * claim's acquire keeps the field stores after it, the firing's CAS
+ * publishes its earlier loads). */
 static inline struct arm_rec *arm_open(struct arm_rec *ring, unsigned n, uint64_t seq,
                                        pt_nanos when, pt_nanos period)
 {
     struct arm_rec *a = &ring[seq % n];
-    atomic_store_explicit(&a->word, 0, memory_order_relaxed);
+    uint64_t w = atomic_load_explicit(&a->word, memory_order_relaxed);
+    do {
+        if (w >> 8 > seq || (w & 0xff) == A_OPENING)
+            return NULL;
+    } while (!atomic_compare_exchange_weak_explicit(&a->word, &w, arm_word(seq, A_OPENING),
+                                                    memory_order_acquire, memory_order_relaxed));
     atomic_store_explicit(&a->when, when, memory_order_relaxed);
     atomic_store_explicit(&a->period, period, memory_order_relaxed);
     atomic_store_explicit(&a->fired_at, 0, memory_order_relaxed);
@@ -142,6 +166,7 @@ static inline struct arm_rec *arm_open(struct arm_rec *ring, unsigned n, uint64_
     atomic_store_explicit(&a->after_stop, 0, memory_order_relaxed);
     for (int i = 0; i < 3; i++)
         atomic_store_explicit(&a->recent[i], 0, memory_order_relaxed);
+    /* Publishes the fields to whoever reads the word (acquire) after. */
     atomic_store_explicit(&a->word, arm_word(seq, A_PENDING), memory_order_release);
     return a;
 }

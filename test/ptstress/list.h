@@ -1,0 +1,4 @@
+PT_TEST(unit, arming_record_is_left_alone_while_another_arming_writes_it)
+PT_TEST(unit, older_arming_leaves_a_newer_armings_record_alone)
+PT_TEST(unit, newer_arming_reuses_a_written_record_and_an_arming_may_reopen_its_own)
+PT_TEST(stress, racing_openers_never_publish_a_record_with_another_armings_deadline)
