@@ -45,7 +45,7 @@ enum pt_clock_source {
 PT_API enum pt_clock_source pt_clock_source(void);
 
 /* 0 when the source is the one PT_CLOCK asked for (with PT_CLOCK unset:
- * clock_gettime, for now); else why not: -ENOSYS (no counter on this architecture),
+ * the counter); else why not: -ENOSYS (no counter on this architecture),
  * -ENOTSUP (the CPU does not say its counter is invariant), -ENODEV (the
  * kernel does not time CLOCK_MONOTONIC with it), -EAGAIN (calibration was
  * interrupted every time), -EINVAL (PT_CLOCK names no source; chosen as if

@@ -4,14 +4,9 @@
  *   PT_CLOCK=tsc        the TSC line (tsc.h), checked only for the
  *                       architecture: the caller vouches for the counter
  *   PT_CLOCK=monotonic  clock_gettime(CLOCK_MONOTONIC) through the vDSO
- *   unset, or auto      monotonic, for now: under heavy load (2 cores,
- *                       load average 24) ptstress saw timers fire about
- *                       0.5 ms before their deadline with the TSC line
- *                       (3 runs in 8) and never with clock_gettime (0 in
- *                       8): some reading of the line ran behind one made
- *                       earlier, which is not yet explained. PT_CLOCK=tsc
- *                       opts in where the CPU says its counter is
- *                       invariant (tsc.c); on this VM it saves nothing.
+ *   unset, or auto      the TSC line where the CPU says its counter is
+ *                       invariant and the kernel times CLOCK_MONOTONIC
+ *                       with it (tsc.c says why both), else monotonic
  *
  * Why bother: reading the clock is the largest single cost of arming a
  * timer (clock_gettime about 25 ns here, the whole locked heap operation
@@ -64,7 +59,7 @@ void pt__clock_select(const char *spec)
         why = -EINVAL; /* names no source: choose as if unset, and say so */
 
     int state = STATE_MONOTONIC;
-    if (want == WANT_TSC) {
+    if (want != WANT_MONOTONIC) {
         int r = pt__tsc_probe(want == WANT_TSC);
         if (r == 0)
             r = pt__tsc_calibrate();

@@ -124,13 +124,12 @@ void test_source_is_the_one_pt_clock_asks_for(void)
         CHECK_EQ(src, can == 0 ? PT_CLOCK_TSC : PT_CLOCK_MONOTONIC);
         CHECK_EQ(why, can);
     } else if (spec == NULL || spec[0] == '\0' || strcmp(spec, "auto") == 0) {
-        /* unset: clock_gettime, until the TSC line's early firings under
-         * load are explained (clock.c) */
-        CHECK_EQ(src, PT_CLOCK_MONOTONIC);
-        CHECK_EQ(why, 0);
+        int can = pt__tsc_probe(0);
+        CHECK_EQ(src, can == 0 ? PT_CLOCK_TSC : PT_CLOCK_MONOTONIC);
+        CHECK_EQ(why, can);
     } else {
         CHECK_EQ(why, -EINVAL); /* a name of no source: chosen as if unset */
-        CHECK_EQ(src, PT_CLOCK_MONOTONIC);
+        CHECK_EQ(src, pt__tsc_probe(0) == 0 ? PT_CLOCK_TSC : PT_CLOCK_MONOTONIC);
     }
     printf("     PT_CLOCK=%s: source %s, fallback %d\n", spec ? spec : "(unset)",
            src == PT_CLOCK_TSC ? "tsc" : "monotonic", why);
