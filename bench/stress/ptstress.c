@@ -100,7 +100,8 @@ static void usage(FILE *f, const char *argv0)
     fprintf(f,
             "usage: %s [options]\n"
             "  -d, --design LIST     designs, comma-separated, or all (default all):\n"
-            "                        pheap, pheap-sync, timerthread, globalheap, floor,\n"
+            "                        pheap, pheap-sync, pheap-staged, pwheel, timerthread,\n"
+            "                        globalheap, floor,\n"
             "                        and the scheduler's sched-perp, sched-tt (scenario sched)\n"
             "  -s, --scenario LIST   scenarios, comma-separated, or all (default all)\n"
             "  -t, --threads N       Ps (default 4; sched: the most, set at random)\n"
