@@ -238,17 +238,23 @@ static void tt_free_task(pt_timerthread *tt, struct tt_local *l, struct pt__tt_t
 
 /* The task is the earliest of its bucket: if it is also earlier than what
  * the timer thread is waiting for, say so and wake it. */
+/* With tt->lock held: the thread's sleep is to be cut short at `when`
+ * (0: at once). Relaxed: the increment is ordered by the lock; the futex
+ * compares the word itself. The caller wakes the futex after unlocking. */
+static inline void tt_set_nearest_locked(pt_timerthread *tt, pt_nanos when)
+{
+    tt->nearest = when;
+    atomic_store_explicit(&tt->nsignals,
+                          atomic_load_explicit(&tt->nsignals, memory_order_relaxed) + 1,
+                          memory_order_relaxed);
+}
+
 static __attribute__((noinline)) void tt_announce(pt_timerthread *tt, pt_nanos when)
 {
     bool wake = false;
     pt__lock(&tt->lock);
     if (when < tt->nearest) {
-        tt->nearest = when;
-        /* relaxed: the increment is ordered by the lock; the futex
-         * compares the word itself. */
-        atomic_store_explicit(&tt->nsignals,
-                              atomic_load_explicit(&tt->nsignals, memory_order_relaxed) + 1,
-                              memory_order_relaxed);
+        tt_set_nearest_locked(tt, when);
         wake = true;
     }
     pt__unlock(&tt->lock);
@@ -267,11 +273,7 @@ static __attribute__((noinline)) bool tt_request_reclaim(pt_timerthread *tt)
     pt__lock(&tt->lock);
     tt->reclaim = true;
     if (tt->nearest != 0) {
-        tt->nearest = 0;
-        /* relaxed: ordered by the lock, as in tt_announce */
-        atomic_store_explicit(&tt->nsignals,
-                              atomic_load_explicit(&tt->nsignals, memory_order_relaxed) + 1,
-                              memory_order_relaxed);
+        tt_set_nearest_locked(tt, 0);
         wake = true;
     }
     pt__unlock(&tt->lock);

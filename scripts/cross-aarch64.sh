@@ -46,21 +46,18 @@ clockbin="$out/test_clock"
 
 passed=0
 failed=0
-for test in $("$qemu" "$clockbin" --list | awk '{print $2}'); do
-    if timeout 300 "$qemu" "$clockbin" "$test"; then
-        passed=$((passed + 1))
-    else
-        echo "FAILED: clock.$test (aarch64, qemu)" >&2
-        failed=$((failed + 1))
-    fi
-done
-for test in $("$qemu" "$bin" --list | awk '{print $2}'); do
-    if timeout 300 "$qemu" "$bin" "$test"; then
-        passed=$((passed + 1))
-    else
-        echo "FAILED: $test (aarch64, qemu)" >&2
-        failed=$((failed + 1))
-    fi
-done
+# run_suite BINARY PREFIX: each test of the binary in its own qemu process
+run_suite() {
+    for test in $("$qemu" "$1" --list | awk '{print $2}'); do
+        if timeout 300 "$qemu" "$1" "$test"; then
+            passed=$((passed + 1))
+        else
+            echo "FAILED: $2$test (aarch64, qemu)" >&2
+            failed=$((failed + 1))
+        fi
+    done
+}
+run_suite "$clockbin" clock.
+run_suite "$bin" ""
 echo "cross-aarch64: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
