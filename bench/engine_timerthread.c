@@ -2,7 +2,11 @@
  * engine interface. Every timer fires on the one timer thread. bRPC has no
  * periodic tasks, so tickers reschedule themselves from their callback, as
  * bRPC's users do (a stopped one stops rescheduling); reset is unschedule +
- * schedule, as it must be there. */
+ * schedule, as it must be there.
+ *
+ * A ticker's record goes as soon as nothing can reach it: freed by the
+ * cancel that removed its pending task, or else by the tick running when
+ * it was cancelled. Each handle is cancelled at most once (tobj.h). */
 #include <stdatomic.h>
 #include <stdlib.h>
 
@@ -16,6 +20,7 @@ struct tt_engine {
     bench_cb cb;            /* one workload per run: the same for all threads */
     _Atomic uint32_t lock;  /* guards tickers */
     struct tt_ticker *tickers;
+    _Atomic size_t ntickers; /* records not yet freed (held) */
 };
 
 /* A ticker: reschedules itself after each run, skipping missed ticks.
@@ -24,7 +29,7 @@ struct tt_ticker {
     struct tt_engine *e;
     pt_nanos when, period;
     void *arg;
-    struct tt_ticker *next;
+    struct tt_ticker *prev, *next; /* e->tickers, for destroy */
     _Atomic uint32_t lock; /* guards id and dead, between a tick and a cancel */
     bool dead;
     pt_task_id id;
@@ -36,17 +41,50 @@ static struct tt_engine *tt_current; /* for the one-shot trampoline */
 
 static void tt_fire(void *arg) { tt_current->cb(arg); }
 
+static void tt_ticker_link(struct tt_engine *e, struct tt_ticker *k)
+{
+    pt__lock(&e->lock);
+    k->prev = NULL;
+    k->next = e->tickers;
+    if (k->next)
+        k->next->prev = k;
+    e->tickers = k;
+    atomic_fetch_add_explicit(&e->ntickers, 1, memory_order_relaxed);
+    pt__unlock(&e->lock);
+}
+
+/* The caller is the last one that can reach k. */
+static void tt_ticker_free(struct tt_ticker *k)
+{
+    struct tt_engine *e = k->e;
+    pt__lock(&e->lock);
+    if (k->prev)
+        k->prev->next = k->next;
+    else
+        e->tickers = k->next;
+    if (k->next)
+        k->next->prev = k->prev;
+    atomic_fetch_sub_explicit(&e->ntickers, 1, memory_order_relaxed);
+    pt__unlock(&e->lock);
+    free(k);
+}
+
+/* Until it takes k's lock after the callback, this tick is the task k->id
+ * names: a cancel meanwhile fails to unschedule it and leaves k to us. */
 static void tt_tick(void *varg)
 {
     struct tt_ticker *k = varg;
     k->e->cb(k->arg);
     pt_nanos now = pt_nanotime();
     pt__lock(&k->lock);
-    if (!k->dead) {
+    bool dead = k->dead;
+    if (!dead) {
         k->when += k->period * (1 + (now > k->when ? (now - k->when) / k->period : 0));
         k->id = pt_timerthread_schedule(k->e->tt, tt_tick, k, k->when);
     }
     pt__unlock(&k->lock);
+    if (dead)
+        tt_ticker_free(k);
 }
 
 static void *tt_create(int n, bench_cb cb)
@@ -69,11 +107,8 @@ static void tt_destroy(void *ve)
 {
     struct tt_engine *e = ve;
     pt_timerthread_destroy(e->tt); /* joins: no ticker runs after this */
-    while (e->tickers) {
-        struct tt_ticker *k = e->tickers;
-        e->tickers = k->next;
-        free(k);
-    }
+    while (e->tickers) /* never cancelled, or their last task dropped */
+        tt_ticker_free(e->tickers);
     tt_current = NULL;
     free(e);
 }
@@ -96,15 +131,16 @@ static bench_handle tt_schedule(void *th, pt_nanos when, pt_nanos period, void *
         return 0;
     *k = (struct tt_ticker){.e = e, .when = when, .period = period, .arg = arg};
     pt__lock_init(&k->lock);
-    pt__lock(&e->lock);
-    k->next = e->tickers; /* freed by destroy: a late tick may still read it */
-    e->tickers = k;
-    pt__unlock(&e->lock);
-    pt__lock(&k->lock);
+    tt_ticker_link(e, k);
+    pt__lock(&k->lock); /* its first tick may run before the id is stored */
     k->id = pt_timerthread_schedule(e->tt, tt_tick, k, when);
     bool ok = k->id != PT_INVALID_TASK_ID;
     pt__unlock(&k->lock);
-    return ok ? TT_TICKER_BIT | (bench_handle)(uintptr_t)k : 0;
+    if (!ok) {
+        tt_ticker_free(k);
+        return 0;
+    }
+    return TT_TICKER_BIT | (bench_handle)(uintptr_t)k;
 }
 
 /* A ticker was pending while it was not stopped: a tick that runs now
@@ -114,10 +150,13 @@ static bool tt_cancel_ticker(struct tt_ticker *k)
     pt__lock(&k->lock);
     bool live = !k->dead;
     k->dead = true;
-    if (k->id)
-        (void)pt_timerthread_unschedule(k->e->tt, k->id);
+    /* No task (a reschedule failed) or ours removed: no tick will run.
+     * Otherwise the tick running now frees k once it sees dead. */
+    bool mine = k->id == PT_INVALID_TASK_ID || pt_timerthread_unschedule(k->e->tt, k->id) == 0;
     k->id = PT_INVALID_TASK_ID;
     pt__unlock(&k->lock);
+    if (mine)
+        tt_ticker_free(k);
     return live;
 }
 
@@ -146,6 +185,17 @@ static void tt_idle(void *th, pt_nanos until)
     bench_sleep_until(until);
 }
 
+/* The engine's ticker records and the instance's pending tasks. Removed
+ * tasks awaiting reclaim are not counted: the library does not expose
+ * them (ptbench's resident memory shows them). */
+static size_t tt_held(void *th)
+{
+    struct tt_engine *e = th;
+    pt_timerthread_stats st;
+    pt_timerthread_read_stats(e->tt, &st);
+    return atomic_load_explicit(&e->ntickers, memory_order_relaxed) + (size_t)st.pending;
+}
+
 static void tt_read_stats(void *eng, struct engine_stats *out)
 {
     pt_timerthread_stats st;
@@ -166,6 +216,7 @@ const struct engine engine_timerthread = {
     .poll = tt_poll,
     .idle = tt_idle,
     .read_stats = tt_read_stats,
+    .held = tt_held,
     /* One 64-byte task (ptimer/task_pool.h). A pending task sits in its
      * bucket's list, linked through the task itself, until the timer
      * thread wakes and pulls it into its heap (16 more bytes, an entry).

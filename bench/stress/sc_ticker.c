@@ -9,7 +9,9 @@
  *    after a stop or re-arm returned;
  *  - ticks: no more than the periods the arming lived, plus that one; at
  *    least one if it lived past the bound;
- *  - late: a live ticker silent for a period plus the bound. */
+ *  - late: a live ticker silent for a period plus the bound;
+ *  - memory: the design's entries (engine's held) bounded by the tickers:
+ *    a stopped ticker's state is reclaimed, not kept until exit. */
 #include <pthread.h>
 #include <stdlib.h>
 
@@ -28,6 +30,7 @@ struct tk {
     struct stress_run *r;
     int n;
     struct tk_ticker *t;
+    atomic_bool memory_seen;
 };
 
 static struct tk *tk_cur;
@@ -128,10 +131,24 @@ static void tk_op(struct pworker *w)
         stress_sleep(1000000);
 }
 
+static void tk_memory(struct pworker *w)
+{
+    struct tk *m = w->pl->sc;
+    const struct engine *eng = m->r->eng;
+    if (!eng->held || w->batches % 32 != 0 || atomic_load(&m->memory_seen))
+        return;
+    /* One arming live per ticker; lazily deleted ones as in churn. */
+    size_t live = (size_t)m->n, held = eng->held(w->th);
+    if (held > 2 * live + 4096 && !atomic_exchange(&m->memory_seen, true))
+        stress_violation(m->r, V_MEMORY, w->id, 0, "entries <= 2 x tickers + 4096",
+                         "%zu entries for %zu tickers", held, live);
+}
+
 static void tk_round(struct pworker *w)
 {
     uint64_t x = pt__xorshift64(&w->rng);
     const struct engine *eng = w->pl->r->eng;
+    tk_memory(w);
     if (x % 64 == 0)
         stress_sleep((pt_nanos)(5 + (x >> 8) % 25) * 1000000); /* a stall: no timers run */
     else
