@@ -145,6 +145,7 @@ void pt__execute(struct pt__m *m, pt_g *g)
             }
             continue;
         case PT__G_DO_PREEMPT:
+            pt__preempt_unblock();
             /* as a yield: behind the Gs that were waiting for this P */
             atomic_store_explicit(&g->status, PT__G_RUNNABLE, memory_order_relaxed);
             atomic_fetch_add_explicit(&m->s->st.preempts, 1, memory_order_relaxed);

@@ -320,6 +320,9 @@ int pt__preempt_install(void);
 /* The monitor asks m to preempt g, which is in a region: names it and
  * signals m's thread. */
 void pt__preempt_request(struct pt__m *m, pt_g *g);
+/* On g0, after the handler switched a G out: SIGURG was blocked for the
+ * handler, and no sigreturn on this thread will unblock it. */
+void pt__preempt_unblock(void);
 
 /* ---- sysmon.c ---- */
 void *pt__sysmon_main(void *s);

@@ -15,18 +15,26 @@
  * ignored by default and rarely used otherwise). The handler runs on the
  * G's own stack, above the kernel's signal frame. If the request is still
  * for the G running here, the G is in a region and the interrupted stack
- * pointer lies in the G's stack (not g0's, not another handler's), the
- * handler switches to the M's g0 as a yield would; the M puts the G on the
- * global queue. When some M later resumes the G, the switch returns into
- * the handler, which returns, and the kernel's sigreturn restores every
- * register the interruption saved -- on whichever thread that now is,
- * which is why nothing in a region may depend on the thread it runs on.
+ * pointer lies in the G's stack (not g0's, not another handler's), and the
+ * G is not inside the clock's re-anchor (base/async_safe.h: a region may
+ * read pt_nanotime, and stopped mid-write there it would stall every
+ * reader, its own M's included), the handler switches to the M's g0 as a
+ * yield would; the M puts the G on the global queue. When some M later
+ * resumes the G, the switch returns into the handler, which returns, and
+ * the kernel's sigreturn restores every register the interruption saved
+ * -- on whichever thread that now is, which is why nothing in a region
+ * may depend on the thread it runs on.
  *
- * The handler is installed with SA_NODEFER and an empty sa_mask: entering
- * it changes no thread's signal mask, so switching out of it without a
- * sigreturn leaves the M's mask as it was. Ms inherit their creator's
- * mask; a G resumed on another M gets the mask it had when interrupted,
- * which is the same unless the creating threads' masks differed.
+ * SIGURG is blocked while the handler runs (no SA_NODEFER). A second
+ * request landing inside a first handler, still on the G's stack, would
+ * pass every check and switch the G out from there; resumed on another M,
+ * the first handler would then switch to the g0 of the M it started on,
+ * which another thread runs by then (seen on 16 cores as Gs run twice and
+ * corrupt queues). A handler that switches out leaves SIGURG blocked on
+ * its M, which unblocks it once back on g0 (pt__preempt_unblock); the G,
+ * resumed elsewhere, gets the mask it was interrupted with from
+ * sigreturn. Ms inherit their creator's mask, so that is the mask the new
+ * M had too, unless the creating threads' masks differed.
  *
  * A SIGURG that is not a request (a socket's out-of-band data) goes to
  * the handler installed before ours, if any.
@@ -42,6 +50,7 @@
 #include <string.h>
 #include <ucontext.h>
 
+#include "ptimer/base/async_safe.h"
 #include "sched/internal.h"
 #include "sched/sanitizer.h"
 
@@ -95,6 +104,10 @@ static void on_sigurg(int sig, siginfo_t *si, void *uc)
         errno = saved;
         return; /* the G left its region, or the M moved on: a stale request */
     }
+    if (pt__base_in_write_section()) {
+        errno = saved;
+        return; /* mid-write in pt_nanotime: the monitor asks again next round */
+    }
     g->action = PT__G_DO_PREEMPT;
     pt__fiber_switch(&g->fiber, &m->g0);
     /* Resumed, perhaps on another M: the errno the region saw is put back
@@ -107,7 +120,7 @@ static void install(void)
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_sigurg;
-    sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_NODEFER;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
     sigemptyset(&sa.sa_mask);
     if (sigaction(SIGURG, &sa, &previous) != 0)
         install_error = -errno;
@@ -125,6 +138,14 @@ int pt__preempt_install(void)
 #endif
 }
 
+void pt__preempt_unblock(void)
+{
+    sigset_t urg;
+    sigemptyset(&urg);
+    sigaddset(&urg, SIGURG);
+    pthread_sigmask(SIG_UNBLOCK, &urg, NULL);
+}
+
 void pt__preempt_request(struct pt__m *m, pt_g *g)
 {
     atomic_store_explicit(&m->preempt_g, g, memory_order_relaxed);
@@ -134,9 +155,32 @@ void pt__preempt_request(struct pt__m *m, pt_g *g)
 
 /* ---- the API ---------------------------------------------------------------- */
 
+/* The G running this code, found so that a preemption in the middle of
+ * finding it cannot mislead: inside a region (a nested begin, an end) the
+ * G may be stopped between reading its M, a thread-local, and that M's
+ * curg, and resumed on another M -- the first one then runs some other G,
+ * or none. Only the G's own stack holds the stack pointer, so a curg
+ * whose stack does not is a stale read, made again on the thread the G
+ * runs on now. NULL on a thread that is no M, or on an M's g0 (a timer's
+ * callback). */
+static pt_g *region_self(void)
+{
+    uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+    for (;;) {
+        struct pt__m *m = pt__cur_m();
+        if (!m)
+            return NULL;
+        pt_g *g = atomic_load_explicit(&m->curg, memory_order_relaxed);
+        if (g && sp - (uintptr_t)g->stack.lo < g->stack.size)
+            return g;
+        if (m->g0.stack_size == 0 || sp - (uintptr_t)m->g0.stack_lo < m->g0.stack_size)
+            return NULL;
+    }
+}
+
 int pt_preemptible_begin(void)
 {
-    pt_g *g = pt_g_current();
+    pt_g *g = region_self();
     if (!g)
         return -EPERM;
     if (atomic_load_explicit(&g->s->preempt_slice, memory_order_relaxed) == 0)
@@ -156,7 +200,7 @@ int pt_preemptible_begin(void)
 
 int pt_preemptible_end(void)
 {
-    pt_g *g = pt_g_current();
+    pt_g *g = region_self();
     if (!g)
         return -EPERM;
     uint32_t n = atomic_load_explicit(&g->preemptible, memory_order_relaxed);

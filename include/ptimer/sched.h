@@ -149,7 +149,8 @@ PT_API int pt_ready(pt_g *g);
  * wait and no P is idle; it resumes later, perhaps on another thread.
  * So a region must be pure computation: no locks, no allocation, no
  * thread-locals, errno or pthread_self, nothing that is not
- * async-signal-safe, and no call into the scheduler (a yield, park,
+ * async-signal-safe but pt_nanotime (never stopped inside its clock's
+ * re-anchor), and no call into the scheduler (a yield, park,
  * sleep, channel operation or I/O inside a region aborts). The stack
  * needs room for a signal frame (a few KiB) above its deepest point.
  * The first region installs a SIGURG handler for the process; a SIGURG

@@ -6,12 +6,15 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "ptimer/base/tsc.h"
+#include "sched/internal.h"
 #include "sched/sanitizer.h"
 #include "util.h"
 
@@ -262,5 +265,192 @@ void test_foreign_sigurg_reaches_the_earlier_handler(void)
     CHECK_EQ(waitpid(pid, &status, 0), pid);
     CHECK(WIFEXITED(status));
     CHECK_EQ(WEXITSTATUS(status), 0);
+#endif
+}
+
+/* ---- never inside the clock's re-anchor -------------------------------------- */
+
+/* A region may read pt_nanotime, whose TSC line is re-anchored every
+ * 10 ms by whichever reader comes first, with its sequence count odd for
+ * a few instructions; readers wait that out. A G switched out there
+ * would keep the count odd while its own M, back in the scheduler, waits
+ * in pt_nanotime for it: every M stalls. Seen on a 16-core machine with a
+ * hog per P reading the clock. Here the G holds the count odd itself, as
+ * a re-anchor does, until a preemption request has reached its thread:
+ * the handler must leave it running. */
+struct clock_writer {
+    struct pt__m *m;
+    pt_g *g;
+    atomic_int held, requested, released;
+    int begin_rc;
+};
+
+__attribute__((unused)) static void clock_writer_g(void *arg)
+{
+    struct clock_writer *w = arg;
+    w->m = pt__cur_m();
+    w->g = pt_g_current();
+    w->begin_rc = pt_preemptible_begin();
+    if (w->begin_rc != 0)
+        return;
+    uint32_t seq;
+    do /* as tsc.c's re-anchor takes the line */
+        seq = atomic_load(&pt__tsc.seq) & ~1u;
+    while (!atomic_compare_exchange_weak(&pt__tsc.seq, &seq, seq + 1));
+    atomic_store(&w->held, 1);
+    /* The request is consumed only by the handler, on this thread. */
+    while (!atomic_load(&w->requested) || atomic_load(&w->m->preempt_g) != NULL)
+        ;
+    atomic_store(&pt__tsc.seq, seq + 2);
+    atomic_store(&w->released, 1);
+    CHECK_EQ(pt_preemptible_end(), 0);
+}
+
+/* Plain clock_gettime: pt_nanotime waits while the count is odd. */
+__attribute__((unused)) static double mono_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void test_preemption_waits_out_the_clock_reanchor(void)
+{
+#ifdef PT__TSAN
+    pt_sched *s = make_sched(1, PT_TIMERS_PER_P);
+    struct clock_writer w = {0};
+    CHECK_EQ(pt_go(s, clock_writer_g, &w), 0);
+    finish_sched(s);
+    CHECK_EQ(w.begin_rc, -ENOTSUP);
+#else
+    pt_sched *s = make_sched(1, PT_TIMERS_PER_P);
+    struct clock_writer w = {0};
+    CHECK_EQ(pt_go(s, clock_writer_g, &w), 0);
+    double give_up = mono_s() + (double)BOUND / 1e9;
+    while (!atomic_load(&w.held) && mono_s() < give_up)
+        sched_yield();
+    CHECK(atomic_load(&w.held));
+    pt__preempt_request(w.m, w.g); /* as the monitor does */
+    atomic_store(&w.requested, 1);
+    while (!atomic_load(&w.released) && mono_s() < give_up)
+        sched_yield();
+    /* Not released: the G was switched out with the count odd. */
+    CHECK(atomic_load(&w.released));
+    CHECK_EQ(w.begin_rc, 0);
+    pt_sched_stats st = wait_and_read(s);
+    CHECK_EQ(st.preempts, 0); /* the one request was declined */
+    CHECK_EQ(atomic_load(&pt__tsc.seq) & 1, 0);
+#endif
+}
+
+/* ---- nested begin and end, preempted and moved while they run ---------------- */
+
+/* A nested begin and an end run inside a region: a preemption can stop
+ * them between finding their M (a thread-local) and its G, and resume
+ * them on another M, which runs some other G by then. Seen on a 16-core
+ * machine: an end took another G's region count, and that G aborted in a
+ * park "inside a region". Here Gs do little but nest, at a 20 us slice
+ * on 2 Ps with yielders waiting, so preemptions land inside them. */
+struct nester {
+    uint64_t rounds, bad;
+    atomic_int *running;
+};
+
+__attribute__((unused)) static void nester_g(void *arg)
+{
+    struct nester *z = arg;
+    CHECK_EQ(pt_preemptible_begin(), 0);
+    for (uint64_t i = 0; i < z->rounds; i++) {
+        z->bad += pt_preemptible_begin() != 0;
+        z->bad += pt_preemptible_begin() != 0;
+        z->bad += pt_preemptible_end() != 0;
+        z->bad += pt_preemptible_end() != 0;
+    }
+    CHECK_EQ(pt_preemptible_end(), 0);
+    CHECK_EQ(pt_preemptible_end(), -EINVAL); /* the count is back at zero */
+    atomic_fetch_sub(z->running, 1);
+}
+
+void test_nested_regions_survive_preemption_inside_begin_and_end(void)
+{
+#ifndef PT__TSAN
+    enum { NESTERS = 4, YIELDERS = 2 };
+    pt_sched *s = make_sched(2, PT_TIMERS_PER_P);
+    CHECK_EQ(pt_sched_set_preempt_slice(s, 20 * 1000), 0);
+    atomic_int running = NESTERS;
+    struct nester z[NESTERS];
+    for (int i = 0; i < NESTERS; i++) {
+        z[i] = (struct nester){.rounds = SCALE(4000000), .running = &running};
+        CHECK_EQ(pt_go(s, nester_g, &z[i]), 0);
+    }
+    for (int i = 0; i < YIELDERS; i++)
+        CHECK_EQ(pt_go(s, yielder, &running), 0);
+    pt_sched_stats st = wait_and_read(s);
+    for (int i = 0; i < NESTERS; i++)
+        CHECK_EQ(z[i].bad, 0);
+    CHECK(st.preempts >= 1);
+#endif
+}
+
+/* ---- requests in bursts: a second one inside the first handler -------------- */
+
+/* Two requests sent back to back can land the second inside the first
+ * handler, still on the G's stack. Allowed to nest, the second switched
+ * the G out from there, and the first, resumed on another M, switched to
+ * the g0 of the M it began on while that M's thread ran it: Gs ran twice
+ * and queues broke (seen on 16 cores). A thread here sends every M's G
+ * two requests at a time while crunchers check their registers. */
+struct storm {
+    pt_sched *s;
+    atomic_int *running;
+    uint64_t sent;
+};
+
+__attribute__((unused)) static void *storm_thread(void *arg)
+{
+    struct storm *st = arg;
+    while (atomic_load(st->running) > 0) {
+        int n = atomic_load_explicit(&st->s->maxprocs_made, memory_order_acquire);
+        for (int i = 0; i < n; i++) {
+            struct pt__m *m = st->s->ps[i]->m;
+            pt_g *g = atomic_load_explicit(&m->curg, memory_order_acquire);
+            if (!g || !atomic_load_explicit(&g->preemptible, memory_order_relaxed))
+                continue;
+            pt__preempt_request(m, g);
+            pt__preempt_request(m, g);
+            st->sent += 2;
+        }
+    }
+    return NULL;
+}
+
+void test_preemption_requests_in_bursts_do_not_nest(void)
+{
+#ifndef PT__TSAN
+    enum { CRUNCHERS = 4 };
+    const uint64_t n = SCALE(15000000);
+    uint64_t want_x;
+    double want_f;
+    crunch(n, &want_x, &want_f);
+
+    pt_sched *s = make_sched(2, PT_TIMERS_PER_P);
+    atomic_int running = CRUNCHERS;
+    struct cruncher c[CRUNCHERS];
+    for (int i = 0; i < CRUNCHERS; i++) {
+        c[i] = (struct cruncher){.n = n, .running = &running};
+        CHECK_EQ(pt_go(s, cruncher_g, &c[i]), 0);
+    }
+    CHECK_EQ(pt_go(s, yielder, &running), 0);
+    struct storm storm = {.s = s, .running = &running};
+    pthread_t t;
+    CHECK_EQ(pthread_create(&t, NULL, storm_thread, &storm), 0);
+    pt_sched_stats st = wait_and_read(s);
+    CHECK_EQ(pthread_join(t, NULL), 0);
+    for (int i = 0; i < CRUNCHERS; i++) {
+        CHECK_EQ(c[i].x, want_x);
+        CHECK(memcmp(&c[i].f, &want_f, sizeof want_f) == 0);
+    }
+    CHECK(storm.sent >= 2);
+    CHECK(st.preempts >= 1);
 #endif
 }
