@@ -58,6 +58,9 @@ enum {
 /* What a G asks of its M when it switches back to it. */
 enum { PT__G_DO_YIELD = 1, PT__G_DO_PARK, PT__G_DO_EXIT, PT__G_DO_PREEMPT };
 
+/* The monitor's slice, asked of the kernel (sysmon.c): Linux's least. */
+#define PT__SYSMON_SLICE_NS 100000
+
 /* A G in a preemptible region that has held its P this long while other
  * Gs wait is preempted (pt_sched_set_preempt_slice): about Linux's base
  * slice; Go's is 10 ms, but Go preempts whether or not anyone waits. */
@@ -117,7 +120,7 @@ struct pt__p {
     _Atomic int dead;       /* removed by set_procs and retired by its M */
     struct pt__m *m;        /* the M that runs it (one each, for life) */
     /* counters written by its M only (relaxed loads elsewhere) */
-    _Atomic uint64_t n_timers_owner, n_timers_stolen, n_steals;
+    _Atomic uint64_t n_timers_owner, n_timers_stolen, n_steals, n_readied_global;
 };
 
 /* A machine: an OS thread bound to one P for life. */

@@ -125,11 +125,16 @@ void pt__wake_timers(void *ctx, pt_nanos when)
 void pt__g_put_runnable(pt_sched *s, pt_g *g)
 {
     struct pt__m *m = pt__cur_m();
-    if (m && m->s == s && !atomic_load_explicit(&m->p->dead, memory_order_relaxed) &&
-        atomic_load_explicit(&s->globq_len, memory_order_relaxed) == 0)
-        pt__runq_put(m->p, g, true);
-    else
+    if (m && m->s == s && !atomic_load_explicit(&m->p->dead, memory_order_relaxed)) {
+        if (atomic_load_explicit(&s->globq_len, memory_order_relaxed) == 0) {
+            pt__runq_put(m->p, g, true);
+        } else {
+            pt__count(&m->p->n_readied_global, 1);
+            pt__globq_put(s, g);
+        }
+    } else {
         pt__globq_put(s, g);
+    }
     pt__wakep(s);
 }
 

@@ -78,6 +78,8 @@ typedef struct pt_sched_stats {
     uint64_t sysmon_wakeps;     /* idle Ms the monitor woke to run overdue timers */
     uint64_t procs;             /* Ps now */
     uint64_t preempts;          /* Gs stopped in a preemptible region (pt_preemptible_begin) */
+    uint64_t readied_global;    /* Gs an M readied onto the global queue, not its P's, because
+                                 * that queue held older Gs (the fairness rule; pt_ready) */
 } pt_sched_stats;
 
 /* Starts the Ps and their Ms. 0; -EINVAL (out NULL, procs < 0 or > 1024,

@@ -106,6 +106,57 @@ void test_yield_lets_the_other_runnable_gs_run(void)
     CHECK_EQ(atomic_load(&turn), 2000);
 }
 
+/* ---- the fairness rule -------------------------------------------------- */
+
+/* A G readied by an M while the global queue holds Gs goes behind them
+ * (and is counted), not onto the M's own P, where it would run first. */
+static pt_g *_Atomic fair_parked;
+static atomic_int fair_order[2], fair_n;
+
+static bool fair_publish(void *arg)
+{
+    atomic_store(&fair_parked, (pt_g *)arg);
+    return true;
+}
+
+static void fair_parker(void *arg)
+{
+    (void)arg;
+    CHECK_EQ(pt_park(fair_publish, pt_g_current()), 0);
+    fair_order[atomic_fetch_add(&fair_n, 1)] = 2;
+}
+
+static void fair_readier(void *arg)
+{
+    (void)arg;
+    CHECK_EQ(pt_ready(atomic_load(&fair_parked)), 0); /* G main is on the global queue */
+}
+
+static void fair_main(void *arg)
+{
+    (void)arg;
+    CHECK_EQ(pt_go(NULL, fair_parker, NULL), 0);
+    pt_yield(); /* the parker parks; this G comes back from the global queue */
+    CHECK(atomic_load(&fair_parked) != NULL);
+    CHECK_EQ(pt_go(NULL, fair_readier, NULL), 0);
+    pt_yield(); /* behind: this G on the global queue, then the readied parker */
+    fair_order[atomic_fetch_add(&fair_n, 1)] = 1;
+}
+
+void test_a_g_readied_while_the_global_queue_holds_gs_goes_behind_them(void)
+{
+    atomic_store(&fair_parked, NULL);
+    atomic_store(&fair_n, 0);
+    pt_sched *s = make_sched(1, PT_TIMERS_PER_P);
+    CHECK_EQ(pt_go(s, fair_main, NULL), 0);
+    CHECK_EQ(pt_sched_wait(s), 0);
+    CHECK_EQ(atomic_load(&fair_n), 2);
+    CHECK_EQ(fair_order[0], 1); /* the older G first */
+    CHECK_EQ(fair_order[1], 2);
+    CHECK_EQ(stats_of(s).readied_global, 1);
+    CHECK_EQ(pt_sched_destroy(s), 0);
+}
+
 /* ---- park -------------------------------------------------------------- */
 
 static atomic_int commits;
