@@ -117,6 +117,43 @@ __attribute__((unused)) static void yielder(void *arg)
         pt_yield();
 }
 
+/* Four crunchers and a yielder on two Ps, and what the crunchers must
+ * come out with. */
+enum { CRUNCHERS = 4 };
+
+struct crunch_run {
+    pt_sched *s;
+    atomic_int running;
+    struct cruncher c[CRUNCHERS];
+    uint64_t want_x;
+    double want_f;
+};
+
+__attribute__((unused)) static void crunch_run_start(struct crunch_run *r, pt_nanos slice)
+{
+    const uint64_t n = SCALE(15000000);
+    crunch(n, &r->want_x, &r->want_f);
+    r->s = make_sched(2, PT_TIMERS_PER_P);
+    if (slice)
+        CHECK_EQ(pt_sched_set_preempt_slice(r->s, slice), 0);
+    atomic_store(&r->running, CRUNCHERS);
+    for (int i = 0; i < CRUNCHERS; i++) {
+        r->c[i] = (struct cruncher){.n = n, .running = &r->running};
+        CHECK_EQ(pt_go(r->s, cruncher_g, &r->c[i]), 0);
+    }
+    CHECK_EQ(pt_go(r->s, yielder, &r->running), 0);
+}
+
+/* Once every G is done: each cruncher's registers came through. */
+__attribute__((unused)) static void crunch_run_wait(struct crunch_run *r)
+{
+    CHECK_EQ(pt_sched_wait(r->s), 0);
+    for (int i = 0; i < CRUNCHERS; i++) {
+        CHECK_EQ(r->c[i].x, r->want_x);
+        CHECK(memcmp(&r->c[i].f, &r->want_f, sizeof r->want_f) == 0);
+    }
+}
+
 void test_preempted_gs_resume_with_their_registers_on_any_m(void)
 {
 #ifdef PT__TSAN
@@ -124,28 +161,12 @@ void test_preempted_gs_resume_with_their_registers_on_any_m(void)
     CHECK_EQ(pt_go(s, hog, &(struct hog_race){0}), 0); /* -ENOTSUP: returns at once */
     finish_sched(s);
 #else
-    enum { CRUNCHERS = 4 };
-    const uint64_t n = SCALE(15000000);
-    uint64_t want_x;
-    double want_f;
-    crunch(n, &want_x, &want_f);
-
-    pt_sched *s = make_sched(2, PT_TIMERS_PER_P);
-    CHECK_EQ(pt_sched_set_preempt_slice(s, 50 * US), 0);
-    atomic_int running = CRUNCHERS;
-    struct cruncher c[CRUNCHERS];
-    for (int i = 0; i < CRUNCHERS; i++) {
-        c[i] = (struct cruncher){.n = n, .running = &running};
-        CHECK_EQ(pt_go(s, cruncher_g, &c[i]), 0);
-    }
-    CHECK_EQ(pt_go(s, yielder, &running), 0);
-    pt_sched_stats st = wait_and_read(s);
-    for (int i = 0; i < CRUNCHERS; i++) {
-        CHECK_EQ(c[i].x, want_x);
-        CHECK(memcmp(&c[i].f, &want_f, sizeof want_f) == 0);
-    }
+    struct crunch_run r;
+    crunch_run_start(&r, 50 * US);
+    crunch_run_wait(&r);
     /* four crunchers on two Ps: someone always waits */
-    CHECK(st.preempts >= 1);
+    CHECK(stats_of(r.s).preempts >= 1);
+    CHECK_EQ(pt_sched_destroy(r.s), 0);
 #endif
 }
 
@@ -427,30 +448,15 @@ __attribute__((unused)) static void *storm_thread(void *arg)
 void test_preemption_requests_in_bursts_do_not_nest(void)
 {
 #ifndef PT__TSAN
-    enum { CRUNCHERS = 4 };
-    const uint64_t n = SCALE(15000000);
-    uint64_t want_x;
-    double want_f;
-    crunch(n, &want_x, &want_f);
-
-    pt_sched *s = make_sched(2, PT_TIMERS_PER_P);
-    atomic_int running = CRUNCHERS;
-    struct cruncher c[CRUNCHERS];
-    for (int i = 0; i < CRUNCHERS; i++) {
-        c[i] = (struct cruncher){.n = n, .running = &running};
-        CHECK_EQ(pt_go(s, cruncher_g, &c[i]), 0);
-    }
-    CHECK_EQ(pt_go(s, yielder, &running), 0);
-    struct storm storm = {.s = s, .running = &running};
+    struct crunch_run r;
+    crunch_run_start(&r, 0);
+    struct storm storm = {.s = r.s, .running = &r.running};
     pthread_t t;
     CHECK_EQ(pthread_create(&t, NULL, storm_thread, &storm), 0);
-    pt_sched_stats st = wait_and_read(s);
-    CHECK_EQ(pthread_join(t, NULL), 0);
-    for (int i = 0; i < CRUNCHERS; i++) {
-        CHECK_EQ(c[i].x, want_x);
-        CHECK(memcmp(&c[i].f, &want_f, sizeof want_f) == 0);
-    }
+    crunch_run_wait(&r);
+    CHECK_EQ(pthread_join(t, NULL), 0); /* before the Ms it reads go */
     CHECK(storm.sent >= 2);
-    CHECK(st.preempts >= 1);
+    CHECK(stats_of(r.s).preempts >= 1);
+    CHECK_EQ(pt_sched_destroy(r.s), 0);
 #endif
 }
