@@ -15,11 +15,10 @@
  * ignored by default and rarely used otherwise). The handler runs on the
  * G's own stack, above the kernel's signal frame. If the request is still
  * for the G running here, the G is in a region and the interrupted stack
- * pointer lies in the G's stack (not g0's, not another handler's), and the
- * G is not inside the clock's re-anchor (base/async_safe.h: a region may
- * read pt_nanotime, and stopped mid-write there it would stall every
- * reader, its own M's included), the handler switches to the M's g0 as a
- * yield would; the M puts the G on the global queue. When some M later
+ * pointer lies in the G's stack (not g0's, not another handler's), the
+ * handler switches to the M's g0 as a yield would (the clock's re-anchor,
+ * the one write a region may reach through pt_nanotime, holds signals
+ * off: base/tsc.c); the M puts the G on the global queue. When some M later
  * resumes the G, the switch returns into the handler, which returns, and
  * the kernel's sigreturn restores every register the interruption saved
  * -- on whichever thread that now is, which is why nothing in a region
@@ -50,7 +49,6 @@
 #include <string.h>
 #include <ucontext.h>
 
-#include "ptimer/base/async_safe.h"
 #include "sched/internal.h"
 #include "sched/sanitizer.h"
 
@@ -103,10 +101,6 @@ static void on_sigurg(int sig, siginfo_t *si, void *uc)
         sp <= lo || sp > lo + g->stack.size) {
         errno = saved;
         return; /* the G left its region, or the M moved on: a stale request */
-    }
-    if (pt__base_in_write_section()) {
-        errno = saved;
-        return; /* mid-write in pt_nanotime: the monitor asks again next round */
     }
     g->action = PT__G_DO_PREEMPT;
     pt__fiber_switch(&g->fiber, &m->g0);

@@ -42,7 +42,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -52,6 +54,7 @@
 #endif
 
 _Alignas(64) struct pt__tsc_line pt__tsc;
+void (*pt__tsc_in_write)(void);
 
 static pt_nanos mono_read(void)
 {
@@ -173,6 +176,8 @@ static pt_nanos reanchor(uint32_t seq, uint64_t ta, int64_t na, uint64_t bt, int
      * value at tc, is above all of them. */
     uint64_t tc = pt__rdtsc_ordered();
     int64_t start = line_at(tc, bt, bn, m);
+    if (pt__tsc_in_write)
+        pt__tsc_in_write();
 
     uint64_t f = rate(ta, na);
     int64_t mono_tc = na + (int64_t)(((__int128)(int64_t)(tc - ta) * (__int128)f) >> 32);
@@ -223,14 +228,26 @@ pt_nanos pt__tsc_slow(uint64_t t, uint32_t seq, uint64_t bt, int64_t bn, uint64_
     uint64_t ta;
     int64_t na;
     if (read_pair(&ta, &na) == 0) {
+        /* Every signal is held off this thread while it holds the count
+         * odd, since every reader waits for it: a handler here that read
+         * the clock would wait for itself, and one that switched the
+         * thread's stack away (the scheduler's preemption) would leave the
+         * count odd until something resumed it, with every reader -- the
+         * Ms that would resume it among them -- spinning. Two sigprocmask
+         * calls every refresh period. */
+        sigset_t all, old;
+        sigfillset(&all);
+        pthread_sigmask(SIG_BLOCK, &all, &old);
         uint32_t expect = seq;
+        pt_nanos r = -1; /* another reader is re-anchoring: read the new line */
         /* acq_rel: the winner is the only writer until its release store
          * of seq + 2; acquire orders it after the previous re-anchor's
          * writes (the origin included). */
         if (atomic_compare_exchange_strong_explicit(&pt__tsc.seq, &expect, seq + 1,
                                                     memory_order_acq_rel, memory_order_relaxed))
-            return reanchor(seq, ta, na, bt, bn, m);
-        return -1; /* another reader is re-anchoring: read the new line */
+            r = reanchor(seq, ta, na, bt, bn, m);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        return r;
     }
     /* Interrupted while pairing: answer from the line as it is (valid for
      * t: the caller's second look at the count said so); a later read

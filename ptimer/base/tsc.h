@@ -67,6 +67,9 @@ int pt__tsc_calibrate(void);
  * again. */
 pt_nanos pt__tsc_slow(uint64_t tsc, uint32_t seq, uint64_t bt, int64_t bn, uint64_t m);
 
+/* Tests only: called inside each re-anchor's write, signals held off. */
+extern void (*pt__tsc_in_write)(void);
+
 /* Waits until no re-anchor is mid-write: spins a little (the write is a
  * few instructions), then yields, so that a writer preempted inside it
  * gets a CPU back sooner from a reader that would otherwise spin out its

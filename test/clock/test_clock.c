@@ -3,6 +3,7 @@
  * PT_CLOCK says so. Every loop is bounded by a count and by time. */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -206,6 +207,51 @@ void test_stale_line_is_reanchored_continuously(void)
     CHECK_EQ(atomic_load(&pt__tsc.seq), seq + 2); /* one re-anchor, count even */
     CHECK(pt_nanotime() - mono() < BOUND_NS);
     agreement(20000000);
+}
+
+/* A signal that arrives while a re-anchor holds the count odd is held
+ * off until the count is even again: every reader waits for that writer,
+ * so a handler on its thread that read the clock would wait for itself,
+ * and the scheduler's preemption, switching the thread's stack away,
+ * would stall every reader (seen on 16 cores). The hook raises a signal
+ * inside the write; its handler reads the clock and the count. */
+static atomic_int in_write_signals;
+static atomic_uint seq_in_handler;
+
+static void note_signal(int sig)
+{
+    (void)sig;
+    uint32_t seq = atomic_load(&pt__tsc.seq);
+    atomic_store(&seq_in_handler, seq);
+    if (!(seq & 1))
+        (void)pt_nanotime(); /* on an odd count it would spin for good */
+    atomic_fetch_add(&in_write_signals, 1);
+}
+
+static void raise_in_write(void)
+{
+    raise(SIGUSR1);
+}
+
+void test_signals_wait_out_the_reanchor_write(void)
+{
+    if (!select_tsc())
+        return;
+    struct sigaction sa, was;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = note_signal;
+    sigemptyset(&sa.sa_mask);
+    CHECK_EQ(sigaction(SIGUSR1, &sa, &was), 0);
+    atomic_store(&in_write_signals, 0);
+    (void)pt_nanotime();
+    uint32_t seq = atomic_load(&pt__tsc.seq);
+    pt__tsc_in_write = raise_in_write;
+    age_line(pt__tsc.refresh_cycles * 2, 0);
+    (void)pt_nanotime(); /* re-anchors, raising SIGUSR1 inside */
+    pt__tsc_in_write = NULL;
+    CHECK_EQ(atomic_load(&in_write_signals), 1);
+    CHECK_EQ(atomic_load(&seq_in_handler), seq + 2); /* delivered after the write */
+    CHECK_EQ(sigaction(SIGUSR1, &was, NULL), 0);
 }
 
 /* The error of one read against the CLOCK_MONOTONIC reads around it, from

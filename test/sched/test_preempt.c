@@ -13,7 +13,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "ptimer/base/tsc.h"
 #include "sched/internal.h"
 #include "sched/sanitizer.h"
 #include "util.h"
@@ -286,81 +285,6 @@ void test_foreign_sigurg_reaches_the_earlier_handler(void)
     CHECK_EQ(waitpid(pid, &status, 0), pid);
     CHECK(WIFEXITED(status));
     CHECK_EQ(WEXITSTATUS(status), 0);
-#endif
-}
-
-/* ---- never inside the clock's re-anchor -------------------------------------- */
-
-/* A region may read pt_nanotime, whose TSC line is re-anchored every
- * 10 ms by whichever reader comes first, with its sequence count odd for
- * a few instructions; readers wait that out. A G switched out there
- * would keep the count odd while its own M, back in the scheduler, waits
- * in pt_nanotime for it: every M stalls. Seen on a 16-core machine with a
- * hog per P reading the clock. Here the G holds the count odd itself, as
- * a re-anchor does, until a preemption request has reached its thread:
- * the handler must leave it running. */
-struct clock_writer {
-    struct pt__m *m;
-    pt_g *g;
-    atomic_int held, requested, released;
-    int begin_rc;
-};
-
-__attribute__((unused)) static void clock_writer_g(void *arg)
-{
-    struct clock_writer *w = arg;
-    w->m = pt__cur_m();
-    w->g = pt_g_current();
-    w->begin_rc = pt_preemptible_begin();
-    if (w->begin_rc != 0)
-        return;
-    uint32_t seq;
-    do /* as tsc.c's re-anchor takes the line */
-        seq = atomic_load(&pt__tsc.seq) & ~1u;
-    while (!atomic_compare_exchange_weak(&pt__tsc.seq, &seq, seq + 1));
-    atomic_store(&w->held, 1);
-    /* The request is consumed only by the handler, on this thread. */
-    while (!atomic_load(&w->requested) || atomic_load(&w->m->preempt_g) != NULL)
-        ;
-    atomic_store(&pt__tsc.seq, seq + 2);
-    atomic_store(&w->released, 1);
-    CHECK_EQ(pt_preemptible_end(), 0);
-}
-
-/* Plain clock_gettime: pt_nanotime waits while the count is odd. */
-__attribute__((unused)) static double mono_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-void test_preemption_waits_out_the_clock_reanchor(void)
-{
-#ifdef PT__TSAN
-    pt_sched *s = make_sched(1, PT_TIMERS_PER_P);
-    struct clock_writer w = {0};
-    CHECK_EQ(pt_go(s, clock_writer_g, &w), 0);
-    finish_sched(s);
-    CHECK_EQ(w.begin_rc, -ENOTSUP);
-#else
-    pt_sched *s = make_sched(1, PT_TIMERS_PER_P);
-    struct clock_writer w = {0};
-    CHECK_EQ(pt_go(s, clock_writer_g, &w), 0);
-    double give_up = mono_s() + (double)BOUND / 1e9;
-    while (!atomic_load(&w.held) && mono_s() < give_up)
-        sched_yield();
-    CHECK(atomic_load(&w.held));
-    pt__preempt_request(w.m, w.g); /* as the monitor does */
-    atomic_store(&w.requested, 1);
-    while (!atomic_load(&w.released) && mono_s() < give_up)
-        sched_yield();
-    /* Not released: the G was switched out with the count odd. */
-    CHECK(atomic_load(&w.released));
-    CHECK_EQ(w.begin_rc, 0);
-    pt_sched_stats st = wait_and_read(s);
-    CHECK_EQ(st.preempts, 0); /* the one request was declined */
-    CHECK_EQ(atomic_load(&pt__tsc.seq) & 1, 0);
 #endif
 }
 
