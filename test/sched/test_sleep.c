@@ -140,11 +140,14 @@ void test_new_earliest_timer_breaks_the_netpoll_sleep(void)
     /* both Ms idle: one in the netpoller, one parked */
     WAIT_FOR(atomic_load(&long_deadline) != 0 && stats_of(s).netpoll_waits >= 1 &&
              stats_of(s).parks >= 1);
-    uint64_t breaks = stats_of(s).netpoll_breaks;
     CHECK_EQ(pt_go(s, short_sleeper, NULL), 0);
     WAIT_FOR(atomic_load(&short_woke_at) != 0);
+    /* The wake time is the proof: slept through, the netpoller would
+     * wake it with the long sleeper, 3 s on. The break count is not: an
+     * M that had just left the netpoller (the counts above say both Ms
+     * were idle once, not that they still are) sees the new timer when
+     * it next idles, with no break (2-4 runs in 60 under load). */
     CHECK(atomic_load(&short_woke_at) < atomic_load(&long_deadline));
-    CHECK(stats_of(s).netpoll_breaks > breaks);
     finish_sched(s);
 }
 
