@@ -90,6 +90,7 @@ void rep_of_result(const struct run_result *res, struct rep *p)
         .timers_sysmon = r->timers_sysmon,
         .steals = r->steals,
         .readied_global = r->readied_global,
+        .handoffs = r->handoffs,
         .spawn_error = r->spawn_error,
     };
 }

@@ -57,6 +57,7 @@ void sched_phase_end(struct sched_ctx *c)
     r->timers_sysmon = st.timers_run_sysmon - c->st0.timers_run_sysmon;
     r->steals = st.steals - c->st0.steals;
     r->readied_global = st.readied_global - c->st0.readied_global;
+    r->handoffs = st.handoffs - c->st0.handoffs;
     /* an idle M's sleep, parked or in the netpoller: what the Ms' idling
      * cost in futex and epoll round trips */
     r->wakeups = st.parks - c->st0.parks + st.netpoll_waits - c->st0.netpoll_waits;

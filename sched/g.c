@@ -1,9 +1,18 @@
 /* Gs: where they come from (a P's pool of finished Gs, the global pool,
  * or a fresh stack), how an M runs one (execute), and what a G asks of
- * its M when it switches back (yield, park, exit). A G switches only to
- * its M's g0, never to another G: what it asked for is done on g0, off
- * its stack, which is what makes park's commit safe (Go's gopark runs its
- * unlock function on g0 for the same reason). */
+ * its M when it switches out (yield, park, exit).
+ *
+ * What a G asks for is done once it is off its stack -- that is what
+ * makes park's commit safe: a G published to its wakers could otherwise
+ * be resumed by another M while this one still runs on its stack (Go's
+ * gopark runs its unlock function on g0 for the same reason). Two places
+ * qualify. A G switches to its M's g0, which does it and then looks for
+ * work; or, when the M would only take the head of its own P's queue
+ * next (pt__next_local), a G that parks or exits switches straight to
+ * that G (a handoff), and the G switched to does it first thing, on its
+ * own stack (arrive). A ping-pong pair then costs two switches a round
+ * trip instead of four, and no pass through the search for work. A G
+ * that yields, or is preempted, always goes through g0. */
 #include <errno.h>
 #include <limits.h>
 #include <string.h>
@@ -114,6 +123,53 @@ static void g_exit(pt_sched *s)
     }
 }
 
+/* Does what g asked for as it switched out, now that it is off its
+ * stack, on its M's g0 or on the G it handed the M to. True: g must run
+ * again at once (its park's commit refused), and it is Running again. */
+static bool g_finish(struct pt__m *m, pt_g *g)
+{
+    switch (g->action) {
+    case PT__G_DO_YIELD:
+        /* Go's Gosched: behind everything, on the global queue */
+        atomic_store_explicit(&g->status, PT__G_RUNNABLE, memory_order_relaxed);
+        pt__globq_put(m->s, g);
+        return false;
+    case PT__G_DO_PARK: {
+        /* release: whoever readies g (after commit publishes it) sees
+         * everything it did before parking */
+        atomic_store_explicit(&g->status, PT__G_WAITING, memory_order_release);
+        if (!g->commit || g->commit(g->commit_arg))
+            return false; /* g may be running elsewhere already: not touched again */
+        /* commit said no: resume at once, unless it was readied after all
+         * (a commit that published g and then refused) */
+        uint32_t w = PT__G_WAITING;
+        return atomic_compare_exchange_strong_explicit(&g->status, &w, PT__G_RUNNING,
+                                                       memory_order_acq_rel,
+                                                       memory_order_relaxed);
+    }
+    case PT__G_DO_PREEMPT:
+        pt__preempt_unblock();
+        /* as a yield: behind the Gs that were waiting for this P */
+        atomic_store_explicit(&g->status, PT__G_RUNNABLE, memory_order_relaxed);
+        atomic_fetch_add_explicit(&m->s->st.preempts, 1, memory_order_relaxed);
+        pt__globq_put(m->s, g);
+        return false;
+    case PT__G_DO_NEXT:
+        atomic_store_explicit(&g->status, PT__G_RUNNABLE, memory_order_relaxed);
+        pt__runq_put(m->p, g, true);
+        return false;
+    case PT__G_DO_EXIT: {
+        pt_sched *s = g->s;
+        atomic_store_explicit(&g->status, PT__G_DEAD, memory_order_relaxed);
+        g_put(m->p, g);
+        g_exit(s);
+        return false;
+    }
+    default:
+        pt__sched_bad(g, "execute");
+    }
+}
+
 void pt__execute(struct pt__m *m, pt_g *g)
 {
     for (;;) {
@@ -121,47 +177,58 @@ void pt__execute(struct pt__m *m, pt_g *g)
         /* release: the monitor, reading curg, reads the G too (preempt.c) */
         atomic_store_explicit(&m->curg, g, memory_order_release);
         pt__fiber_switch(&m->g0, &g->fiber);
+        /* the G that came back: g, or the last G a chain of handoffs from
+         * g reached */
+        g = atomic_load_explicit(&m->curg, memory_order_relaxed);
         atomic_store_explicit(&m->curg, NULL, memory_order_relaxed);
-        switch (g->action) {
-        case PT__G_DO_YIELD:
-            /* Go's Gosched: behind everything, on the global queue */
-            atomic_store_explicit(&g->status, PT__G_RUNNABLE, memory_order_relaxed);
-            pt__globq_put(m->s, g);
+        if (!g_finish(m, g))
             return;
-        case PT__G_DO_PARK:
-            /* release: whoever readies g (after commit publishes it) sees
-             * everything it did before parking */
-            atomic_store_explicit(&g->status, PT__G_WAITING, memory_order_release);
-            if (!g->commit || g->commit(g->commit_arg))
-                return; /* g may be running elsewhere already: not touched again */
-            {
-                uint32_t w = PT__G_WAITING;
-                /* commit said no: resume at once, unless it was readied
-                 * after all (a commit that published g and then refused) */
-                if (!atomic_compare_exchange_strong_explicit(&g->status, &w, PT__G_RUNNING,
-                                                             memory_order_acq_rel,
-                                                             memory_order_relaxed))
-                    return;
-            }
-            continue;
-        case PT__G_DO_PREEMPT:
-            pt__preempt_unblock();
-            /* as a yield: behind the Gs that were waiting for this P */
-            atomic_store_explicit(&g->status, PT__G_RUNNABLE, memory_order_relaxed);
-            atomic_fetch_add_explicit(&m->s->st.preempts, 1, memory_order_relaxed);
-            pt__globq_put(m->s, g);
-            return;
-        case PT__G_DO_EXIT: {
-            pt_sched *s = g->s;
-            atomic_store_explicit(&g->status, PT__G_DEAD, memory_order_relaxed);
-            g_put(m->p, g);
-            g_exit(s);
-            return;
-        }
-        default:
-            pt__sched_bad(g, "execute");
+        /* g resumes at once; the G it picked to run next goes back to
+         * the head of the queue it came from */
+        if (m->runnow) {
+            pt__runq_put(m->p, m->runnow, true);
+            m->runnow = NULL;
         }
     }
+}
+
+/* from, running on m, switches straight to next, leaving `from->action`
+ * to it. Until next has done that (arrive), curg is NULL, as on g0: the
+ * commit it runs sees no G, and the monitor and the preemption handler
+ * leave the M alone. */
+static void hand_off(struct pt__m *m, pt_g *from, pt_g *next)
+{
+    m->handoff = from;
+    pt__count32(&m->p->schedtick, 1);
+    pt__count(&m->p->n_handoffs, 1);
+    atomic_store_explicit(&next->status, PT__G_RUNNING, memory_order_relaxed);
+    atomic_store_explicit(&m->curg, NULL, memory_order_relaxed);
+}
+
+/* First thing on a G that was switched to: if the M came from another G
+ * (a handoff), do what that one asked, then take the M. That one's park
+ * refused: it resumes at once, and this G goes back to the head of the
+ * queue, by the same route. */
+static void g_arrive(pt_g *self)
+{
+    struct pt__m *m = pt__cur_m();
+    pt_g *prev = m->handoff;
+    if (!prev)
+        return; /* from g0, which did the rest */
+    for (;;) {
+        m->handoff = NULL;
+        if (!g_finish(m, prev))
+            break;
+        self->action = PT__G_DO_NEXT;
+        m->handoff = self;
+        pt__fiber_switch(&self->fiber, &prev->fiber);
+        /* resumed by a later switch, here or on another M */
+        m = pt__cur_m();
+        if (!(prev = m->handoff))
+            return;
+    }
+    /* release: the monitor, reading curg, reads the G too (preempt.c) */
+    atomic_store_explicit(&m->curg, self, memory_order_release);
 }
 
 /* Every G starts here, on its own stack. */
@@ -169,15 +236,24 @@ static void g_entry(void *arg)
 {
     pt_g *g = arg;
     pt__fiber_started(&g->fiber);
+    g_arrive(g);
     g->fn(g->arg);
     /* a G that returned inside a region: nothing may preempt its exit */
     atomic_store_explicit(&g->preemptible, 0, memory_order_relaxed);
     atomic_signal_fence(memory_order_seq_cst);
     g->action = PT__G_DO_EXIT;
-    pt__fiber_exit(&g->fiber, &pt__cur_m()->g0);
+    struct pt__m *m = pt__cur_m();
+    pt_g *next = pt__next_local(m);
+    if (next && atomic_load_explicit(&next->preemptible, memory_order_relaxed) == 0) {
+        hand_off(m, g, next);
+        pt__fiber_exit(&g->fiber, &next->fiber);
+    }
+    m->runnow = next;
+    pt__fiber_exit(&g->fiber, &m->g0);
 }
 
-/* Back to the M that runs g, asking it for `action`. */
+/* g switches out, asking for `action`: to the G its M runs next when
+ * that is a handoff (a park), else to the M's g0. */
 static void g_switch_out(pt_g *g, uint32_t action)
 {
     /* Inside a preemptible region a signal could switch the G out in the
@@ -186,7 +262,19 @@ static void g_switch_out(pt_g *g, uint32_t action)
     if (atomic_load_explicit(&g->preemptible, memory_order_relaxed))
         pt__sched_bad(g, "a yield or park inside a preemptible region");
     g->action = action;
-    pt__fiber_switch(&g->fiber, &pt__cur_m()->g0);
+    struct pt__m *m = pt__cur_m();
+    pt_g *next = action == PT__G_DO_PARK ? pt__next_local(m) : NULL;
+    /* A G preempted in a region resumes inside the signal handler, with
+     * the region still open: doing another G's commit there could be
+     * preempted in turn, with a lock held. It goes through g0. */
+    if (next && atomic_load_explicit(&next->preemptible, memory_order_relaxed) == 0) {
+        hand_off(m, g, next);
+        pt__fiber_switch(&g->fiber, &next->fiber);
+    } else {
+        m->runnow = next;
+        pt__fiber_switch(&g->fiber, &m->g0);
+    }
+    g_arrive(g);
 }
 
 /* ---- the API ---------------------------------------------------------------- */

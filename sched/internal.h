@@ -55,8 +55,10 @@ enum {
     PT__G_DEAD,     /* finished, not yet pooled */
 };
 
-/* What a G asks of its M when it switches back to it. */
-enum { PT__G_DO_YIELD = 1, PT__G_DO_PARK, PT__G_DO_EXIT, PT__G_DO_PREEMPT };
+/* What a G asks of its M when it switches out: done on g0, or by the G
+ * it handed its M to (g.c). NEXT: back to the head of its P's queue (a
+ * G that handed the M straight back to the one whose park was refused). */
+enum { PT__G_DO_YIELD = 1, PT__G_DO_PARK, PT__G_DO_EXIT, PT__G_DO_PREEMPT, PT__G_DO_NEXT };
 
 /* The monitor's slice, asked of the kernel (sysmon.c): Linux's least. */
 #define PT__SYSMON_SLICE_NS 100000
@@ -120,7 +122,8 @@ struct pt__p {
     _Atomic int dead;       /* removed by set_procs and retired by its M */
     struct pt__m *m;        /* the M that runs it (one each, for life) */
     /* counters written by its M only (relaxed loads elsewhere) */
-    _Atomic uint64_t n_timers_owner, n_timers_stolen, n_steals, n_readied_global;
+    _Atomic uint64_t n_timers_owner, n_timers_stolen, n_steals, n_readied_global,
+        n_handoffs;
 };
 
 /* A machine: an OS thread bound to one P for life. */
@@ -134,6 +137,12 @@ struct pt__m {
     uint64_t rng;        /* steal order */
     _Atomic uint32_t retired_word; /* futex: a removed P's M waits here until regrown */
     pt_g *_Atomic preempt_g;       /* the G the monitor asked to preempt (preempt.c) */
+    /* A G that switched straight to the running one (g.c): what it asked
+     * for is still to be done, by the G it switched to (M only). */
+    pt_g *handoff;
+    /* A G picked to run next by a G that could not switch to it (it was
+     * preempted in a region): g0 runs it before looking for work (M only). */
+    pt_g *runnow;
 };
 
 struct pt_sched {
@@ -208,6 +217,10 @@ void pt__g_put_runnable(pt_sched *s, pt_g *g);
 void pt__wakep(pt_sched *s);
 /* A P's pt_wake_func: a new earliest timer (Go's wakeNetPoller). */
 void pt__wake_timers(void *p, pt_nanos when);
+/* On a G about to park or exit: the G its M would run next, taken from
+ * the M's own P, when going back to g0 would do nothing but take it (not
+ * the 61st round, no timer due, not stopping or retiring); else NULL. */
+pt_g *pt__next_local(struct pt__m *m);
 /* Wakes every idle M (destroy, set_procs). */
 void pt__wake_all(pt_sched *s);
 /* The heap a timer armed now belongs on: the calling M's P's, when the
@@ -298,8 +311,9 @@ pt_g *pt__globq_get(pt_sched *s, struct pt__p *p, uint32_t max); /* one to run, 
 _Noreturn void pt__sched_bad(const pt_g *g, const char *op);
 
 /* ---- g.c ---- */
-/* Runs g on the calling M until it yields, parks or exits; then does
- * what it asked. */
+/* Runs g on the calling M until the M is back on g0 -- g, or a G that a
+ * chain of handoffs from g reached, yielded, parked or exited with no G
+ * to hand the M to -- and does what that G asked. */
 void pt__execute(struct pt__m *m, pt_g *g);
 void pt__g_free_all(pt_sched *s);
 

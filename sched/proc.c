@@ -138,6 +138,20 @@ void pt__g_put_runnable(pt_sched *s, pt_g *g)
     pt__wakep(s);
 }
 
+pt_g *pt__next_local(struct pt__m *m)
+{
+    pt_sched *s = m->s;
+    struct pt__p *p = m->p;
+    if (atomic_load_explicit(&s->stopping, memory_order_relaxed) ||
+        p->id >= atomic_load_explicit(&s->nprocs, memory_order_relaxed) ||
+        atomic_load_explicit(&p->schedtick, memory_order_relaxed) % 61 == 0)
+        return NULL;
+    pt_nanos due = pt_timers_next(&p->timers);
+    if (due != 0 && due <= pt_nanotime())
+        return NULL;
+    return pt__runq_get(p);
+}
+
 /* ---- spinning ------------------------------------------------------------ */
 
 static bool start_spinning(struct pt__m *m)
@@ -431,7 +445,8 @@ void *pt__m_main(void *arg)
     pthread_setname_np(pthread_self(), "pt_sched_m");
     pt__fiber_init_thread(&m->g0);
     pt_g *g;
-    while ((g = find_runnable(m))) {
+    while ((g = m->runnow) || (g = find_runnable(m))) {
+        m->runnow = NULL;
         pt__count32(&m->p->schedtick, 1);
         pt__execute(m, g);
     }

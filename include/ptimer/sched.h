@@ -80,6 +80,8 @@ typedef struct pt_sched_stats {
     uint64_t preempts;          /* Gs stopped in a preemptible region (pt_preemptible_begin) */
     uint64_t readied_global;    /* Gs an M readied onto the global queue, not its P's, because
                                  * that queue held older Gs (the fairness rule; pt_ready) */
+    uint64_t handoffs;          /* Gs a parking or exiting G switched to directly, its M
+                                 * skipping the search for work (the head of its P's queue) */
 } pt_sched_stats;
 
 /* Starts the Ps and their Ms. 0; -EINVAL (out NULL, procs < 0 or > 1024,
