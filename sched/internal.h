@@ -89,6 +89,8 @@ struct pt_g {
     uintptr_t park_seq;
     _Atomic uintptr_t wake_token;
     bool timed_out;         /* the deadline took it; written by the claimer */
+    bool deadline_hit;      /* ... and its timer fired: the deadline has passed (not a
+                             * timer that could not be armed) */
     pt_nanos deadline;      /* 0: none */
     bool (*timed_commit)(void *);
     void *timed_commit_arg;
@@ -143,6 +145,10 @@ struct pt__m {
     /* A G picked to run next by a G that could not switch to it (it was
      * preempted in a region): g0 runs it before looking for work (M only). */
     pt_g *runnow;
+    /* The clock as pt__next_local read it when it found a timer due and
+     * sent the G to g0: the time g0 runs the timers at, read once (M only;
+     * 0: none). */
+    pt_nanos due_now;
 };
 
 struct pt_sched {

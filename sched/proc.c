@@ -147,8 +147,13 @@ pt_g *pt__next_local(struct pt__m *m)
         atomic_load_explicit(&p->schedtick, memory_order_relaxed) % 61 == 0)
         return NULL;
     pt_nanos due = pt_timers_next(&p->timers);
-    if (due != 0 && due <= pt_nanotime())
-        return NULL;
+    if (due != 0) {
+        pt_nanos now = pt_nanotime();
+        if (due <= now) {
+            m->due_now = now;
+            return NULL;
+        }
+    }
     return pt__runq_get(p);
 }
 
@@ -371,7 +376,10 @@ static pt_g *find_runnable(struct pt__m *m)
             retire(m);
             continue;
         }
-        run_timers(m, p, 0); /* two atomic loads when nothing is due */
+        /* two atomic loads when nothing is due; a time read just before,
+         * when a parking G found a timer due, saves a clock read */
+        run_timers(m, p, m->due_now);
+        m->due_now = 0;
 
         pt_g *g = NULL;
         if (atomic_load_explicit(&p->schedtick, memory_order_relaxed) % 61 == 0)
