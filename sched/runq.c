@@ -9,6 +9,8 @@
  * are atomics (relaxed) because a thief may read a slot the owner is about
  * to overwrite; the head CAS then fails and the read is discarded.
  */
+#include <time.h>
+
 #include "ptimer/base/lock.h"
 #include "sched/internal.h"
 
@@ -183,13 +185,18 @@ static uint32_t grab(struct pt__p *p, struct pt__p *victim, uint32_t at, bool ta
              * to run its runnext itself -- a G readied by a channel
              * operation, whose partner parks next. Taking it now would
              * split the pair across Ps and cost every round trip a
-             * cross-thread wake-up; a few microseconds (about fifty
-             * channel operations) give the owner the chance first. */
+             * cross-thread wake-up, so the thief steps aside first, as Go
+             * does with usleep(3): a sleep, not a spin. A thief spinning on
+             * the victim's runnext took the line from its owner twice a
+             * round trip, and, back from a failed steal within
+             * microseconds, went idle and was woken again by the next
+             * ready: ptbench's pingpong on 2 Ps read 1030-1216 ns against
+             * 354-377 with the sleep. The kernel's timer slack (50 us
+             * by default) stretches the sleep; the thief stays counted as
+             * spinning meanwhile, so readies do not wake another M. */
             if (atomic_load_explicit(&victim->m->curg, memory_order_relaxed)) {
-                pt_nanos until = pt_nanotime() + RUNNEXT_GRACE_NS;
-                while (atomic_load_explicit(&victim->runnext, memory_order_relaxed) == next &&
-                       pt_nanotime() < until)
-                    pt__cpu_relax();
+                struct timespec ts = {0, RUNNEXT_GRACE_NS};
+                nanosleep(&ts, NULL);
                 next = atomic_load_explicit(&victim->runnext, memory_order_acquire);
                 if (!next)
                     return 0;
