@@ -47,6 +47,24 @@ static int cmp_chan(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* The lock order: by address. Most selects have two to four cases, where
+ * an insertion sort costs a few compares and glibc's qsort (a merge sort
+ * through a callback, with a copy) most of the select. */
+static void sort_chans(pt_chan **v, int n)
+{
+    if (n > SELECT_STACK_CASES) {
+        qsort(v, (size_t)n, sizeof *v, cmp_chan);
+        return;
+    }
+    for (int i = 1; i < n; i++) {
+        pt_chan *c = v[i];
+        int j = i;
+        for (; j > 0 && (uintptr_t)v[j - 1] > (uintptr_t)c; j--)
+            v[j] = v[j - 1];
+        v[j] = c;
+    }
+}
+
 /* One ready case, tried under every lock: done at once if it can be.
  * Returns 1 if done (with a G to ready in *wake), 0 if not ready, or
  * -EPIPE for a send on a closed channel. */
@@ -174,7 +192,9 @@ int pt_select(pt_select_case *cases, int n, pt_nanos deadline, bool block)
     }
     /* Fisher-Yates: every order equally likely, so among the ready cases
      * the one met first is uniform */
-    for (int i = 0; i < n; i++) {
+    if (n > 0)
+        w.pollorder[0] = 0;
+    for (int i = 1; i < n; i++) {
         int j = (int)(pt__fastrand() % (uint32_t)(i + 1));
         w.pollorder[i] = w.pollorder[j];
         w.pollorder[j] = (uint16_t)i;
@@ -182,7 +202,7 @@ int pt_select(pt_select_case *cases, int n, pt_nanos deadline, bool block)
     for (int i = 0; i < n; i++)
         if (cases[i].chan)
             w.lockorder[w.nlocks++] = cases[i].chan;
-    qsort(w.lockorder, (size_t)w.nlocks, sizeof *w.lockorder, cmp_chan);
+    sort_chans(w.lockorder, w.nlocks);
     int distinct = 0;
     for (int i = 0; i < w.nlocks; i++)
         if (distinct == 0 || w.lockorder[distinct - 1] != w.lockorder[i])

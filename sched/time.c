@@ -60,6 +60,7 @@ struct pt_time_timer {
     void *arg;
     pt_nanos period;     /* tickers; written under op with nothing armed */
     _Atomic uint32_t op; /* serialises stop, reset and free */
+    bool live;           /* armed since the last stop_all (op held, or in make) */
     /* The TimerThread engine. `lock` guards armed, when, task and tt
      * against the running task; tt_pending counts the tasks scheduled
      * for t that have not yet finished with it. */
@@ -261,6 +262,7 @@ static void heap_fire(void *arg, uintptr_t seq)
  * which also takes a timer the heap has no room for. 0; -ENOMEM. */
 static int arm(pt_time_timer *t, pt_nanos when)
 {
+    t->live = true;
     pt_timers *ts = NULL;
     if (t->s && t->s->opt.timers == PT_TIMERS_PER_P)
         ts = pt__here_timers(t->s);
@@ -280,6 +282,7 @@ static bool stop_all(pt_time_timer *t)
     was |= tt_stop(t);
     if (t->c && pt_chan_try_recv(t->c, NULL) == 1)
         was = true; /* fired but unread: Go 1.23 treats it as never sent */
+    t->live = false;
     return was;
 }
 
@@ -322,7 +325,11 @@ static int make(pt_time_timer **out, enum kind kind, pt_nanos d, pt_nanos period
 static int destroy(pt_time_timer *t)
 {
     op_lock(t);
-    stop_all(t);
+    /* Stopped and not armed since (Go's Stop, then the end of its
+     * reference): nothing can reach t any more, and the channel goes
+     * with it, so a second stop is not needed. */
+    if (t->live)
+        stop_all(t);
     op_unlock(t);
     if (t->c) {
         int r = pt_chan_free(t->c);
