@@ -170,7 +170,7 @@ static int chan_send(pt_chan *c, const void *elem, pt_nanos deadline, bool block
     struct pt__sudog me = {.g = g, .c = c, .elem = (void *)elem};
     pt__waitq_push(&c->sendq, &me);
     g->wake_sg = NULL;
-    if (pt__park_until(unlock_chan, c, deadline)) {
+    if (pt__park_until(g, unlock_chan, c, deadline)) {
         pt__lock(&c->lock);
         pt__waitq_remove(&c->sendq, &me);
         pt__unlock(&c->lock);
@@ -211,7 +211,7 @@ static int chan_recv(pt_chan *c, void *elem, pt_nanos deadline, bool block)
     struct pt__sudog me = {.g = g, .c = c, .elem = elem};
     pt__waitq_push(&c->recvq, &me);
     g->wake_sg = NULL;
-    if (pt__park_until(unlock_chan, c, deadline)) {
+    if (pt__park_until(g, unlock_chan, c, deadline)) {
         pt__lock(&c->lock);
         pt__waitq_remove(&c->recvq, &me);
         pt__unlock(&c->lock);

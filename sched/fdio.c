@@ -123,7 +123,7 @@ static int wait_side(struct pt__fd *f, int side, uint32_t seen, pt_nanos deadlin
      * from then on an event or a close may claim and ready it. true: the
      * deadline ended the park (or could not be armed: then it is early,
      * and the caller just tries again). */
-    bool timed = pt__park_until(unlock_commit, (void *)&f->lock, deadline);
+    bool timed = pt__park_until(w.g, unlock_commit, (void *)&f->lock, deadline);
     pt__lock(&f->lock);
     if (w.queued)
         unlink_waiter(sd, &w); /* the deadline woke it: nobody took it off */

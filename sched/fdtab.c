@@ -160,7 +160,7 @@ int pt__fd_finish_close(struct pt__fd *f, int fd)
             break; /* with the lock */
         if (g) {
             f->closer = g;
-            pt__park_until(unlock_commit, (void *)&f->lock, 0);
+            pt__park_until(g, unlock_commit, (void *)&f->lock, 0);
         } else {
             pt__unlock(&f->lock);
             pt__futex_wait(&f->refs, refs, 0);

@@ -325,14 +325,19 @@ void pt_yield(void)
         g_switch_out(g, PT__G_DO_YIELD);
 }
 
+void pt__park(pt_g *g, bool (*commit)(void *), void *arg)
+{
+    g->commit = commit;
+    g->commit_arg = arg;
+    g_switch_out(g, PT__G_DO_PARK);
+}
+
 int pt_park(bool (*commit)(void *arg), void *arg)
 {
     pt_g *g = pt_g_current();
     if (!g)
         return -EPERM;
-    g->commit = commit;
-    g->commit_arg = arg;
-    g_switch_out(g, PT__G_DO_PARK);
+    pt__park(g, commit, arg);
     return 0;
 }
 

@@ -317,6 +317,9 @@ pt_g *pt__globq_get(pt_sched *s, struct pt__p *p, uint32_t max); /* one to run, 
 _Noreturn void pt__sched_bad(const pt_g *g, const char *op);
 
 /* ---- g.c ---- */
+/* pt_park for g, the calling G (found once by the caller: a G's lookup
+ * is a call that cannot be inlined, see PT__TLS_READER). */
+void pt__park(pt_g *g, bool (*commit)(void *), void *arg);
 /* Runs g on the calling M until the M is back on g0 -- g, or a G that a
  * chain of handoffs from g reached, yielded, parked or exited with no G
  * to hand the M to -- and does what that G asked. */
@@ -326,12 +329,12 @@ void pt__g_free_all(pt_sched *s);
 /* ---- sleep.c ---- */
 void pt__g_timer_init(pt_g *g);
 void pt__g_timer_fini(pt_g *g);
-/* Parks the calling G (it must be one) until a waker claims it
+/* Parks the calling G g until a waker claims it
  * (pt__g_claim, then pt_ready) or the deadline passes (0: none). commit is
  * pt_park's: it publishes the G to its wakers (and may refuse). Returns
  * true if the deadline, not a waker, ended the park (or the deadline
  * could not be armed: the caller treats that as a timeout and retries). */
-bool pt__park_until(bool (*commit)(void *), void *arg, pt_nanos deadline);
+bool pt__park_until(pt_g *g, bool (*commit)(void *), void *arg, pt_nanos deadline);
 /* A waker's claim on g's current park: true (exactly once per park) means
  * this caller must ready it; false, the deadline or another waker won. */
 bool pt__g_claim(pt_g *g);

@@ -141,7 +141,7 @@ static int select_locked(pt_select_case *cases, int n, struct select_work *w, pt
         sg->case_index = ci;
         pt__waitq_push(k->dir == PT_RECV ? &k->chan->recvq : &k->chan->sendq, sg);
     }
-    bool timed_out = pt__park_until(unlock_all_commit, w, deadline);
+    bool timed_out = pt__park_until(g, unlock_all_commit, w, deadline);
     /* awake: take every waiter of ours off its queue */
     lock_all(w);
     for (int ci = 0; ci < n; ci++)

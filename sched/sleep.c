@@ -113,9 +113,8 @@ static bool commit_timed(void *arg)
     return park;
 }
 
-bool pt__park_until(bool (*commit)(void *), void *arg, pt_nanos deadline)
+bool pt__park_until(pt_g *g, bool (*commit)(void *), void *arg, pt_nanos deadline)
 {
-    pt_g *g = pt_g_current();
     g->timed_commit = commit;
     g->timed_commit_arg = arg;
     g->deadline = deadline;
@@ -126,7 +125,7 @@ bool pt__park_until(bool (*commit)(void *), void *arg, pt_nanos deadline)
     atomic_store_explicit(&g->arming, 1, memory_order_relaxed);
     /* release: whoever claims the token sees the fields above */
     atomic_store_explicit(&g->wake_token, g->park_seq, memory_order_release);
-    pt_park(commit_timed, g);
+    pt__park(g, commit_timed, g);
     /* readied before the M that parked it was done arming: let it finish
      * (a few hundred ns on another thread) */
     for (int spins = 0; atomic_load_explicit(&g->arming, memory_order_acquire); spins++)
@@ -166,7 +165,7 @@ bool pt__park_until(bool (*commit)(void *), void *arg, pt_nanos deadline)
  * a VM, a good part of a sleep's whole cost. */
 static void sleep_g(pt_g *g, pt_nanos when)
 {
-    while (!(pt__park_until(NULL, NULL, when) && g->deadline_hit) && pt_nanotime() < when)
+    while (!(pt__park_until(g, NULL, NULL, when) && g->deadline_hit) && pt_nanotime() < when)
         ;
 }
 
