@@ -149,6 +149,11 @@ struct pt__m {
      * sent the G to g0: the time g0 runs the timers at, read once (M only;
      * 0: none). */
     pt_nanos due_now;
+    /* While the M runs a heap's timers: the Gs they ready for the global
+     * queue, pushed there in one batch afterwards (M only). */
+    bool batching;
+    uint32_t batch_n;
+    pt_g *batch_head, *batch_tail;
 };
 
 struct pt_sched {
