@@ -44,6 +44,13 @@ struct pt__sudog *pt__waitq_take(struct pt__waitq *q)
     struct pt__sudog *sg;
     while ((sg = q->first)) {
         pt__waitq_remove(q, sg);
+        /* A waiter with no deadline and no other case has no one to race
+         * for its token: the claim needs no CAS (Go's selectDone CAS is
+         * for select waiters only). */
+        if (sg->solo) {
+            atomic_store_explicit(&sg->g->wake_token, 0, memory_order_relaxed);
+            return sg;
+        }
         if (pt__g_claim(sg->g))
             return sg;
         /* its deadline passed or another of its select cases won: it
@@ -66,9 +73,28 @@ static inline unsigned char *slot(pt_chan *c, size_t i)
     return c->buf + i * c->elem_size;
 }
 
+/* An element's copy: the common sizes as fixed-size copies the compiler
+ * inlines (a word is most channels' element), the rest through memcpy. */
+static inline void elem_copy(void *dst, const void *src, size_t n)
+{
+    switch (n) {
+    case 8:
+        memcpy(dst, src, 8);
+        return;
+    case 4:
+        memcpy(dst, src, 4);
+        return;
+    case 16:
+        memcpy(dst, src, 16);
+        return;
+    default:
+        memcpy(dst, src, n);
+    }
+}
+
 void pt__chan_buf_put(pt_chan *c, const void *elem)
 {
-    memcpy(slot(c, c->sendx), elem, c->elem_size);
+    elem_copy(slot(c, c->sendx), elem, c->elem_size);
     if (++c->sendx == c->cap)
         c->sendx = 0;
     c->qcount++;
@@ -77,7 +103,7 @@ void pt__chan_buf_put(pt_chan *c, const void *elem)
 void pt__chan_buf_get(pt_chan *c, void *elem)
 {
     if (elem)
-        memcpy(elem, slot(c, c->recvx), c->elem_size);
+        elem_copy(elem, slot(c, c->recvx), c->elem_size);
     if (++c->recvx == c->cap)
         c->recvx = 0;
     c->qcount--;
@@ -88,7 +114,7 @@ void pt__chan_buf_get(pt_chan *c, void *elem)
 void pt__chan_send_to(pt_chan *c, struct pt__sudog *sg, const void *elem)
 {
     if (sg->elem && c->elem_size)
-        memcpy(sg->elem, elem, c->elem_size);
+        elem_copy(sg->elem, elem, c->elem_size);
     sg->success = true;
 }
 
@@ -99,7 +125,7 @@ void pt__chan_recv_from(pt_chan *c, struct pt__sudog *sg, void *elem)
 {
     if (c->cap == 0) {
         if (elem && c->elem_size)
-            memcpy(elem, sg->elem, c->elem_size);
+            elem_copy(elem, sg->elem, c->elem_size);
     } else {
         pt__chan_buf_get(c, elem);
         pt__chan_buf_put(c, sg->elem);
@@ -167,7 +193,7 @@ static int chan_send(pt_chan *c, const void *elem, pt_nanos deadline, bool block
         pt__unlock(&c->lock);
         return block ? -ETIMEDOUT : -EAGAIN;
     }
-    struct pt__sudog me = {.g = g, .c = c, .elem = (void *)elem};
+    struct pt__sudog me = {.g = g, .c = c, .elem = (void *)elem, .solo = deadline == 0};
     pt__waitq_push(&c->sendq, &me);
     g->wake_sg = NULL;
     if (pt__park_until(g, unlock_chan, c, deadline)) {
@@ -208,7 +234,7 @@ static int chan_recv(pt_chan *c, void *elem, pt_nanos deadline, bool block)
         pt__unlock(&c->lock);
         return block ? -ETIMEDOUT : -EAGAIN;
     }
-    struct pt__sudog me = {.g = g, .c = c, .elem = elem};
+    struct pt__sudog me = {.g = g, .c = c, .elem = elem, .solo = deadline == 0};
     pt__waitq_push(&c->recvq, &me);
     g->wake_sg = NULL;
     if (pt__park_until(g, unlock_chan, c, deadline)) {

@@ -20,6 +20,7 @@ struct pt__sudog {
     void *elem;     /* send: the value to take; recv: where to put it (may be NULL) */
     bool success;   /* the operation was done (false: woken by close) */
     bool queued;    /* still on c's queue (c->lock) */
+    bool solo;      /* no deadline and no select: only a holder of c->lock can end it */
     int case_index; /* select: which case this is */
     struct pt__sudog *next, *prev;
 };
