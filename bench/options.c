@@ -68,6 +68,8 @@ static void usage(FILE *f)
                "      --memory-gs N     parked Gs in the memory-g workload (default 100000)\n"
                "      --tickers LIST    ticker counts (default 1000,10000)\n"
                "      --slack-ns N      PR_SET_TIMERSLACK for every thread (default 1000)\n"
+               "      --monitor-priority N  the scheduler's monitor thread as SCHED_FIFO at N,\n"
+               "                        1-99 (needs CAP_SYS_NICE; default 0: a normal thread)\n"
                "  -b, --baseline NAME   the design the tables' ratio column is against\n"
                "                        (default timerthread; the verdict's ratios are\n"
                "                        against each line's winner)\n"
@@ -127,6 +129,7 @@ enum {
     OPT_MEMORY_GS,
     OPT_TICKERS,
     OPT_SLACK_NS,
+    OPT_MONITOR_PRIORITY,
     OPT_NO_PEERS,
     OPT_NO_PLOTS,
 };
@@ -148,6 +151,7 @@ static const struct option long_options[] = {
     {"memory-gs", required_argument, NULL, OPT_MEMORY_GS},
     {"tickers", required_argument, NULL, OPT_TICKERS},
     {"slack-ns", required_argument, NULL, OPT_SLACK_NS},
+    {"monitor-priority", required_argument, NULL, OPT_MONITOR_PRIORITY},
     {"baseline", required_argument, NULL, 'b'},
     {"out", required_argument, NULL, 'o'},
     {"no-peers", no_argument, NULL, OPT_NO_PEERS},
@@ -240,6 +244,10 @@ static int apply(struct options *o, int c, const char *opt, char *v)
         break;
     case OPT_SLACK_NS:
         n = o->slack_ns = parse_long(v, 1, 1000000000);
+        break;
+    case OPT_MONITOR_PRIORITY:
+        n = parse_long(v, 0, 99);
+        o->monitor_priority = (int)n;
         break;
     case 'b':
         /* the peers' rows can be the baseline too */

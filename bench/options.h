@@ -20,6 +20,7 @@ struct options {
     int preload, window, tickers[MAXLIST], ntickers;
     long timeout_ms; /* rpc and rpc-pending: each op's timeout */
     long memory_timers, memory_gs;
+    int monitor_priority;
     const char *baseline;
     const char *out;
     bool peers, plots, quiet;

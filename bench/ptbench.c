@@ -176,6 +176,7 @@ static int run_workload(struct report *rep, const struct options *o, const struc
             .busy = wl->busy,
             .memory_timers = o->memory_timers,
             .memory_gs = o->memory_gs,
+            .monitor_priority = o->monitor_priority,
         };
         char variant[32] = "";
         if (wl->kind == WL_TICKER)

@@ -160,6 +160,14 @@ int sched_run(const struct workload *wl, const struct sched_design *d, int procs
         fprintf(stderr, "ptbench: %s: pt_sched_create: %s\n", d->name, strerror(-rc));
         return -1;
     }
+    if (cfg->monitor_priority > 0 &&
+        (rc = pt_sched_set_monitor_priority(s, cfg->monitor_priority)) != 0) {
+        static bool said;
+        if (!said)
+            fprintf(stderr, "ptbench: --monitor-priority %d: %s; the monitor stays a normal thread\n",
+                    cfg->monitor_priority, strerror(-rc));
+        said = true;
+    }
     struct first f = {wl, &c};
     rc = pt_go(s, first_g, &f);
     if (rc == 0)

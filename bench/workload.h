@@ -20,6 +20,7 @@ struct run_config {
     bool busy;         /* keep every core busy meanwhile (latency-busy) */
     long memory_timers; /* memory: pending timers */
     long memory_gs;     /* memory-g: parked Gs */
+    int monitor_priority; /* the scheduler's monitor: SCHED_FIFO priority, 0 a normal thread */
 };
 
 /* What one run measured (all threads). */

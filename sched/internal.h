@@ -190,6 +190,8 @@ struct pt_sched {
     _Atomic int64_t time_timers;         /* pt_time_* timers made by its Gs, not yet freed */
 
     pthread_t sysmon;
+    _Atomic int32_t sysmon_tid;          /* its thread's id, once it runs (0 before) */
+    int32_t sysmon_nice;                 /* its nice value as created (a normal thread's again) */
     _Atomic uint32_t sysmon_word;        /* futex: sysmon sleeps here when every P is idle */
     _Atomic uint32_t sysmon_sleeping;
 

@@ -171,6 +171,18 @@ PT_API int pt_preemptible_end(void);
  * -EINVAL (bad s, slice < 0). */
 PT_API int pt_sched_set_preempt_slice(pt_sched *s, pt_nanos slice);
 
+/* The monitor thread's scheduling: 0 (the default) a normal thread that
+ * asks the kernel for its shortest slice; 1 to 99, SCHED_FIFO at that
+ * real-time priority. The monitor runs the timers of Ps stuck in one G
+ * and preempts their regions, so it must get a CPU while every core runs
+ * a G that computes; with as many Ps as cores a normal thread can wait
+ * for the kernel's next tick (busy-lateness p99 one tick, 3.5-3.7 ms at
+ * HZ=250 on 2 Ps, 2 cores), a real-time one preempts at once (0.2-0.4
+ * ms). It wakes at most every 20 us and runs briefly. Needs CAP_SYS_NICE
+ * or an RLIMIT_RTPRIO of at least the priority. 0; -EINVAL (bad s, a
+ * priority out of range); -EPERM (not permitted: nothing changed). */
+PT_API int pt_sched_set_monitor_priority(pt_sched *s, int priority);
+
 /* sync.WaitGroup. Embeddable; every field is private. */
 typedef struct pt_wg {
     PT_SCHED_ATOMIC(uint32_t) lock;

@@ -19,6 +19,7 @@ PT_TEST(unit, busy_p_timer_is_run_by_an_idle_p)
 PT_TEST(unit, busy_p_sleeper_is_readied_by_the_timerthread)
 PT_TEST(unit, busy_ps_timers_are_run_by_sysmon)
 PT_TEST(unit, sysmon_asks_for_a_short_slice)
+PT_TEST(unit, monitor_priority_is_real_time_or_refused)
 PT_TEST(stress, set_procs_down_and_up_wakes_every_sleeper_once)
 /* channels and select */
 PT_TEST(unit, chan_ping_pong_keeps_order_buffered_and_not)

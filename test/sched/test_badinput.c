@@ -57,6 +57,7 @@ void test_every_sched_call_rejects_bad_input(void)
     CHECK_EQ(pt_sched_set_procs(NULL, 1), -EINVAL);
     CHECK_EQ(pt_sched_procs(NULL), -EINVAL);
     CHECK_EQ(pt_sched_set_preempt_slice(NULL, 0), -EINVAL);
+    CHECK_EQ(pt_sched_set_monitor_priority(NULL, 0), -EINVAL);
     /* G calls from a plain thread */
     CHECK_EQ(pt_preemptible_begin(), -EPERM);
     CHECK_EQ(pt_preemptible_end(), -EPERM);
@@ -89,6 +90,8 @@ void test_every_sched_call_rejects_bad_input(void)
     CHECK_EQ(pt_sched_set_procs(s, 0), -EINVAL);
     CHECK_EQ(pt_sched_set_procs(s, 1025), -EINVAL);
     CHECK_EQ(pt_sched_set_preempt_slice(s, -1), -EINVAL);
+    CHECK_EQ(pt_sched_set_monitor_priority(s, -1), -EINVAL);
+    CHECK_EQ(pt_sched_set_monitor_priority(s, 100), -EINVAL);
     CHECK_EQ(pt_sched_procs(s), 2);
     atomic_store(&in_g_checked, 0);
     CHECK_EQ(pt_go(s, from_a_g, s), 0);

@@ -331,6 +331,41 @@ void test_sysmon_asks_for_a_short_slice(void)
     finish_sched(s);
 }
 
+/* The monitor's real-time priority: SCHED_FIFO at the priority asked for
+ * where the process may (root, CAP_SYS_NICE, RLIMIT_RTPRIO), -EPERM and
+ * nothing changed where not; back to a normal thread with its nice value
+ * (and its short slice where the kernel takes one) at 0. */
+void test_monitor_priority_is_real_time_or_refused(void)
+{
+    bool supported = false;
+    pthread_t t;
+    CHECK_EQ(pthread_create(&t, NULL, probe_slice, &supported), 0);
+    CHECK_EQ(pthread_join(t, NULL), 0);
+    pt_sched *s = make_sched(1, PT_TIMERS_PER_P);
+    pid_t tid;
+    WAIT_FOR((tid = find_sysmon()) != 0);
+    struct kattr before, a;
+    WAIT_FOR(read_attr(tid, &before) && (!supported || before.runtime == PT__SYSMON_SLICE_NS));
+    int r = pt_sched_set_monitor_priority(s, 3);
+    CHECK(read_attr(tid, &a));
+    if (r == 0) {
+        CHECK_EQ(a.policy, SCHED_FIFO);
+        CHECK_EQ(a.priority, 3);
+        CHECK_EQ(pt_sched_set_monitor_priority(s, 0), 0);
+        CHECK(read_attr(tid, &a));
+        CHECK_EQ(a.policy, SCHED_OTHER);
+        CHECK_EQ(a.nice, before.nice);
+        if (supported)
+            CHECK_EQ(a.runtime, PT__SYSMON_SLICE_NS);
+    } else {
+        CHECK_EQ(r, -EPERM);
+        CHECK_EQ(a.policy, before.policy);
+        CHECK_EQ(a.priority, before.priority);
+    }
+    printf("monitor priority 3: %s\n", r == 0 ? "set, and back" : "not permitted here");
+    finish_sched(s);
+}
+
 /* ---- set_procs ------------------------------------------------------------- */
 
 #define PROCS_SLEEPERS 1000
