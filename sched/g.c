@@ -51,8 +51,10 @@ static void g_free(pt_g *g)
     pt__free(g);
 }
 
-/* A G to start: the caller's P's pool (M only), else a batch from the
- * global pool, else a new one. */
+/* A G to start: the caller's P's pool (M only), else from the global
+ * pool -- for a P, half a local pool's worth in one lock (Go's gfget),
+ * since a P that spawns while its Gs finish on another P finds its own
+ * pool empty every time -- else a new one. */
 static pt_g *g_get(pt_sched *s, struct pt__p *p)
 {
     pt_g *g;
@@ -64,8 +66,21 @@ static pt_g *g_get(pt_sched *s, struct pt__p *p)
     if (atomic_load_explicit(&s->gpool, memory_order_relaxed)) { /* a peek: the lock decides */
         pt__lock(&s->lock);
         g = atomic_load_explicit(&s->gpool, memory_order_relaxed);
-        if (g)
-            atomic_store_explicit(&s->gpool, g->next, memory_order_relaxed);
+        if (g) {
+            pt_g *rest = g->next, *last = NULL;
+            uint32_t n = 0;
+            if (p)
+                for (pt_g *x = rest; x && n < PT__G_POOL_LOCAL / 2; x = x->next, n++)
+                    last = x;
+            if (last) {
+                atomic_store_explicit(&s->gpool, last->next, memory_order_relaxed);
+                last->next = NULL; /* the pool was empty */
+                p->pool = rest;
+                p->npool = n;
+            } else {
+                atomic_store_explicit(&s->gpool, rest, memory_order_relaxed);
+            }
+        }
         pt__unlock(&s->lock);
         if (g)
             return g;
@@ -309,11 +324,21 @@ int pt_go(pt_sched *s, void (*fn)(void *), void *arg)
         return -ENOMEM;
     g->fn = fn;
     g->arg = arg;
-    g->id = atomic_fetch_add_explicit(&s->next_gid, 1, memory_order_relaxed) + 1;
+    if (p) {
+        if (p->gid_next == p->gid_end) {
+            p->gid_next = atomic_fetch_add_explicit(&s->next_gid, PT__GID_BATCH,
+                                                    memory_order_relaxed) + 1;
+            p->gid_end = p->gid_next + PT__GID_BATCH;
+        }
+        g->id = p->gid_next++;
+        pt__count(&p->n_gs_created, 1);
+    } else {
+        g->id = atomic_fetch_add_explicit(&s->next_gid, 1, memory_order_relaxed) + 1;
+        atomic_fetch_add_explicit(&s->st.gs_created, 1, memory_order_relaxed);
+    }
     pt__fiber_make(&g->fiber, g->stack.lo, g->stack.size, g_entry, g);
     atomic_store_explicit(&g->status, PT__G_RUNNABLE, memory_order_relaxed);
     atomic_fetch_add_explicit(&s->gcount, 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&s->st.gs_created, 1, memory_order_relaxed);
     pt__g_put_runnable(s, g);
     return 0;
 }

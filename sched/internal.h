@@ -42,6 +42,7 @@
 #define PT__MAX_PROCS 1024
 #define PT__RUNQ_SIZE 256u   /* a P's local queue (Go's) */
 #define PT__G_POOL_LOCAL 64u /* finished Gs a P keeps before handing half to the global pool */
+#define PT__GID_BATCH 16u    /* G ids a P takes at a time (Go's _GoidCacheBatch) */
 
 /* A G's status. Transitions: Runnable -> Running (an M takes it),
  * Running -> Runnable (yield), Running -> Waiting (park: set on the M,
@@ -125,7 +126,10 @@ struct pt__p {
     struct pt__m *m;        /* the M that runs it (one each, for life) */
     /* counters written by its M only (relaxed loads elsewhere) */
     _Atomic uint64_t n_timers_owner, n_timers_stolen, n_steals, n_readied_global,
-        n_handoffs;
+        n_handoffs, n_gs_created;
+    /* G ids handed out from a batch of s->next_gid (M): Go's goidcache,
+     * so that two Ps spawning do not share that line on every go */
+    uint64_t gid_next, gid_end;
 };
 
 /* A machine: an OS thread bound to one P for life. */

@@ -261,6 +261,7 @@ void pt_sched_read_stats(pt_sched *s, pt_sched_stats *out)
         out->timers_run_stolen += LOAD(p->n_timers_stolen);
         out->readied_global += LOAD(p->n_readied_global);
         out->handoffs += LOAD(p->n_handoffs);
+        out->gs_created += LOAD(p->n_gs_created);
     }
     out->timers_run_sysmon = LOAD(s->st.timers_sysmon);
     out->netpoll_waits = LOAD(s->st.netpoll_waits);
