@@ -171,8 +171,8 @@ PT_API int pt_wheel_timer_modify(pt_wheel *w, pt_wheel_timer *t, pt_nanos when, 
 
 /* Stop, then wait until no callback of t runs (not counting the caller's
  * own, from t's callback); a timer re-armed meanwhile is stopped again.
- * On return t may be freed. 1 if the first stop found it pending, else
- * 0; -EINVAL. */
+ * On return t may be freed. 1 if it stopped a pending arming (the one
+ * it found, or one made while it waited), else 0; -EINVAL. */
 PT_API int pt_wheel_timer_stop_sync(pt_wheel_timer *t);
 
 /* The current status (PT_WHEEL_IDLE for NULL). */
