@@ -119,9 +119,6 @@ static inline void st_claim(pt_timer *t, const pt_timers *ts)
     atomic_store_explicit(&t->state, st_pack(ts, PT_TIMER_MODIFYING), memory_order_relaxed);
 }
 
-/* Another thread holds a transient state; let it finish. */
-static inline void st_wait(void) { sched_yield(); }
-
 /* A row of an operation in the table of ptimer.h, as data for st_step:
  * for each status (the index), what the operation does with a timer it
  * finds there. Statuses a row leaves out are 0, ST_BAD: corruption. */
@@ -140,6 +137,7 @@ typedef uint8_t st_rows[16];   /* indexed by the 4-bit status */
 static inline __attribute__((always_inline)) uint32_t st_step(pt_timer *t, uint64_t *w,
                                                               const st_rows rows, const char *op)
 {
+    unsigned waits = 0;
     for (;; *w = st_word(t)) {
         uint32_t s = st_status(*w), r = rows[s];
         if (r >= ST_TO(0)) {
@@ -148,7 +146,7 @@ static inline __attribute__((always_inline)) uint32_t st_step(pt_timer *t, uint6
         } else if (r == ST_KEEP) {
             return s;
         } else if (r == ST_WAIT) {
-            st_wait();
+            pt__wait_other(&waits); /* another thread holds a transient state */
         } else {
             pt__bad_timer(t, op);
         }

@@ -199,7 +199,9 @@ void pt__execute(struct pt__m *m, pt_g *g)
         if (!g_finish(m, g))
             return;
         /* g resumes at once; the G it picked to run next goes back to
-         * the head of the queue it came from */
+         * the head of the queue it came from, and the time it read for
+         * g0's timers is dropped (g0 reads afresh when it next looks) */
+        m->due_now = 0;
         if (m->runnow) {
             pt__runq_put(m->p, m->runnow, true);
             m->runnow = NULL;

@@ -169,6 +169,10 @@ static pt_g *region_self(void)
             return g;
         if (m->g0.stack_size == 0 || sp - (uintptr_t)m->g0.stack_lo < m->g0.stack_size)
             return NULL;
+        /* No G on this M, which is still the caller's: a park's commit,
+         * run on the stack of the G that runs next (g.c, handoffs) */
+        if (!g && pt__cur_m() == m)
+            return NULL;
     }
 }
 

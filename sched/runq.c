@@ -193,7 +193,8 @@ static uint32_t grab(struct pt__p *p, struct pt__p *victim, uint32_t at, bool ta
              * ready: ptbench's pingpong on 2 Ps read 1030-1216 ns against
              * 354-377 with the sleep. The kernel's timer slack (50 us
              * by default) stretches the sleep; the thief stays counted as
-             * spinning meanwhile, so readies do not wake another M. */
+             * spinning meanwhile, so readies do not wake another M, and on
+             * its last pass it may sleep once per busy P. */
             if (atomic_load_explicit(&victim->m->curg, memory_order_relaxed)) {
                 struct timespec ts = {0, RUNNEXT_GRACE_NS};
                 nanosleep(&ts, NULL);

@@ -132,7 +132,9 @@ PT_API int pt_sleep_until(pt_nanos when);
 PT_API pt_g *pt_g_current(void);
 
 /* gopark (G): once the G is off its stack, commit(arg) runs on its M (it
- * may be NULL); true keeps the G parked until pt_ready, false resumes it
+ * may be NULL): on the M's own stack, or on the stack of the G the M
+ * runs next, below that G's frames, with no G current (pt_g_current is
+ * NULL there); true keeps the G parked until pt_ready, false resumes it
  * at once. The G must be published to whoever readies it only inside
  * commit (or later): a pt_ready that comes before the G is parked is
  * refused. Go's unlock function: commit is the place to release a lock
@@ -179,8 +181,10 @@ PT_API int pt_sched_set_preempt_slice(pt_sched *s, pt_nanos slice);
  * for the kernel's next tick (busy-lateness p99 one tick, 3.5-3.7 ms at
  * HZ=250 on 2 Ps, 2 cores), a real-time one preempts at once (0.2-0.4
  * ms). It wakes at most every 20 us and runs briefly. Needs CAP_SYS_NICE
- * or an RLIMIT_RTPRIO of at least the priority. 0; -EINVAL (bad s, a
- * priority out of range); -EPERM (not permitted: nothing changed). */
+ * or an RLIMIT_RTPRIO of at least the priority; 0 makes it SCHED_OTHER
+ * with the nice value it was created with. 0; -EINVAL (bad s, a priority
+ * out of range); -EPERM (not permitted: nothing changed); another error
+ * of sched_setattr(2). */
 PT_API int pt_sched_set_monitor_priority(pt_sched *s, int priority);
 
 /* sync.WaitGroup. Embeddable; every field is private. */

@@ -6,9 +6,11 @@
 #ifndef PTIMER_LOCK_H
 #define PTIMER_LOCK_H
 
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "ptimer/base/futex.h"
 
@@ -19,6 +21,27 @@ static inline void pt__cpu_relax(void)
 #elif defined(__aarch64__)
     __asm__ __volatile__("yield");
 #endif
+}
+
+/* One round of waiting for another thread that holds something for a
+ * few instructions (a timer's transient status, the clock's re-anchor):
+ * a yield, and from the 64th round on a 50 us sleep instead. A yield
+ * hands the CPU only to threads of the caller's class and priority, so a
+ * real-time caller -- the scheduler's monitor raised with
+ * pt_sched_set_monitor_priority, or a user's own thread -- that preempted
+ * the holder on its CPU would yield to nobody, and spin until real-time
+ * throttling let the holder back: 950 ms (test/clock). The sleep must be
+ * long enough to be one: a 1 us nanosleep of a real-time thread (no timer
+ * slack) expired before it could block, and spun as well. n counts the
+ * rounds: 0 before the first. */
+static inline void pt__wait_other(unsigned *n)
+{
+    if ((*n)++ < 64) {
+        sched_yield();
+    } else {
+        struct timespec ts = {0, 50000};
+        nanosleep(&ts, NULL);
+    }
 }
 
 static inline void pt__lock_init(_Atomic uint32_t *l) { atomic_init(l, 0); }

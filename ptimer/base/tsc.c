@@ -39,6 +39,7 @@
  * 21 against 25-27 (bench/RESULTS.md has pt_nanotime's own figures).
  */
 #include "ptimer/base/tsc.h"
+#include "ptimer/base/lock.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -213,11 +214,12 @@ static pt_nanos reanchor(uint32_t seq, uint64_t ta, int64_t na, uint64_t bt, int
 void pt__tsc_wait_even(void)
 {
     /* acquire: as the reader's first look (tsc.h), which reads again */
+    unsigned waits = 0;
     for (int i = 0; atomic_load_explicit(&pt__tsc.seq, memory_order_acquire) & 1; i++) {
         if (i < 64)
             __builtin_ia32_pause();
         else
-            sched_yield();
+            pt__wait_other(&waits);
     }
 }
 

@@ -1,8 +1,11 @@
 /* pt_nanotime against CLOCK_MONOTONIC, on whichever source it reads: the
  * TSC line where this machine has one, clock_gettime otherwise or when
  * PT_CLOCK says so. Every loop is bounded by a count and by time. */
+#define _GNU_SOURCE /* pthread affinity */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -11,6 +14,7 @@
 
 #include "harness.h"
 #include "ptimer/base/clock_select.h"
+#include "ptimer/base/futex.h"
 #include "ptimer/base/tsc.h"
 #include "ptimer/clock.h"
 
@@ -252,6 +256,78 @@ void test_signals_wait_out_the_reanchor_write(void)
     CHECK_EQ(atomic_load(&in_write_signals), 1);
     CHECK_EQ(atomic_load(&seq_in_handler), seq + 2); /* delivered after the write */
     CHECK_EQ(sigaction(SIGUSR1, &was, NULL), 0);
+}
+
+/* A real-time reader that preempts the re-anchoring thread on its CPU
+ * must let it finish: a yield hands the CPU only to threads of its own
+ * class, so the reader's wait sleeps after a while (pt__wait_other). With
+ * yields alone the reader spun until real-time throttling let the writer
+ * back, 0.95 s a second here (the scheduler's monitor, made real-time by
+ * pt_sched_set_monitor_priority, reads the clock). Needs the privilege to
+ * make a SCHED_FIFO thread; says so and returns without it. */
+static _Atomic uint32_t rt_go;
+static atomic_llong rt_waited;
+
+static void *rt_reader(void *arg)
+{
+    (void)arg;
+    while (atomic_load(&rt_go) == 0)
+        pt__futex_wait(&rt_go, 0, 0);
+    pt_nanos a = mono();
+    (void)pt_nanotime(); /* the count is odd: the writer is preempted mid-write */
+    atomic_store(&rt_waited, mono() - a);
+    return NULL;
+}
+
+static void wake_rt_reader(void)
+{
+    atomic_store(&rt_go, 1);
+    pt__futex_wake(&rt_go, 1); /* it preempts this thread at once: same CPU, higher class */
+}
+
+void test_a_real_time_reader_lets_a_preempted_reanchor_finish(void)
+{
+    if (!select_tsc())
+        return;
+    cpu_set_t one, was;
+    CPU_ZERO(&one);
+    CPU_SET(0, &one);
+    CHECK_EQ(pthread_getaffinity_np(pthread_self(), sizeof was, &was), 0);
+    if (!CPU_ISSET(0, &was)) {
+        printf("CPU 0 not ours: skipped\n");
+        return;
+    }
+    pthread_attr_t at;
+    struct sched_param sp = {.sched_priority = 1};
+    CHECK_EQ(pthread_attr_init(&at), 0);
+    CHECK_EQ(pthread_attr_setinheritsched(&at, PTHREAD_EXPLICIT_SCHED), 0);
+    CHECK_EQ(pthread_attr_setschedpolicy(&at, SCHED_FIFO), 0);
+    CHECK_EQ(pthread_attr_setschedparam(&at, &sp), 0);
+    CHECK_EQ(pthread_attr_setaffinity_np(&at, sizeof one, &one), 0);
+    CHECK_EQ(pthread_setaffinity_np(pthread_self(), sizeof one, &one), 0);
+    atomic_store(&rt_go, 0);
+    atomic_store(&rt_waited, -1);
+    pthread_t t;
+    int rc = pthread_create(&t, &at, rt_reader, NULL);
+    pthread_attr_destroy(&at);
+    if (rc == EPERM) {
+        CHECK_EQ(pthread_setaffinity_np(pthread_self(), sizeof was, &was), 0);
+        printf("no privilege for SCHED_FIFO: skipped\n");
+        return;
+    }
+    CHECK_EQ(rc, 0);
+    (void)pt_nanotime();
+    pt__tsc_in_write = wake_rt_reader;
+    age_line(pt__tsc.refresh_cycles * 2, 0);
+    (void)pt_nanotime(); /* re-anchors, waking the reader inside the write */
+    pt__tsc_in_write = NULL;
+    CHECK_EQ(pthread_join(t, NULL), 0);
+    CHECK_EQ(pthread_setaffinity_np(pthread_self(), sizeof was, &was), 0);
+    long long waited = atomic_load(&rt_waited);
+    printf("the real-time reader waited %lld us\n", waited / 1000);
+    /* a liveness bound, not a speed one: microseconds against the
+     * throttle's 950 ms */
+    CHECK(waited >= 0 && waited < 300000000);
 }
 
 /* The error of one read against the CLOCK_MONOTONIC reads around it, from
