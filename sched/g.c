@@ -281,9 +281,10 @@ static void g_switch_out(pt_g *g, uint32_t action)
     g->action = action;
     struct pt__m *m = pt__cur_m();
     pt_g *next = action == PT__G_DO_PARK ? pt__next_local(m) : NULL;
-    /* A G preempted in a region resumes inside the signal handler, with
-     * the region still open: doing another G's commit there could be
-     * preempted in turn, with a lock held. It goes through g0. */
+    /* A G preempted in a region resumes inside the signal handler, which
+     * does not finish a handoff (g's commit would never run), and with the
+     * region still open, where that commit could be preempted in turn with
+     * a lock held. It goes through g0. */
     if (next && atomic_load_explicit(&next->preemptible, memory_order_relaxed) == 0) {
         hand_off(m, g, next);
         pt__fiber_switch(&g->fiber, &next->fiber);
