@@ -83,6 +83,8 @@ struct pt_g {
     bool (*commit)(void *); /* pt_park's, run on the M after the switch */
     void *commit_arg;
     pt_g *next;             /* in the global queue, a pool, or a wait group */
+    pt_g *pool_batch;       /* the first G of a batch in the global pool: the next batch */
+    uint32_t pool_n;        /* ... and its batch's length */
     void *wake_sg;          /* the channel wait (struct pt__sudog) a waker completed */
     uint64_t id;
     /* Timed parks (sleep.c): the park's number, and its wake token (the
@@ -171,7 +173,8 @@ struct pt_sched {
     _Atomic uint32_t lock;             /* pt__lock: global queue, global pool, set_procs */
     pt_g *globq_head, *globq_tail;
     _Atomic uint32_t globq_len;
-    pt_g *_Atomic gpool;               /* finished Gs beyond the Ps' pools (s->lock; peeked without) */
+    pt_g *_Atomic gpool;               /* finished Gs beyond the Ps' pools, in batches (g.c; s->lock;
+                                        * peeked without) */
 
     /* Idle Ms and spinning: read by wakep on every ready, so on their own
      * line. npidle counts Ps whose M is idle (parked or polling). */
