@@ -160,12 +160,19 @@ void test_preempted_gs_resume_with_their_registers_on_any_m(void)
     CHECK_EQ(pt_go(s, hog, &(struct hog_race){0}), 0); /* -ENOTSUP: returns at once */
     finish_sched(s);
 #else
-    struct crunch_run r;
-    crunch_run_start(&r, 50 * US);
-    crunch_run_wait(&r);
-    /* four crunchers on two Ps: someone always waits */
-    CHECK(stats_of(r.s).preempts >= 1);
-    CHECK_EQ(pt_sched_destroy(r.s), 0);
+    /* Four crunchers on two Ps: someone always waits, so the monitor
+     * preempts -- once it gets a core. On a loaded machine it may not
+     * within one run (seen once in a parallel ctest), and a run without a
+     * preemption proves nothing about registers: a few runs, bounded. */
+    uint64_t preempts = 0;
+    for (int run = 0; run < 5 && preempts == 0; run++) {
+        struct crunch_run r;
+        crunch_run_start(&r, 50 * US);
+        crunch_run_wait(&r);
+        preempts = stats_of(r.s).preempts;
+        CHECK_EQ(pt_sched_destroy(r.s), 0);
+    }
+    CHECK(preempts >= 1);
 #endif
 }
 
