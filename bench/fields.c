@@ -78,7 +78,7 @@ static int row_fields(const struct row *w, struct field *f)
     I("timers_stolen", l->timers_stolen);
     I("timers_sysmon", l->timers_sysmon);
     I("steals", l->steals);
-    I("readied_global", l->readied_global);
+    I("overflowed", l->overflowed);
     I("handoffs", l->handoffs);
 #undef S
 #undef I

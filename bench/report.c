@@ -89,7 +89,7 @@ void rep_of_result(const struct run_result *res, struct rep *p)
         .timers_stolen = r->timers_stolen,
         .timers_sysmon = r->timers_sysmon,
         .steals = r->steals,
-        .readied_global = r->readied_global,
+        .overflowed = r->overflowed,
         .handoffs = r->handoffs,
         .spawn_error = r->spawn_error,
     };

@@ -26,7 +26,7 @@ struct rep {
     uint64_t scheduled, fired, cancelled, stale_cancels, expected_ticks;
     /* workloads in the scheduler (workload.h, struct run_result) */
     uint64_t gs_started, gs_finished, waits, wakes, early_wakes;
-    uint64_t timers_owner, timers_stolen, timers_sysmon, steals, readied_global, handoffs;
+    uint64_t timers_owner, timers_stolen, timers_sysmon, steals, overflowed, handoffs;
     int spawn_error;
 };
 

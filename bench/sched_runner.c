@@ -56,7 +56,7 @@ void sched_phase_end(struct sched_ctx *c)
     r->timers_stolen = st.timers_run_stolen - c->st0.timers_run_stolen;
     r->timers_sysmon = st.timers_run_sysmon - c->st0.timers_run_sysmon;
     r->steals = st.steals - c->st0.steals;
-    r->readied_global = st.readied_global - c->st0.readied_global;
+    r->overflowed = st.overflowed - c->st0.overflowed;
     r->handoffs = st.handoffs - c->st0.handoffs;
     /* an idle M's sleep, parked or in the netpoller: what the Ms' idling
      * cost in futex and epoll round trips */

@@ -230,7 +230,7 @@ if(help MATCHES "sched-perp" AND NOT SANITIZE STREQUAL "thread")
   foreach(line IN LISTS slines)
     foreach(field design workload threads ops ns_per_op bytes_per_timer gs_started gs_finished
                   waits wakes early_wakes spawn_error timers_owner timers_stolen timers_sysmon
-                  steals readied_global handoffs)
+                  steals overflowed handoffs)
       string(JSON v ERROR_VARIABLE e GET "${line}" ${field})
       if(e)
         message(FATAL_ERROR "missing ${field}: ${line}")

@@ -45,7 +45,7 @@ struct run_result {
     uint64_t early_wakes;             /* sleeps that returned before their deadline: none */
     int spawn_error;                  /* a pt_go that failed (negative errno), 0 if none */
     /* The scheduler's own counters over the measured phase (pt_sched_stats). */
-    uint64_t timers_owner, timers_stolen, timers_sysmon, steals, readied_global, handoffs;
+    uint64_t timers_owner, timers_stolen, timers_sysmon, steals, overflowed, handoffs;
 };
 
 struct workload_thread;

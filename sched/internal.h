@@ -118,6 +118,13 @@ struct pt__p {
     _Atomic uint32_t runq_tail;
     pt_g *_Atomic runnext;
     pt_g *_Atomic runq[PT__RUNQ_SIZE];
+    /* Past a full ring: the P's overflow, a FIFO list behind it (runq.c).
+     * The owner appends and refills the ring from its head; a thief that
+     * finds the ring empty takes from it too, so the lock is the owner's
+     * alone unless the P is stuck. ovf_len is read without the lock. */
+    _Atomic uint32_t ovf_lock;
+    _Atomic uint32_t ovf_len;
+    pt_g *ovf_head, *ovf_tail;
     pt_timers timers;       /* Go's per-P timers; its wake is wake_timers (proc.c) */
     pt_g *pool;             /* finished Gs, their stacks kept (M) */
     uint32_t npool;         /* (M) */
@@ -127,7 +134,7 @@ struct pt__p {
     _Atomic int dead;       /* removed by set_procs and retired by its M */
     struct pt__m *m;        /* the M that runs it (one each, for life) */
     /* counters written by its M only (relaxed loads elsewhere) */
-    _Atomic uint64_t n_timers_owner, n_timers_stolen, n_steals, n_readied_global,
+    _Atomic uint64_t n_timers_owner, n_timers_stolen, n_steals, n_overflowed,
         n_handoffs, n_gs_created;
     /* G ids handed out from a batch of s->next_gid (M): Go's goidcache,
      * so that two Ps spawning do not share that line on every go */
@@ -155,11 +162,7 @@ struct pt__m {
      * sent the G to g0: the time g0 runs the timers at, read once (M only;
      * 0: none). */
     pt_nanos due_now;
-    /* While the M runs a heap's timers: the Gs they ready for the global
-     * queue, pushed there in one batch afterwards (M only). */
-    bool batching;
-    uint32_t batch_n;
-    pt_g *batch_head, *batch_tail;
+    bool running_timers; /* in run_timers: its readies go behind the queue (M only) */
 };
 
 struct pt_sched {
@@ -314,7 +317,7 @@ void pt__fd_forget_sched(pt_sched *s);
 void pt__fd_dispatch(pt_sched *s, const pt_poll_event *ev, int n);
 
 /* ---- runq.c ---- */
-bool pt__runq_put(struct pt__p *p, pt_g *g, bool next);
+void pt__runq_put(struct pt__p *p, pt_g *g, bool next);
 pt_g *pt__runq_get(struct pt__p *p);
 bool pt__runq_empty(struct pt__p *p);
 /* Half of victim's queue onto p's; returns one of them to run (NULL: none)

@@ -115,39 +115,20 @@ void pt__wake_timers(void *ctx, pt_nanos when)
         pt__wakep(s);
 }
 
-/* Where a G made runnable goes: first in line on the caller's P when the
- * caller is an M of s (Go's ready), else the global queue. Also the
- * global queue while it holds Gs: those are older (a full ring spilled
- * them there, or they yielded), and a P serves its own ring first, so a
- * G readied onto the ring would jump that line -- with 1000 sleepers on
- * one P the Gs spilled early waited many rounds behind later sleepers,
- * where going behind them keeps every wait about one round. */
+/* Where a G made runnable goes: on the caller's P when the caller is an
+ * M of s, else the global queue. On the P, first in line (Go's ready: a
+ * G readied by a channel operation runs next, on the same core as its
+ * partner), but at the back when a timer readied it. Go puts those first
+ * too, and then every fired sleeper jumped the queue: with 1000 sleepers
+ * on one P, half the wakes ran at once and the Gs pushed back waited
+ * behind them, a p99 of 3 ms against 0.3 ms in line. */
 void pt__g_put_runnable(pt_sched *s, pt_g *g)
 {
     struct pt__m *m = pt__cur_m();
-    if (m && m->s == s && !atomic_load_explicit(&m->p->dead, memory_order_relaxed)) {
-        if (m->batching && (m->batch_n || atomic_load_explicit(&s->globq_len,
-                                                                memory_order_relaxed))) {
-            /* behind the batch so far, which goes behind the queue */
-            pt__count(&m->p->n_readied_global, 1);
-            g->next = NULL;
-            if (m->batch_tail)
-                m->batch_tail->next = g;
-            else
-                m->batch_head = g;
-            m->batch_tail = g;
-            m->batch_n++;
-            return; /* the flush wakes an M */
-        }
-        if (atomic_load_explicit(&s->globq_len, memory_order_relaxed) == 0) {
-            pt__runq_put(m->p, g, true);
-        } else {
-            pt__count(&m->p->n_readied_global, 1);
-            pt__globq_put(s, g);
-        }
-    } else {
+    if (m && m->s == s && !atomic_load_explicit(&m->p->dead, memory_order_relaxed))
+        pt__runq_put(m->p, g, !m->running_timers);
+    else
         pt__globq_put(s, g);
-    }
     pt__wakep(s);
 }
 
@@ -211,22 +192,12 @@ static pt_g *found(struct pt__m *m, pt_g *g)
 
 /* ---- timers -------------------------------------------------------------- */
 
-/* Runs the due timers of P q from this M (q's own M or not). The Gs they
- * ready for the global queue (the fairness rule: it holds older Gs) go
- * there in one batch, one lock for the lot: with 1000 sleepers on 2 Ps
- * every wake went through that queue, each with the lock, taken by
- * both Ms in turn. */
+/* Runs the due timers of P q from this M (q's own M or not). */
 static void run_timers(struct pt__m *m, struct pt__p *q, pt_nanos now)
 {
-    m->batching = true;
+    m->running_timers = true;
     int n = pt_timers_check(&q->timers, now, q == m->p, NULL);
-    m->batching = false;
-    if (m->batch_n) {
-        pt__globq_put_batch(m->s, m->batch_head, m->batch_tail, m->batch_n);
-        m->batch_head = m->batch_tail = NULL;
-        m->batch_n = 0;
-        pt__wakep(m->s);
-    }
+    m->running_timers = false;
     if (n > 0)
         pt__count(q == m->p ? &m->p->n_timers_owner : &m->p->n_timers_stolen, (uint64_t)n);
 }

@@ -259,7 +259,7 @@ void pt_sched_read_stats(pt_sched *s, pt_sched_stats *out)
         out->steals += LOAD(p->n_steals);
         out->timers_run_owner += LOAD(p->n_timers_owner);
         out->timers_run_stolen += LOAD(p->n_timers_stolen);
-        out->readied_global += LOAD(p->n_readied_global);
+        out->overflowed += LOAD(p->n_overflowed);
         out->handoffs += LOAD(p->n_handoffs);
         out->gs_created += LOAD(p->n_gs_created);
     }

@@ -106,54 +106,107 @@ void test_yield_lets_the_other_runnable_gs_run(void)
     CHECK_EQ(atomic_load(&turn), 2000);
 }
 
-/* ---- the fairness rule -------------------------------------------------- */
+/* ---- past a full ring: the overflow ---------------------------------- */
 
-/* A G readied by an M while the global queue holds Gs goes behind them
- * (and is counted), not onto the M's own P, where it would run first. */
-static pt_g *_Atomic fair_parked;
-static atomic_int fair_order[2], fair_n;
+#define OVF_N 600 /* more than a ring of 256 */
+static int ovf_order[OVF_N];
+static atomic_int ovf_ran;
 
-static bool fair_publish(void *arg)
+static void ovf_child(void *arg)
 {
-    atomic_store(&fair_parked, (pt_g *)arg);
-    return true;
+    ovf_order[atomic_fetch_add(&ovf_ran, 1)] = (int)(intptr_t)arg;
 }
 
-static void fair_parker(void *arg)
+/* Each pt_go puts its child first in line and the one before behind
+ * the queue: 599 children queue behind the ring's 256. */
+static void ovf_spawner(void *arg)
 {
     (void)arg;
-    CHECK_EQ(pt_park(fair_publish, pt_g_current()), 0);
-    fair_order[atomic_fetch_add(&fair_n, 1)] = 2;
+    for (int i = 0; i < OVF_N; i++)
+        CHECK_EQ(pt_go(NULL, ovf_child, (void *)(intptr_t)i), 0);
 }
 
-static void fair_readier(void *arg)
+void test_gs_past_a_full_ring_run_after_it_in_the_order_they_came(void)
 {
-    (void)arg;
-    CHECK_EQ(pt_ready(atomic_load(&fair_parked)), 0); /* G main is on the global queue */
-}
-
-static void fair_main(void *arg)
-{
-    (void)arg;
-    CHECK_EQ(pt_go(NULL, fair_parker, NULL), 0);
-    pt_yield(); /* the parker parks; this G comes back from the global queue */
-    CHECK(atomic_load(&fair_parked) != NULL);
-    CHECK_EQ(pt_go(NULL, fair_readier, NULL), 0);
-    pt_yield(); /* behind: this G on the global queue, then the readied parker */
-    fair_order[atomic_fetch_add(&fair_n, 1)] = 1;
-}
-
-void test_a_g_readied_while_the_global_queue_holds_gs_goes_behind_them(void)
-{
-    atomic_store(&fair_parked, NULL);
-    atomic_store(&fair_n, 0);
+    atomic_store(&ovf_ran, 0);
     pt_sched *s = make_sched(1, PT_TIMERS_PER_P);
-    CHECK_EQ(pt_go(s, fair_main, NULL), 0);
+    CHECK_EQ(pt_go(s, ovf_spawner, NULL), 0);
     CHECK_EQ(pt_sched_wait(s), 0);
-    CHECK_EQ(atomic_load(&fair_n), 2);
-    CHECK_EQ(fair_order[0], 1); /* the older G first */
-    CHECK_EQ(fair_order[1], 2);
-    CHECK_EQ(stats_of(s).readied_global, 1);
+    CHECK_EQ(atomic_load(&ovf_ran), OVF_N);
+    CHECK_EQ(ovf_order[0], OVF_N - 1); /* the last one, first in line */
+    for (int i = 1; i < OVF_N; i++)
+        CHECK_EQ(ovf_order[i], i - 1); /* then ring and overflow, in order */
+    CHECK_EQ(stats_of(s).overflowed, OVF_N - 1 - 256);
+    CHECK_EQ(pt_sched_destroy(s), 0);
+}
+
+/* One G holds P 0 (never parking) after filling its ring and overflow:
+ * only a thief can run the others, and only by taking from the overflow
+ * too. */
+static void ovf_holder(void *arg)
+{
+    pt_sched *s = arg;
+    for (int i = 0; i < OVF_N; i++)
+        CHECK_EQ(pt_go(NULL, ovf_child, (void *)(intptr_t)i), 0);
+    CHECK(stats_of(s).overflowed > 0);
+    CHECK_EQ(pt_sched_set_procs(s, 2), 0);
+    pt_nanos deadline = pt_nanotime() + BOUND;
+    while (atomic_load(&ovf_ran) < OVF_N)
+        CHECK(pt_nanotime() < deadline);
+}
+
+void test_a_thief_takes_gs_from_the_overflow_of_a_p_held_by_one_g(void)
+{
+    atomic_store(&ovf_ran, 0);
+    pt_sched *s = make_sched(1, PT_TIMERS_PER_P);
+    CHECK_EQ(pt_go(s, ovf_holder, s), 0);
+    CHECK_EQ(pt_sched_wait(s), 0);
+    CHECK_EQ(atomic_load(&ovf_ran), OVF_N);
+    pt_sched_stats st = stats_of(s);
+    CHECK_EQ(st.overflowed, OVF_N - 1 - 256);
+    CHECK_EQ(st.steals, OVF_N); /* every child ran on P 1 */
+    CHECK_EQ(pt_sched_destroy(s), 0);
+}
+
+/* ---- where readied Gs go ------------------------------------------------ */
+
+/* A G that a channel operation readies runs next (it keeps pairs on one
+ * core); one its own timer readies goes behind the Gs already waiting,
+ * in the order the timers fell due. */
+static int line_order[8];
+static atomic_int line_n;
+
+static void line_mark(void *arg)
+{
+    line_order[atomic_fetch_add(&line_n, 1)] = (int)(intptr_t)arg;
+}
+
+static void line_sleeper(void *arg)
+{
+    (void)arg;
+    line_mark((void *)(intptr_t)9);
+    CHECK_EQ(pt_sleep(1), 0); /* due at once: its next look at the timers runs it */
+    line_mark((void *)(intptr_t)10);
+}
+
+static void line_main(void *arg)
+{
+    (void)arg;
+    for (int i = 1; i <= 3; i++)
+        CHECK_EQ(pt_go(NULL, line_mark, (void *)(intptr_t)i), 0);
+    CHECK_EQ(pt_go(NULL, line_sleeper, NULL), 0); /* first in line; 1-3 behind */
+}
+
+void test_a_g_its_timer_readies_goes_behind_the_gs_waiting(void)
+{
+    atomic_store(&line_n, 0);
+    pt_sched *s = make_sched(1, PT_TIMERS_PER_P);
+    CHECK_EQ(pt_go(s, line_main, NULL), 0);
+    CHECK_EQ(pt_sched_wait(s), 0);
+    CHECK_EQ(atomic_load(&line_n), 5);
+    static const int want[5] = {9, 1, 2, 3, 10};
+    for (int i = 0; i < 5; i++)
+        CHECK_EQ(line_order[i], want[i]);
     CHECK_EQ(pt_sched_destroy(s), 0);
 }
 
