@@ -232,7 +232,8 @@ void pt__execute(struct pt__m *m, pt_g *g)
  * cost 26 instructions a ping-pong round trip (callgrind). */
 static inline __attribute__((always_inline)) pt_g *hand_off(struct pt__m *m, pt_g *from)
 {
-    pt_g *next = pt__next_local(m);
+    pt_g *next = pt__next_local(m, from->clock_hint);
+    from->clock_hint = 0;
     if (!next || atomic_load_explicit(&next->preemptible, memory_order_relaxed) != 0) {
         m->runnow = next;
         return NULL;

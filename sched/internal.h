@@ -95,6 +95,10 @@ struct pt_g {
     bool deadline_hit;      /* ... and its timer fired: the deadline has passed (not a
                              * timer that could not be armed) */
     pt_nanos deadline;      /* 0: none */
+    /* The clock as the G read it just before parking (a sleep's start),
+     * for its M's look at the P's timers as it switches out: a read
+     * saved per sleep (0: none; taken by that look). */
+    pt_nanos clock_hint;
     bool (*timed_commit)(void *);
     void *timed_commit_arg;
     pt_timer timer;         /* the deadline in per-P mode (initialised once, reused) */
@@ -243,7 +247,7 @@ void pt__wake_timers(void *p, pt_nanos when);
 /* On a G about to park or exit: the G its M would run next, taken from
  * the M's own P, when going back to g0 would do nothing but take it (not
  * the 61st round, no timer due, not stopping or retiring); else NULL. */
-pt_g *pt__next_local(struct pt__m *m);
+pt_g *pt__next_local(struct pt__m *m, pt_nanos now); /* now: 0, or a clock read just made */
 /* Wakes every idle M (destroy, set_procs). */
 void pt__wake_all(pt_sched *s);
 /* The heap a timer armed now belongs on: the calling M's P's, when the

@@ -132,7 +132,7 @@ void pt__g_put_runnable(pt_sched *s, pt_g *g)
     pt__wakep(s);
 }
 
-pt_g *pt__next_local(struct pt__m *m)
+pt_g *pt__next_local(struct pt__m *m, pt_nanos now)
 {
     pt_sched *s = m->s;
     struct pt__p *p = m->p;
@@ -142,7 +142,9 @@ pt_g *pt__next_local(struct pt__m *m)
         return NULL;
     pt_nanos due = pt_timers_next(&p->timers);
     if (due != 0) {
-        pt_nanos now = pt_nanotime();
+        /* a hint some ns old at most: a timer it misses runs next round */
+        if (now == 0)
+            now = pt_nanotime();
         if (due <= now) {
             m->due_now = now;
             return NULL;

@@ -180,8 +180,11 @@ int pt_sleep_until(pt_nanos when)
             ;
         return 0;
     }
-    if (pt_nanotime() < when)
+    pt_nanos now = pt_nanotime();
+    if (now < when) {
+        g->clock_hint = now;
         sleep_g(g, when);
+    }
     return 0;
 }
 
@@ -189,10 +192,11 @@ int pt_sleep(pt_nanos d)
 {
     if (d <= 0)
         return 0;
-    pt_nanos when = pt_nanotime() + d;
+    pt_nanos now = pt_nanotime();
     pt_g *g = pt_g_current();
     if (!g)
-        return pt_sleep_until(when);
-    sleep_g(g, when); /* d > 0: when is still to come */
+        return pt_sleep_until(now + d);
+    g->clock_hint = now;
+    sleep_g(g, now + d); /* d > 0: when is still to come */
     return 0;
 }
