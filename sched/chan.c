@@ -311,6 +311,16 @@ int pt_chan_close(pt_chan *c)
     return 0;
 }
 
+bool pt__chan_reuse(pt_chan *c)
+{
+    pt__lock(&c->lock);
+    bool ok = !c->closed && !c->recvq.first && !c->sendq.first;
+    if (ok)
+        c->qcount = c->sendx = c->recvx = 0;
+    pt__unlock(&c->lock);
+    return ok;
+}
+
 int pt_chan_free(pt_chan *c)
 {
     if (!chan_valid(c))

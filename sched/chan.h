@@ -55,6 +55,9 @@ struct pt__sudog *pt__waitq_take(struct pt__waitq *q);
 void pt__chan_send_to(pt_chan *c, struct pt__sudog *sg, const void *elem);
 void pt__chan_recv_from(pt_chan *c, struct pt__sudog *sg, void *elem);
 void pt__chan_buf_put(pt_chan *c, const void *elem);
+/* Empties c for reuse as a new channel of its size; false (c untouched)
+ * if it is closed or a G waits on it. */
+bool pt__chan_reuse(pt_chan *c);
 void pt__chan_buf_get(pt_chan *c, void *elem);
 
 /* Readies the G of a sudog taken with pt__waitq_take, telling it which

@@ -140,6 +140,10 @@ struct pt__p {
     /* counters written by its M only (relaxed loads elsewhere) */
     _Atomic uint64_t n_timers_owner, n_timers_stolen, n_steals, n_overflowed,
         n_handoffs, n_gs_created;
+    /* Freed time.* timers with their channels, kept for the next new on
+     * this P (M; time.c): Go's collector recycles them off the path. */
+    struct pt_time_timer *tcache;
+    uint32_t ntcache;
     /* G ids handed out from a batch of s->next_gid (M): Go's goidcache,
      * so that two Ps spawning do not share that line on every go */
     uint64_t gid_next, gid_end;
@@ -319,6 +323,9 @@ int pt__fd_finish_close(struct pt__fd *f, int fd);
 void pt__fd_forget_sched(pt_sched *s);
 /* Events from s's netpoller: readies the Gs waiting on those sides. */
 void pt__fd_dispatch(pt_sched *s, const pt_poll_event *ev, int n);
+
+/* ---- time.c ---- */
+void pt__time_cache_free(struct pt__p *p); /* the P's cached timers (destroy) */
 
 /* ---- runq.c ---- */
 void pt__runq_put(struct pt__p *p, pt_g *g, bool next);

@@ -43,6 +43,7 @@ static int default_procs(void)
 
 static void p_free(struct pt__p *p)
 {
+    pt__time_cache_free(p);
     pt__free_lines(p->m);
     pt__free_lines(p);
 }

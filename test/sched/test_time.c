@@ -851,6 +851,59 @@ void test_time_new_fails_with_enomem_and_makes_nothing(void)
     in_g(PT_TIMERS_TIMERTHREAD, new_sweep);
 }
 
+/* ---- a P's cache of freed timers ------------------------------------------------ */
+
+/* A Timer freed on a P serves that P's next new (a Ticker too), and
+ * comes back as new: an unread value it fired is gone, its channel is
+ * open and empty, and it fires again. One freed with its channel closed
+ * is not reused. */
+static void cache_reuse(void *arg)
+{
+    (void)arg;
+    pt_time_timer *t1, *t2, *t3;
+    CHECK_EQ(pt_time_timer_new(&t1, 1), 0);
+    wait_fired(pt_time_timer_chan(t1)); /* fired, never read */
+    CHECK_EQ(pt_time_timer_free(t1), 0);
+    CHECK_EQ(pt_time_timer_new(&t2, 1000 * SEC), 0);
+    CHECK(t2 == t1);
+    CHECK_EQ(pt_chan_len(pt_time_timer_chan(t2)), 0);
+    CHECK_EQ(pt_chan_try_recv(pt_time_timer_chan(t2), NULL), -EAGAIN);
+    CHECK_EQ(pt_time_timer_reset(t2, 1), 1); /* it was pending */
+    CHECK(recv_time(pt_time_timer_chan(t2)) > 0);
+    CHECK_EQ(pt_time_timer_free(t2), 0);
+
+    pt_time_ticker *tk;
+    CHECK_EQ(pt_time_ticker_new(&tk, 1 * MS), 0);
+    CHECK((void *)tk == (void *)t1);
+    CHECK(recv_time(pt_time_ticker_chan(tk)) > 0);
+    CHECK(recv_time(pt_time_ticker_chan(tk)) > 0);
+    CHECK_EQ(pt_time_ticker_free(tk), 0);
+
+    CHECK_EQ(pt_time_timer_new(&t3, 1000 * SEC), 0);
+    CHECK(t3 == t1);
+    CHECK_EQ(pt_chan_close(pt_time_timer_chan(t3)), 0);
+    CHECK_EQ(pt_time_timer_free(t3), 0);
+    CHECK_EQ(pt_time_timer_new(&t2, 1000 * SEC), 0);
+    CHECK_EQ(pt_chan_try_recv(pt_time_timer_chan(t2), NULL), -EAGAIN); /* open */
+    CHECK_EQ(pt_time_timer_free(t2), 0);
+    /* more than the cache holds: the rest are freed (ASan's leak check),
+     * and destroy frees what it holds */
+    pt_time_timer *many[100];
+    for (int i = 0; i < 100; i++)
+        CHECK_EQ(pt_time_timer_new(&many[i], 1000 * SEC), 0);
+    for (int i = 0; i < 100; i++)
+        CHECK_EQ(pt_time_timer_free(many[i]), 0);
+}
+
+void test_time_a_freed_timer_serves_its_ps_next_new_as_new(void)
+{
+    for (int mode = PT_TIMERS_PER_P; mode <= PT_TIMERS_TIMERTHREAD; mode++) {
+        pt_sched *s = make_sched(1, (enum pt_timer_mode)mode);
+        CHECK_EQ(pt_go(s, cache_reuse, NULL), 0);
+        finish_sched(s);
+    }
+}
+
 /* ---- bad input ------------------------------------------------------------------------ */
 
 static void noop(void *arg)
