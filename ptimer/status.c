@@ -26,6 +26,12 @@ _Noreturn void pt__bad_timer(const pt_timer *t, const char *op)
     abort();
 }
 
+bool pt_timer_running(const pt_timer *t)
+{
+    return t && pt__cb_running(atomic_load_explicit(&((pt_timer *)t)->callbacks,
+                                                    memory_order_acquire)) != 0;
+}
+
 enum pt_timer_status pt_timer_status(const pt_timer *t)
 {
     return t ? (enum pt_timer_status)st_load(t) : PT_TIMER_NOSTATUS;

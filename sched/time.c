@@ -16,8 +16,9 @@
  * The guarantee (Go 1.23 makes timer channels synchronous for it; here
  * they keep their one-value buffer, and Stop and Reset empty it):
  *  1. Stop the engine so that no callback of the old arming is in flight
- *     or can start: pt_timer_stop_sync (unlinked from its heap, running
- *     callbacks waited out), or, on the TimerThread, `armed` cleared under
+ *     or can start: on the heap, pt_timer_stop, and when that did not stop
+ *     a pending arming or a callback still runs, pt_timer_stop_sync
+ *     (running callbacks waited out); or, on the TimerThread, `armed` cleared under
  *     the timer's lock (a task that starts later sees it and sends
  *     nothing), the task unscheduled, and one already running waited out
  *     (tt_pending). After this no old value can enter the channel.
@@ -242,10 +243,19 @@ static bool tt_stop(pt_time_timer *t)
 /* ---- the heap engine ------------------------------------------------------- */
 
 /* A heap timer's callback, on whichever thread runs that heap's timers. */
+void (*pt__time_fire_hook)(pt_time_timer *t);
+
+uint32_t pt__time_timer_callbacks(pt_time_timer *t)
+{
+    return atomic_load_explicit(&t->timer.callbacks, memory_order_acquire);
+}
+
 static void heap_fire(void *arg, uintptr_t seq)
 {
     (void)seq;
     pt_time_timer *t = arg;
+    if (pt__time_fire_hook)
+        pt__time_fire_hook(t);
     pt_nanos now = pt_nanotime();
     if (t->kind != KIND_FUNC) {
         send_time(t, now);
@@ -268,11 +278,24 @@ static int arm(pt_time_timer *t, pt_nanos when)
     pt_timers *ts = NULL;
     if (t->s && t->s->opt.timers == PT_TIMERS_PER_P)
         ts = pt__here_timers(t->s);
-    /* t is in no heap (new, or stop_sync'd): modify pushes it onto ts */
+    /* t in no heap (new, or unlinked) goes onto ts; one its last stop left
+ * in a heap, stopped, is revived there */
     if (ts && pt_timer_modify(ts, &t->timer, when, t->kind == KIND_TICKER ? t->period : 0,
                               heap_fire, t, 0) >= 0)
         return 0;
     return tt_arm(t, when);
+}
+
+/* Step 1 on the heap: Go's lazy deltimer when it stopped the arming
+ * before it began and no earlier callback (a ticker's last tick) still
+ * runs; the timer then stays in its heap, stopped, so t may go to a P's
+ * cache or be armed again, but must be unlinked before it is freed. */
+static bool stop_heap(pt_time_timer *t)
+{
+    bool was = pt_timer_stop(&t->timer) == 1;
+    if (was && !pt_timer_running(&t->timer))
+        return true;
+    return (pt_timer_stop_sync(&t->timer) == 1) | was;
 }
 
 /* Step 1 and 2 (op held): nothing of the old arming can reach the channel
@@ -280,7 +303,7 @@ static int arm(pt_time_timer *t, pt_nanos when)
  * fired value. The heap first: its callback may re-arm on the TimerThread. */
 static bool stop_all(pt_time_timer *t)
 {
-    bool was = pt_timer_stop_sync(&t->timer) == 1;
+    bool was = stop_heap(t);
     was |= tt_stop(t);
     if (t->c && pt_chan_try_recv(t->c, NULL) == 1)
         was = true; /* fired but unread: Go 1.23 treats it as never sent */
@@ -333,6 +356,7 @@ void pt__time_cache_free(struct pt__p *p)
     for (pt_time_timer *t = p->tcache, *next; t; t = next) {
         next = t->cache_next;
         pt_chan_free(t->c);
+        pt_timer_stop_sync(&t->timer); /* out of any heap it was left in */
         pt__free(t);
     }
     p->tcache = NULL;
@@ -345,11 +369,17 @@ static int make(pt_time_timer **out, enum kind kind, pt_nanos d, pt_nanos period
     pt_nanos now = pt_nanotime();
     pt_sched *s = pt_sched_current();
     pt_time_timer *t = kind != KIND_FUNC ? cache_get(s) : NULL;
-    pt_chan *c = t ? t->c : NULL;
-    if (!t && !(t = pt__malloc(sizeof *t)))
-        return -ENOMEM;
-    memset(t, 0, sizeof *t);
-    pt_timer_init(&t->timer, heap_fire, t);
+    pt_chan *c = NULL;
+    if (t) {
+        /* its pt_timer is stopped, perhaps still in a heap: kept as is */
+        c = t->c;
+        memset((char *)t + sizeof t->timer, 0, sizeof *t - sizeof t->timer);
+    } else {
+        if (!(t = pt__malloc(sizeof *t)))
+            return -ENOMEM;
+        memset(t, 0, sizeof *t);
+        pt_timer_init(&t->timer, heap_fire, t);
+    }
     t->kind = kind;
     t->s = s;
     t->c = c;
@@ -358,7 +388,7 @@ static int make(pt_time_timer **out, enum kind kind, pt_nanos d, pt_nanos period
     t->period = period;
     t->task = PT_INVALID_TASK_ID;
     if (kind != KIND_FUNC && !t->c && pt_chan_make(&t->c, sizeof(pt_nanos), 1) < 0) {
-        pt__free(t);
+        pt__free(t); /* new: its pt_timer was never armed */
         return -ENOMEM;
     }
     /* counted before it can fire: its AfterFunc may start a G of s */
@@ -369,6 +399,7 @@ static int make(pt_time_timer **out, enum kind kind, pt_nanos d, pt_nanos period
             atomic_fetch_sub_explicit(&t->s->time_timers, 1, memory_order_release);
         if (t->c)
             pt_chan_free(t->c);
+        pt_timer_stop_sync(&t->timer); /* a cached one may sit in a heap */
         pt__free(t);
         return -ENOMEM;
     }
@@ -392,6 +423,7 @@ static int destroy(pt_time_timer *t)
             if (r < 0)
                 return r; /* a G waits on it: stopped, not freed */
         }
+        pt_timer_stop_sync(&t->timer); /* a lazy stop left it in its heap */
         pt__free(t);
     }
     if (s) /* release: destroy of s, seeing 0, comes after every use of t */

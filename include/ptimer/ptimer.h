@@ -238,6 +238,14 @@ PT_API int pt_timer_stop_sync(pt_timer *t);
 /* The current status (PT_TIMER_NOSTATUS for NULL). */
 PT_API enum pt_timer_status pt_timer_status(const pt_timer *t);
 
+/* Whether a callback of t runs now, on any thread (the caller's own
+ * included); false for NULL. A false answer comes after everything the
+ * callbacks that ended did (acquire). So a pt_timer_stop that returned 1
+ * followed by false here means: nothing of t runs, or can start before t
+ * is armed again -- bRPC's unschedule answer, without the wait of
+ * pt_timer_stop_sync (t stays in its heap, so it may not be freed). */
+PT_API bool pt_timer_running(const pt_timer *t);
+
 /* checkTimers: run every timer of ts due at `now` (0: read the clock),
  * each callback with the lock released. `owner` is true when the caller is
  * the P that owns ts: only the owner clears out deleted timers (past a

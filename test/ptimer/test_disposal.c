@@ -67,6 +67,43 @@ void test_stop_sync_waits_for_callback_running_on_another_thread(void)
     CHECK_EQ(pt_timers_destroy(&p.ts), 0);
 }
 
+/* ---- pt_timer_running: a lazy stop that knows nothing still runs ------ */
+
+/* A ticker held inside its callback is Waiting for its next tick (run
+ * re-keys it before the callback), so a lazy stop stops a pending arming
+ * while a callback still runs: pt_timer_running says so, and says no once
+ * the callback returned, after which a lazy stop is enough. */
+void test_running_tells_a_lazy_stop_whether_a_callback_still_runs(void)
+{
+    atomic_store(&entered, 0);
+    atomic_store(&release_cb, 0);
+    atomic_store(&exited, 0);
+    struct ploop p;
+    ploop_start(&p, false);
+    pt_timer t;
+    pt_timer_init(&t, held_callback, NULL);
+    CHECK(!pt_timer_running(&t));
+    CHECK(!pt_timer_running(NULL));
+    CHECK_EQ(pt_timer_start(&p.ts, &t, 1, 1000 * SECOND), 0);
+    pt_nanos give_up = pt_nanotime() + 30 * SECOND;
+    while (!atomic_load(&entered))
+        CHECK(pt_nanotime() < give_up);
+    CHECK(pt_timer_running(&t));
+    CHECK_EQ(pt_timer_stop(&t), 1); /* the next tick, pending */
+    CHECK(pt_timer_running(&t));    /* ... while this one runs */
+    atomic_store(&release_cb, 1);
+    while (pt_timer_running(&t))
+        CHECK(pt_nanotime() < give_up);
+    CHECK_EQ(atomic_load(&exited), 1); /* false comes after the callback's end */
+    /* re-armed, stopped before it runs: a lazy stop, and nothing runs */
+    CHECK_EQ(pt_timer_reset(&p.ts, &t, pt_nanotime() + 1000 * SECOND), 0);
+    CHECK_EQ(pt_timer_stop(&t), 1);
+    CHECK(!pt_timer_running(&t));
+    CHECK_EQ(pt_timer_stop_sync(&t), 0);
+    ploop_stop(&p);
+    CHECK_EQ(pt_timers_destroy(&p.ts), 0);
+}
+
 /* ---- a ticker that disposes of itself from its own callback ---------- */
 
 static atomic_int self_calls;

@@ -11,8 +11,12 @@
 #include <sched.h>
 #include <stdint.h>
 
+#include <pthread.h>
+
 #include "ptimer/base/alloc.h"
+#include "ptimer/status.h"
 #include "ptimer/timerthread.h"
+#include "sched/internal.h"
 #include "util.h"
 
 #define MODE_NAME(m) ((m) == PT_TIMERS_PER_P ? "per-P" : "timerthread")
@@ -902,6 +906,68 @@ void test_time_a_freed_timer_serves_its_ps_next_new_as_new(void)
         CHECK_EQ(pt_go(s, cache_reuse, NULL), 0);
         finish_sched(s);
     }
+}
+
+/* ---- Stop while a tick is being sent ------------------------------------------------ */
+
+/* A ticker's callback runs while its next tick is already pending (the
+ * heap re-keys it first), so Stop's quick path -- the pending arming
+ * stopped before it began -- is not enough while that callback still
+ * runs: Stop must wait for it, then discard what it sent. The hook holds
+ * the callback before its send until Stop is seen waiting. */
+static pt_time_ticker *_Atomic held_ticker;
+static atomic_int hold_in, hold_release, held_stop_done;
+
+static void hold_fire(pt_time_timer *t)
+{
+    (void)t;
+    if (atomic_exchange(&hold_in, 1))
+        return; /* hold the first tick only */
+    pt_nanos give_up = pt_nanotime() + BOUND;
+    while (!atomic_load(&hold_release))
+        CHECK(pt_nanotime() < give_up);
+}
+
+static void make_held_ticker(void *arg)
+{
+    (void)arg;
+    pt_time_ticker *tk;
+    CHECK_EQ(pt_time_ticker_new(&tk, 1 * MS), 0); /* on this G's P's heap */
+    atomic_store(&held_ticker, tk);
+}
+
+static void *stop_held(void *arg)
+{
+    (void)arg;
+    CHECK_EQ(pt_time_ticker_stop(atomic_load(&held_ticker)), 0);
+    atomic_store(&held_stop_done, 1);
+    return NULL;
+}
+
+void test_time_a_ticker_stopped_while_its_tick_is_sent_receives_nothing_after(void)
+{
+    atomic_store(&held_ticker, NULL);
+    atomic_store(&hold_in, 0);
+    atomic_store(&hold_release, 0);
+    atomic_store(&held_stop_done, 0);
+    pt__time_fire_hook = hold_fire;
+    pt_sched *s = make_sched(2, PT_TIMERS_PER_P);
+    CHECK_EQ(pt_go(s, make_held_ticker, NULL), 0);
+    WAIT_FOR(atomic_load(&hold_in) && atomic_load(&held_ticker));
+    pt_time_ticker *tk = atomic_load(&held_ticker);
+    pthread_t th;
+    CHECK_EQ(pthread_create(&th, NULL, stop_held, NULL), 0);
+    /* Stop must come to wait for the held callback, not return */
+    WAIT_FOR((pt__time_timer_callbacks((pt_time_timer *)tk) & PT__CB_WAITER) ||
+             atomic_load(&held_stop_done));
+    CHECK_EQ(atomic_load(&held_stop_done), 0);
+    atomic_store(&hold_release, 1);
+    CHECK_EQ(pthread_join(th, NULL), 0);
+    pt__time_fire_hook = NULL;
+    /* what the held tick sent was discarded, and nothing comes after */
+    CHECK_EQ(pt_chan_try_recv(pt_time_ticker_chan(tk), NULL), -EAGAIN);
+    CHECK_EQ(pt_time_ticker_free(tk), 0);
+    finish_sched(s);
 }
 
 /* ---- bad input ------------------------------------------------------------------------ */

@@ -285,6 +285,14 @@ static void row_pt_timer_stop_sync(void)
     CHECK_STATUS(&t, PT_TIMER_REMOVED);
 }
 
+static void row_pt_timer_running(void)
+{
+    CHECK(!pt_timer_running(NULL));
+    pt_timer t;
+    memset(&t, 0, sizeof t); /* never initialised: no callback of it runs */
+    CHECK(!pt_timer_running(&t));
+}
+
 static void row_pt_timer_status(void)
 {
     CHECK_EQ(pt_timer_status(NULL), PT_TIMER_NOSTATUS);
@@ -491,6 +499,7 @@ static const struct badinput_row rows[] = {
     {"pt_timer_modify", row_pt_timer_modify},
     {"pt_timer_stop_sync", row_pt_timer_stop_sync},
     {"pt_timer_status", row_pt_timer_status},
+    {"pt_timer_running", row_pt_timer_running},
     {"pt_timers_check", row_pt_timers_check},
     {"pt_timers_next", row_pt_timers_next},
     {"pt_timers_move", row_pt_timers_move},
