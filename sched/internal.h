@@ -328,7 +328,7 @@ void pt__fd_dispatch(pt_sched *s, const pt_poll_event *ev, int n);
 void pt__time_cache_free(struct pt__p *p); /* the P's cached timers (destroy) */
 /* Tests: called by a heap timer's callback before it sends or starts a
  * G (NULL: none); and the heap timer's callbacks word (ptimer/status.h). */
-extern void (*pt__time_fire_hook)(struct pt_time_timer *t);
+extern void (*_Atomic pt__time_fire_hook)(struct pt_time_timer *t);
 uint32_t pt__time_timer_callbacks(struct pt_time_timer *t);
 
 /* ---- runq.c ---- */

@@ -394,6 +394,9 @@ static pt_g *find_runnable(struct pt__m *m)
         /* Idle. The order is what keeps wake-ups: see the top. */
         uint32_t seen = atomic_load_explicit(&s->park_word, memory_order_acquire);
         atomic_fetch_add_explicit(&s->npidle, 1, memory_order_seq_cst);
+        /* the increment before the looks below, on every target: a
+         * seq_cst RMW alone does not order later relaxed loads (Arm) */
+        atomic_thread_fence(memory_order_seq_cst);
         bool was_spinning = m->spinning;
         stop_spinning(m);
         pt_nanos now = pt_nanotime(), until = earliest_timer(s);

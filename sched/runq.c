@@ -120,8 +120,9 @@ static void ovf_push(struct pt__p *p, pt_g *g)
 }
 
 /* Moves up to max Gs from the head of victim's overflow into p's ring
- * from slot `at` on, past p's tail, where nobody reads until the caller
- * publishes them. Returns how many. */
+ * from slot `at` on, past p's tail, where nobody reads until they are
+ * published: here, before the overflow's new length, when p is victim (a
+ * refill: see pt__runq_empty), else by the caller. Returns how many. */
 static uint32_t ovf_take(struct pt__p *victim, struct pt__p *p, uint32_t at, uint32_t max)
 {
     if (atomic_load_explicit(&victim->ovf_len, memory_order_relaxed) == 0)
@@ -135,7 +136,10 @@ static uint32_t ovf_take(struct pt__p *victim, struct pt__p *p, uint32_t at, uin
     victim->ovf_head = g;
     if (!g)
         victim->ovf_tail = NULL;
-    atomic_store_explicit(&victim->ovf_len, len - n, memory_order_relaxed);
+    if (p == victim && n)
+        atomic_store_explicit(&p->runq_tail, at + n, memory_order_release);
+    /* release: a reader that sees the length fall sees a refill's tail */
+    atomic_store_explicit(&victim->ovf_len, len - n, memory_order_release);
     pt__unlock(&victim->ovf_lock);
     return n;
 }
@@ -171,9 +175,7 @@ static void refill(struct pt__p *p, uint32_t h, uint32_t t)
 {
     if (t - h > PT__RUNQ_SIZE / 2 || atomic_load_explicit(&p->ovf_len, memory_order_relaxed) == 0)
         return;
-    uint32_t n = ovf_take(p, p, t, PT__RUNQ_SIZE - (t - h));
-    if (n)
-        atomic_store_explicit(&p->runq_tail, t + n, memory_order_release);
+    ovf_take(p, p, t, PT__RUNQ_SIZE - (t - h)); /* publishes the tail */
 }
 
 pt_g *pt__runq_get(struct pt__p *p)
@@ -199,14 +201,18 @@ pt_g *pt__runq_get(struct pt__p *p)
 bool pt__runq_empty(struct pt__p *p)
 {
     /* the same consistent-snapshot loop as Go's runqempty: a runnext taken
-     * between the loads would otherwise make a busy P look empty */
+     * between the loads would otherwise make a busy P look empty. The
+     * overflow's length is read before the second look at the tail: a
+     * refill moving Gs from the overflow to the ring publishes the tail
+     * first, so a length seen fallen brings the new tail with it, and the
+     * loop looks again. */
     for (;;) {
         uint32_t h = atomic_load_explicit(&p->runq_head, memory_order_acquire);
         uint32_t t = atomic_load_explicit(&p->runq_tail, memory_order_acquire);
         pt_g *next = atomic_load_explicit(&p->runnext, memory_order_acquire);
+        uint32_t ovf = atomic_load_explicit(&p->ovf_len, memory_order_acquire);
         if (atomic_load_explicit(&p->runq_tail, memory_order_acquire) == t)
-            return h == t && next == NULL &&
-                   atomic_load_explicit(&p->ovf_len, memory_order_relaxed) == 0;
+            return h == t && next == NULL && ovf == 0;
     }
 }
 

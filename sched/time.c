@@ -73,6 +73,9 @@ struct pt_time_timer {
     pt_timerthread *tt;
     _Atomic uint32_t tt_pending;
     struct pt_time_timer *cache_next; /* in a P's cache */
+    /* The P heap the pt_timer was last armed on, where a lazy stop may
+     * have left it (NULL: none). Kept in the cache. */
+    pt_timers *heap;
 };
 
 /* A ticker is a timer of its own kind; the type keeps the APIs apart. */
@@ -243,7 +246,7 @@ static bool tt_stop(pt_time_timer *t)
 /* ---- the heap engine ------------------------------------------------------- */
 
 /* A heap timer's callback, on whichever thread runs that heap's timers. */
-void (*pt__time_fire_hook)(pt_time_timer *t);
+void (*_Atomic pt__time_fire_hook)(pt_time_timer *t);
 
 uint32_t pt__time_timer_callbacks(pt_time_timer *t)
 {
@@ -254,8 +257,9 @@ static void heap_fire(void *arg, uintptr_t seq)
 {
     (void)seq;
     pt_time_timer *t = arg;
-    if (pt__time_fire_hook)
-        pt__time_fire_hook(t);
+    void (*hook)(pt_time_timer *) = atomic_load_explicit(&pt__time_fire_hook, memory_order_relaxed);
+    if (hook)
+        hook(t);
     pt_nanos now = pt_nanotime();
     if (t->kind != KIND_FUNC) {
         send_time(t, now);
@@ -278,11 +282,18 @@ static int arm(pt_time_timer *t, pt_nanos when)
     pt_timers *ts = NULL;
     if (t->s && t->s->opt.timers == PT_TIMERS_PER_P)
         ts = pt__here_timers(t->s);
-    /* t in no heap (new, or unlinked) goes onto ts; one its last stop left
- * in a heap, stopped, is revived there */
+    if (ts && t->heap && t->heap != ts) {
+        /* a lazy stop left it in another P's heap, where modify would
+         * revive it: unlinked, it goes onto this P's, as its G expects */
+        pt_timer_stop_sync(&t->timer);
+        t->heap = NULL;
+    }
+    /* t in no heap goes onto ts; one a lazy stop left in ts is revived */
     if (ts && pt_timer_modify(ts, &t->timer, when, t->kind == KIND_TICKER ? t->period : 0,
-                              heap_fire, t, 0) >= 0)
+                              heap_fire, t, 0) >= 0) {
+        t->heap = ts;
         return 0;
+    }
     return tt_arm(t, when);
 }
 
@@ -345,6 +356,10 @@ static bool cache_put(pt_time_timer *t)
     struct pt__p *p = cache_p(t->s);
     if (!p || p->ntcache >= TCACHE_MAX || !t->c || !pt__chan_reuse(t->c))
         return false;
+    if (t->heap && t->heap != &p->timers) {
+        pt_timer_stop_sync(&t->timer); /* this P's next new arms it here */
+        t->heap = NULL;
+    }
     t->cache_next = p->tcache;
     p->tcache = t;
     p->ntcache++;
@@ -371,9 +386,11 @@ static int make(pt_time_timer **out, enum kind kind, pt_nanos d, pt_nanos period
     pt_time_timer *t = kind != KIND_FUNC ? cache_get(s) : NULL;
     pt_chan *c = NULL;
     if (t) {
-        /* its pt_timer is stopped, perhaps still in a heap: kept as is */
+        /* its pt_timer is stopped, perhaps still in this P's heap: kept */
         c = t->c;
+        pt_timers *heap = t->heap;
         memset((char *)t + sizeof t->timer, 0, sizeof *t - sizeof t->timer);
+        t->heap = heap;
     } else {
         if (!(t = pt__malloc(sizeof *t)))
             return -ENOMEM;

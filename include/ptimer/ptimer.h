@@ -243,7 +243,9 @@ PT_API enum pt_timer_status pt_timer_status(const pt_timer *t);
  * callbacks that ended did (acquire). So a pt_timer_stop that returned 1
  * followed by false here means: nothing of t runs, or can start before t
  * is armed again -- bRPC's unschedule answer, without the wait of
- * pt_timer_stop_sync (t stays in its heap, so it may not be freed). */
+ * pt_timer_stop_sync (t stays in its heap, so it may not be freed). A
+ * callback that stop_sync'd its own timer no longer counts: it said it
+ * is done with t. */
 PT_API bool pt_timer_running(const pt_timer *t);
 
 /* checkTimers: run every timer of ts due at `now` (0: read the clock),
