@@ -245,7 +245,6 @@ static bool tt_stop(pt_time_timer *t)
 
 /* ---- the heap engine ------------------------------------------------------- */
 
-/* A heap timer's callback, on whichever thread runs that heap's timers. */
 void (*_Atomic pt__time_fire_hook)(pt_time_timer *t);
 
 uint32_t pt__time_timer_callbacks(pt_time_timer *t)
@@ -253,6 +252,7 @@ uint32_t pt__time_timer_callbacks(pt_time_timer *t)
     return atomic_load_explicit(&t->timer.callbacks, memory_order_acquire);
 }
 
+/* A heap timer's callback, on whichever thread runs that heap's timers. */
 static void heap_fire(void *arg, uintptr_t seq)
 {
     (void)seq;
@@ -324,6 +324,21 @@ static bool stop_all(pt_time_timer *t)
 
 /* ---- making and freeing ------------------------------------------------------ */
 
+/* Frees t and its channel; a lazy stop may have left its pt_timer in a
+ * heap, so it is unlinked first. -EBUSY (nothing freed) while a G waits
+ * on the channel. */
+static int dispose(pt_time_timer *t)
+{
+    if (t->c) {
+        int r = pt_chan_free(t->c);
+        if (r < 0)
+            return r;
+    }
+    pt_timer_stop_sync(&t->timer);
+    pt__free(t);
+    return 0;
+}
+
 /* A P keeps up to this many freed timers with a channel (Timer, Ticker),
  * idle and empty, for its Gs' next new: a Go program drops its Timer to
  * the collector, and a C one frees it on the spot, so without the cache
@@ -370,9 +385,7 @@ void pt__time_cache_free(struct pt__p *p)
 {
     for (pt_time_timer *t = p->tcache, *next; t; t = next) {
         next = t->cache_next;
-        pt_chan_free(t->c);
-        pt_timer_stop_sync(&t->timer); /* out of any heap it was left in */
-        pt__free(t);
+        dispose(t); /* idle and empty: nobody waits on it */
     }
     p->tcache = NULL;
     p->ntcache = 0;
@@ -414,10 +427,7 @@ static int make(pt_time_timer **out, enum kind kind, pt_nanos d, pt_nanos period
     if (arm(t, when_of(now, d)) < 0) {
         if (t->s)
             atomic_fetch_sub_explicit(&t->s->time_timers, 1, memory_order_release);
-        if (t->c)
-            pt_chan_free(t->c);
-        pt_timer_stop_sync(&t->timer); /* a cached one may sit in a heap */
-        pt__free(t);
+        dispose(t); /* nobody has seen it */
         return -ENOMEM;
     }
     *out = t;
@@ -435,13 +445,9 @@ static int destroy(pt_time_timer *t)
     op_unlock(t);
     pt_sched *s = t->s;
     if (!cache_put(t)) {
-        if (t->c) {
-            int r = pt_chan_free(t->c);
-            if (r < 0)
-                return r; /* a G waits on it: stopped, not freed */
-        }
-        pt_timer_stop_sync(&t->timer); /* a lazy stop left it in its heap */
-        pt__free(t);
+        int r = dispose(t);
+        if (r < 0)
+            return r; /* a G waits on it: stopped, not freed */
     }
     if (s) /* release: destroy of s, seeing 0, comes after every use of t */
         atomic_fetch_sub_explicit(&s->time_timers, 1, memory_order_release);
