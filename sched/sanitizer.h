@@ -1,6 +1,7 @@
-/* The sanitizer runtimes' fiber API, behind names that compile to nothing
- * in a build without that sanitizer. Only fiber.c and stack.c use these:
- * the scheduler never calls the sanitizer API itself. */
+/* The sanitizer runtimes' fiber and poisoning APIs, behind names that
+ * compile to nothing in a build without that sanitizer. Only fiber.c,
+ * stack.c, preempt.c and time.c's cache use these: the rest of the
+ * scheduler never calls the sanitizer API itself. */
 #ifndef PT_SCHED_SANITIZER_H
 #define PT_SCHED_SANITIZER_H
 
@@ -37,6 +38,7 @@ void __sanitizer_start_switch_fiber(void **fake_stack_save, const void *bottom, 
 void __sanitizer_finish_switch_fiber(void *fake_stack_save, const void **bottom_old,
                                      size_t *size_old);
 void __asan_unpoison_memory_region(void const volatile *addr, size_t size);
+void __asan_poison_memory_region(void const volatile *addr, size_t size);
 
 /* Before a switch: the stack we go to, and where to keep the fake stack
  * (use-after-return frames) of the one we leave -- NULL when it leaves
@@ -56,6 +58,12 @@ PT__SAN_INLINE void pt__asan_unpoison(const void *lo, size_t size)
 {
     __asan_unpoison_memory_region(lo, size);
 }
+/* Memory the library keeps but nobody may touch meanwhile (a freed timer
+ * in a P's cache): an access is reported as a use after poison. */
+PT__SAN_INLINE void pt__asan_poison(const void *lo, size_t size)
+{
+    __asan_poison_memory_region(lo, size);
+}
 #else
 PT__SAN_INLINE void pt__asan_start_switch(void **fake_save, const void *lo, size_t size)
 {
@@ -66,6 +74,10 @@ PT__SAN_INLINE void pt__asan_finish_switch(void *fake)
     (void)fake;
 }
 PT__SAN_INLINE void pt__asan_unpoison(const void *lo, size_t size)
+{
+    (void)lo, (void)size;
+}
+PT__SAN_INLINE void pt__asan_poison(const void *lo, size_t size)
 {
     (void)lo, (void)size;
 }

@@ -46,6 +46,7 @@
 #include "ptimer/base/lock.h"
 #include "sched/chan.h"
 #include "sched/internal.h"
+#include "sched/sanitizer.h"
 
 /* AfterFunc found no memory for its G: it tries again this much later
  * rather than lose f (Go would have thrown). */
@@ -346,6 +347,13 @@ static int dispose(pt_time_timer *t)
  * chan-timeout's instructions). Only the P's own M touches it. */
 #define TCACHE_MAX 32
 
+/* While cached, what a caller's stale pointer would reach (everything but
+ * the pt_timer, which a heap may still hold stopped, and the cache's own
+ * links) is poisoned for AddressSanitizer: Go would keep such a Timer
+ * alive; a C caller using one it freed has a bug that should be seen. */
+#define CACHED_LO(t) ((char *)(t) + offsetof(pt_time_timer, kind))
+#define CACHED_LEN (offsetof(pt_time_timer, cache_next) - offsetof(pt_time_timer, kind))
+
 static struct pt__p *cache_p(pt_sched *s)
 {
     struct pt__m *m = s ? pt__cur_m() : NULL;
@@ -361,6 +369,7 @@ static pt_time_timer *cache_get(pt_sched *s)
     if (t) {
         p->tcache = t->cache_next;
         p->ntcache--;
+        pt__asan_unpoison(CACHED_LO(t), CACHED_LEN);
     }
     return t;
 }
@@ -378,6 +387,7 @@ static bool cache_put(pt_time_timer *t)
     t->cache_next = p->tcache;
     p->tcache = t;
     p->ntcache++;
+    pt__asan_poison(CACHED_LO(t), CACHED_LEN);
     return true;
 }
 
@@ -385,6 +395,7 @@ void pt__time_cache_free(struct pt__p *p)
 {
     for (pt_time_timer *t = p->tcache, *next; t; t = next) {
         next = t->cache_next;
+        pt__asan_unpoison(CACHED_LO(t), CACHED_LEN);
         dispose(t); /* idle and empty: nobody waits on it */
     }
     p->tcache = NULL;

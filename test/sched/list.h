@@ -72,6 +72,7 @@ PT_TEST(unit, time_timers_from_a_plain_thread)
 PT_TEST(unit, time_destroy_is_busy_while_a_timer_lives)
 PT_TEST(unit, time_new_fails_with_enomem_and_makes_nothing)
 PT_TEST(unit, time_a_freed_timer_serves_its_ps_next_new_as_new)
+PT_TEST(unit, time_a_cached_timer_used_after_free_is_reported_by_asan)
 PT_TEST(unit, time_a_ticker_stopped_while_its_tick_is_sent_receives_nothing_after)
 /* bad input */
 PT_TEST(unit, every_sched_call_rejects_bad_input)

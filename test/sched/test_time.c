@@ -12,11 +12,14 @@
 #include <stdint.h>
 
 #include <pthread.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "ptimer/base/alloc.h"
 #include "ptimer/status.h"
 #include "ptimer/timerthread.h"
 #include "sched/internal.h"
+#include "sched/sanitizer.h"
 #include "util.h"
 
 #define MODE_NAME(m) ((m) == PT_TIMERS_PER_P ? "per-P" : "timerthread")
@@ -906,6 +909,36 @@ void test_time_a_freed_timer_serves_its_ps_next_new_as_new(void)
         CHECK_EQ(pt_go(s, cache_reuse, NULL), 0);
         finish_sched(s);
     }
+}
+
+/* A Timer in a P's cache is poisoned for AddressSanitizer: a caller that
+ * stops one it freed is reported, not silently served (run in a child). */
+__attribute__((unused)) static void stop_after_free(void *arg)
+{
+    (void)arg;
+    pt_time_timer *t;
+    CHECK_EQ(pt_time_timer_new(&t, 1000 * SEC), 0);
+    CHECK_EQ(pt_time_timer_free(t), 0); /* into the P's cache */
+    pt_time_timer_stop(t);              /* the caller's bug */
+}
+
+void test_time_a_cached_timer_used_after_free_is_reported_by_asan(void)
+{
+#ifdef PT__ASAN
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        if (!freopen("/dev/null", "w", stderr)) /* the report is expected */
+            _exit(3);
+        pt_sched_run(&(pt_sched_options){1, 0, PT_TIMERS_PER_P}, stop_after_free, NULL);
+        _exit(0);
+    }
+    int status;
+    CHECK_EQ(waitpid(pid, &status, 0), pid);
+    CHECK(!(WIFEXITED(status) && WEXITSTATUS(status) == 0));
+#else
+    printf("not an AddressSanitizer build: nothing to look at\n");
+#endif
 }
 
 /* ---- Stop while a tick is being sent ------------------------------------------------ */
