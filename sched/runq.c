@@ -38,17 +38,24 @@ static inline void slot_store(struct pt__p *p, uint32_t i, pt_g *g)
     atomic_store_explicit(&p->runq[i & MASK], g, memory_order_relaxed);
 }
 
+/* Appends the chain first..last (linked by next) to the list *head..*tail,
+ * under the list's lock: the global queue and a P's overflow. */
+static inline void chain_append(pt_g **head, pt_g **tail, pt_g *first, pt_g *last)
+{
+    last->next = NULL;
+    if (*tail)
+        (*tail)->next = first;
+    else
+        *head = first;
+    *tail = last;
+}
+
 /* ---- the global queue (s->lock) ---- */
 
 void pt__globq_put_batch(pt_sched *s, pt_g *head, pt_g *tail, uint32_t n)
 {
-    tail->next = NULL;
     pt__lock(&s->lock);
-    if (s->globq_tail)
-        s->globq_tail->next = head;
-    else
-        s->globq_head = head;
-    s->globq_tail = tail;
+    chain_append(&s->globq_head, &s->globq_tail, head, tail);
     /* release: a lock-free reader that sees the length sees the Gs once it
      * takes the lock (the length is only a hint for those readers) */
     atomic_store_explicit(&s->globq_len,
@@ -105,13 +112,8 @@ pt_g *pt__globq_get(pt_sched *s, struct pt__p *p, uint32_t max)
 
 static void ovf_push(struct pt__p *p, pt_g *g)
 {
-    g->next = NULL;
     pt__lock(&p->ovf_lock);
-    if (p->ovf_tail)
-        p->ovf_tail->next = g;
-    else
-        p->ovf_head = g;
-    p->ovf_tail = g;
+    chain_append(&p->ovf_head, &p->ovf_tail, g, g);
     pt__count(&p->n_overflowed, 1);
     atomic_store_explicit(&p->ovf_len,
                           atomic_load_explicit(&p->ovf_len, memory_order_relaxed) + 1,
@@ -170,12 +172,12 @@ void pt__runq_put(struct pt__p *p, pt_g *g, bool next)
 }
 
 /* Tops up the ring from the overflow once it is half empty: one lock per
- * half a ring of Gs. */
-static void refill(struct pt__p *p, uint32_t h, uint32_t t)
+ * half a ring of Gs. Returns the ring's tail (only this M moves it). */
+static uint32_t refill(struct pt__p *p, uint32_t h, uint32_t t)
 {
     if (t - h > PT__RUNQ_SIZE / 2 || atomic_load_explicit(&p->ovf_len, memory_order_relaxed) == 0)
-        return;
-    ovf_take(p, p, t, PT__RUNQ_SIZE - (t - h)); /* publishes the tail */
+        return t;
+    return t + ovf_take(p, p, t, PT__RUNQ_SIZE - (t - h)); /* publishes the tail */
 }
 
 pt_g *pt__runq_get(struct pt__p *p)
@@ -186,9 +188,7 @@ pt_g *pt__runq_get(struct pt__p *p)
         return next;
     for (;;) {
         uint32_t h = atomic_load_explicit(&p->runq_head, memory_order_acquire);
-        uint32_t t = atomic_load_explicit(&p->runq_tail, memory_order_relaxed);
-        refill(p, h, t);
-        t = atomic_load_explicit(&p->runq_tail, memory_order_relaxed);
+        uint32_t t = refill(p, h, atomic_load_explicit(&p->runq_tail, memory_order_relaxed));
         if (t == h)
             return NULL;
         pt_g *g = slot_load(p, h);
@@ -230,10 +230,9 @@ static uint32_t grab(struct pt__p *p, struct pt__p *victim, uint32_t at, bool ta
         uint32_t n = t - h;
         n -= n / 2;
         if (n == 0) {
-            uint32_t len = atomic_load_explicit(&victim->ovf_len, memory_order_relaxed);
-            if (len && (n = ovf_take(victim, p, at, (len + 1) / 2 < PT__RUNQ_SIZE / 2
-                                                        ? (len + 1) / 2
-                                                        : PT__RUNQ_SIZE / 2)))
+            uint32_t half = (atomic_load_explicit(&victim->ovf_len, memory_order_relaxed) + 1) / 2;
+            if (half && (n = ovf_take(victim, p, at, half < PT__RUNQ_SIZE / 2 ? half
+                                                                            : PT__RUNQ_SIZE / 2)))
                 return n;
             if (!take_next)
                 return 0;
@@ -299,12 +298,7 @@ void pt__runq_put_slow_all(struct pt__p *p)
     pt_g *head = NULL, *tail = NULL, *g;
     uint32_t n = 0;
     while ((g = pt__runq_get(p))) {
-        g->next = NULL;
-        if (tail)
-            tail->next = g;
-        else
-            head = g;
-        tail = g;
+        chain_append(&head, &tail, g, g);
         n++;
     }
     if (n)

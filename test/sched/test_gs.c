@@ -146,8 +146,7 @@ void test_gs_past_a_full_ring_run_after_it_in_the_order_they_came(void)
 static void ovf_holder(void *arg)
 {
     pt_sched *s = arg;
-    for (int i = 0; i < OVF_N; i++)
-        CHECK_EQ(pt_go(NULL, ovf_child, (void *)(intptr_t)i), 0);
+    ovf_spawner(NULL);
     CHECK(stats_of(s).overflowed > 0);
     CHECK_EQ(pt_sched_set_procs(s, 2), 0);
     pt_nanos deadline = pt_nanotime() + BOUND;
