@@ -8,11 +8,12 @@
  * gopark runs its unlock function on g0 for the same reason). Two places
  * qualify. A G switches to its M's g0, which does it and then looks for
  * work; or, when the M would only take the head of its own P's queue
- * next (pt__next_local), a G that parks or exits switches straight to
- * that G (a handoff), and the G switched to does it first thing, on its
- * own stack (arrive). A ping-pong pair then costs two switches a round
- * trip instead of four, and no pass through the search for work. A G
- * that yields, or is preempted, always goes through g0. */
+ * next and run the P's due timers (pt__next_local), a G that parks or
+ * exits switches straight to that G (a handoff), and the G switched to
+ * does it first thing, on its own stack, then the timers (arrive). A
+ * ping-pong pair then costs two switches a round trip instead of four,
+ * and no pass through the search for work. A G that yields, or is
+ * preempted, always goes through g0. */
 #include <errno.h>
 #include <limits.h>
 #include <string.h>
@@ -26,16 +27,26 @@
 
 static void g_entry(void *arg);
 
+/* A G lives at the top of its own stack mapping, above its first frame:
+ * the page a parked G keeps resident holds both, and the fields a park
+ * touches sit next to the frames it touches. Each G starts a different
+ * number of cache lines below the top (its colour), so that a thousand
+ * Gs' hot lines do not all fall in the same few L1 sets, as they would
+ * at one page offset. */
+#define G_COLOURS 16u
+
 static pt_g *g_new(pt_sched *s)
 {
-    pt_g *g = pt__malloc(sizeof *g);
-    if (!g)
+    static _Atomic uint32_t colour;
+    size_t room = (sizeof(pt_g) + 63) / 64 * 64 + 64 * G_COLOURS;
+    struct pt__stack st;
+    if (pt__stack_alloc(&st, s->stack_size + room) < 0)
         return NULL;
+    uint32_t c = atomic_fetch_add_explicit(&colour, 1, memory_order_relaxed) % G_COLOURS;
+    uintptr_t top = (uintptr_t)st.lo + st.size - 64 * c - sizeof(pt_g);
+    pt_g *g = (pt_g *)(top & ~(uintptr_t)63);
     memset(g, 0, sizeof *g);
-    if (pt__stack_alloc(&g->stack, s->stack_size) < 0) {
-        pt__free(g);
-        return NULL;
-    }
+    g->stack = st;
     g->s = s;
     g->tt_task = PT_INVALID_TASK_ID;
     atomic_init(&g->status, PT__G_IDLE);
@@ -45,10 +56,10 @@ static pt_g *g_new(pt_sched *s)
 
 static void g_free(pt_g *g)
 {
+    struct pt__stack st = g->stack; /* g is in it */
     pt__g_timer_fini(g);
     pt__fiber_destroy(&g->fiber);
-    pt__stack_free(&g->stack);
-    pt__free(g);
+    pt__stack_free(&st);
 }
 
 /* The global pool is a stack of batches, each a chain of Gs (linked by
@@ -220,6 +231,21 @@ void pt__execute(struct pt__m *m, pt_g *g)
     }
 }
 
+/* The stack a G switched to needs free for the P's due timers to run
+ * on it: their callbacks ready Gs, send on channels and may start Gs
+ * (AfterFunc), with a stack mapped by a system call. Below this the G
+ * switches to g0, whose stack is the thread's. */
+#ifdef PT__ASAN
+#define TIMERS_STACK_ROOM (48 * 1024)
+#else
+#define TIMERS_STACK_ROOM (16 * 1024)
+#endif
+
+static inline bool timers_room(const pt_g *g)
+{
+    return (size_t)((const char *)g->fiber.ctx.sp - (const char *)g->stack.lo) >= TIMERS_STACK_ROOM;
+}
+
 /* The G that from, leaving m with from->action set, switches straight
  * to, or NULL: from goes to g0 instead, which first runs the G picked
  * here, if any (runnow). A G preempted in a region resumes inside the
@@ -234,7 +260,8 @@ static inline __attribute__((always_inline)) pt_g *hand_off(struct pt__m *m, pt_
 {
     pt_g *next = pt__next_local(m, from->clock_hint);
     from->clock_hint = 0;
-    if (!next || atomic_load_explicit(&next->preemptible, memory_order_relaxed) != 0) {
+    if (!next || atomic_load_explicit(&next->preemptible, memory_order_relaxed) != 0 ||
+        (m->due_now && !timers_room(next))) {
         m->runnow = next;
         return NULL;
     }
@@ -247,9 +274,11 @@ static inline __attribute__((always_inline)) pt_g *hand_off(struct pt__m *m, pt_
 }
 
 /* First thing on a G that was switched to: if the M came from another G
- * (a handoff), do what that one asked, then take the M. That one's park
- * refused: it resumes at once, and this G goes back to the head of the
- * queue, by the same route. */
+ * (a handoff), do what that one asked, then run the P's due timers, then
+ * take the M. That one's park refused: it resumes at once, and this G
+ * goes back to the head of the queue, by the same route. The timers run
+ * after the commit, never before: a G parking on a Timer's channel holds
+ * that channel's lock until its commit, and the Timer may be due. */
 static void g_arrive(pt_g *self)
 {
     struct pt__m *m = pt__cur_m();
@@ -268,6 +297,7 @@ static void g_arrive(pt_g *self)
         if (!(prev = m->handoff))
             return;
     }
+    pt__run_due_timers(m);
     /* release: the monitor, reading curg, reads the G too (preempt.c) */
     atomic_store_explicit(&m->curg, self, memory_order_release);
 }
@@ -348,7 +378,7 @@ int pt_go(pt_sched *s, void (*fn)(void *), void *arg)
         g->id = atomic_fetch_add_explicit(&s->next_gid, 1, memory_order_relaxed) + 1;
         atomic_fetch_add_explicit(&s->st.gs_created, 1, memory_order_relaxed);
     }
-    pt__fiber_make(&g->fiber, g->stack.lo, g->stack.size, g_entry, g);
+    pt__fiber_make(&g->fiber, g->stack.lo, (size_t)((char *)g - (char *)g->stack.lo), g_entry, g);
     atomic_store_explicit(&g->status, PT__G_RUNNABLE, memory_order_relaxed);
     atomic_fetch_add_explicit(&s->gcount, 1, memory_order_relaxed);
     pt__g_put_runnable(s, g);

@@ -166,9 +166,9 @@ struct pt__m {
     /* A G picked to run next by a G that could not switch to it (it was
      * preempted in a region): g0 runs it before looking for work (M only). */
     pt_g *runnow;
-    /* The clock as pt__next_local read it when it found a timer due and
-     * sent the G to g0: the time g0 runs the timers at, read once (M only;
-     * 0: none). */
+    /* The clock as pt__next_local read it when it found a timer due: the
+     * time the G switched to, or g0, runs them at, read once (M only; 0:
+     * none). */
     pt_nanos due_now;
     bool running_timers; /* in run_timers: its readies go behind the queue (M only) */
 };
@@ -249,9 +249,14 @@ void pt__wakep(pt_sched *s);
 /* A P's pt_wake_func: a new earliest timer (Go's wakeNetPoller). */
 void pt__wake_timers(void *p, pt_nanos when);
 /* On a G about to park or exit: the G its M would run next, taken from
- * the M's own P, when going back to g0 would do nothing but take it (not
- * the 61st round, no timer due, not stopping or retiring); else NULL. */
+ * the head of the M's own P's queue, when going back to g0 would do
+ * nothing but take it and run the P's due timers (not the 61st round, not
+ * stopping or retiring); else NULL. Due timers leave the time in
+ * m->due_now: whoever runs next on the M runs them first
+ * (pt__run_due_timers), as the Gs they ready go behind the one taken. */
 pt_g *pt__next_local(struct pt__m *m, pt_nanos now); /* now: 0, or a clock read just made */
+/* Runs the M's own P's timers found due by pt__next_local, if any. */
+void pt__run_due_timers(struct pt__m *m);
 /* Wakes every idle M (destroy, set_procs). */
 void pt__wake_all(pt_sched *s);
 /* The heap a timer armed now belongs on: the calling M's P's, when the

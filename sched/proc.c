@@ -145,10 +145,8 @@ pt_g *pt__next_local(struct pt__m *m, pt_nanos now)
         /* a hint some ns old at most: a timer it misses runs next round */
         if (now == 0)
             now = pt_nanotime();
-        if (due <= now) {
-            m->due_now = now;
-            return NULL;
-        }
+        if (due <= now)
+            m->due_now = now; /* for the G switched to, or g0 */
     }
     return pt__runq_get(p);
 }
@@ -202,6 +200,15 @@ static void run_timers(struct pt__m *m, struct pt__p *q, pt_nanos now)
     m->running_timers = false;
     if (n > 0)
         pt__count(q == m->p ? &m->p->n_timers_owner : &m->p->n_timers_stolen, (uint64_t)n);
+}
+
+void pt__run_due_timers(struct pt__m *m)
+{
+    pt_nanos now = m->due_now;
+    if (now == 0)
+        return;
+    m->due_now = 0;
+    run_timers(m, m->p, now);
 }
 
 /* The earliest timer of any P (0: none). */
@@ -456,6 +463,7 @@ void *pt__m_main(void *arg)
     pt_g *g;
     while ((g = m->runnow) || (g = find_runnable(m))) {
         m->runnow = NULL;
+        pt__run_due_timers(m); /* a G picked with timers due: they run first */
         pt__count32(&m->p->schedtick, 1);
         pt__execute(m, g);
     }

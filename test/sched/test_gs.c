@@ -72,6 +72,46 @@ static void tree(void *arg)
     }
 }
 
+/* ---- the stack a G asked for ------------------------------------------- */
+
+/* Frames of over 1000 bytes, each touched at both ends, until the stack
+ * from `top` down spans `want` bytes (a frame's size differs from build
+ * to build: ASan's are larger). Returns the levels it went down. */
+static __attribute__((noinline)) int use_stack(const char *top, size_t want)
+{
+    volatile char pad[1000];
+    pad[0] = 1;
+    pad[sizeof pad - 1] = pad[0];
+    int below = 0;
+    if ((uintptr_t)top - (uintptr_t)pad < want)
+        below = use_stack(top, want);
+    return below + (pad[sizeof pad - 1] == 1);
+}
+
+static void use_15_and_a_half_kib(void *arg)
+{
+    *(int *)arg = use_stack(__builtin_frame_address(0), 15 * 1024 + 512);
+}
+
+/* A G lives in its stack's mapping, above the stack: the room it takes
+ * is added, so a G still has all the stack it asked for. 15.5 KiB of
+ * frames in a 16 KiB stack reach the guard page (a crash) if the G is
+ * carved out of the 16 KiB instead. */
+void test_a_g_has_the_whole_stack_it_asked_for(void)
+{
+    pt_sched_options o = {1, 0, PT_TIMERS_PER_P};
+    o.stack_size = 16 * 1024;
+    int levels[4] = {0};
+    pt_sched *s = NULL;
+    CHECK_EQ(pt_sched_create(&s, &o), 0);
+    for (int i = 0; i < 4; i++) /* Gs at different offsets in their mappings */
+        CHECK_EQ(pt_go(s, use_15_and_a_half_kib, &levels[i]), 0);
+    CHECK_EQ(pt_sched_wait(s), 0);
+    CHECK_EQ(pt_sched_destroy(s), 0);
+    for (int i = 0; i < 4; i++)
+        CHECK(levels[i] >= 12);
+}
+
 void test_sched_run_returns_only_when_every_g_has_finished(void)
 {
     atomic_store(&ran, 0);

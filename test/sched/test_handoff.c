@@ -234,3 +234,113 @@ void test_handoff_skips_a_preempted_g_and_runs_it_from_g0(void)
     CHECK(st.preempts >= 2);
 #endif
 }
+
+/* ---- due timers: run by the G handed to, after the commit ----------------- */
+
+struct due {
+    pt_time_timer *t;
+    char seq[4];
+    int len;
+    int recv_rc;
+    bool stop_saw_fired; /* B found the Timer fired before it ran */
+};
+
+static struct due due;
+
+static void due_second(void *arg)
+{
+    (void)arg;
+    /* 0: already fired -- by this G's arrival, before this body runs */
+    due.stop_saw_fired = pt_time_timer_stop(due.t) == 0;
+    due.seq[due.len++] = 'B';
+}
+
+static void due_first(void *arg)
+{
+    (void)arg;
+    CHECK_EQ(pt_go(NULL, due_second, NULL), 0); /* first in line */
+    pt_nanos start = pt_nanotime();
+    CHECK_EQ(pt_time_timer_new(&due.t, 1 * US), 0);
+    /* due before the park, with no switch in between to run it */
+    while (pt_nanotime() < start + 20 * US)
+        ;
+    pt_nanos fired = 0;
+    due.recv_rc = pt_chan_recv(pt_time_timer_chan(due.t), &fired);
+    due.seq[due.len++] = 'A';
+    CHECK_EQ(pt_time_timer_free(due.t), 0); /* before destroy, which refuses a live one */
+}
+
+/* A parks on the channel of a Timer already due, holding that channel's
+ * lock until its commit; its P's queue holds B. The park hands the M to
+ * B, whose arrival does A's commit and only then the P's due timers: the
+ * Timer's send, run before the commit, would spin on the lock A holds.
+ * The Timer readies A behind B. Two handoffs: A's park, B's exit. */
+void test_handoff_runs_due_timers_after_the_commit(void)
+{
+    memset(&due, 0, sizeof due);
+    pt_sched *s = make_sched(1, PT_TIMERS_PER_P);
+    CHECK_EQ(pt_go(s, due_first, NULL), 0);
+    CHECK_EQ(pt_sched_wait(s), 0);
+    pt_sched_stats st = stats_of(s);
+    CHECK_EQ(pt_sched_destroy(s), 0);
+    CHECK_EQ(due.recv_rc, 1);
+    CHECK(due.stop_saw_fired);
+    CHECK_EQ(due.len, 2);
+    CHECK(memcmp(due.seq, "BA", 2) == 0);
+    CHECK(st.handoffs >= 2);
+    CHECK(st.timers_run_owner >= 1);
+}
+
+/* ---- due timers on a small stack: g0 runs them ---------------------------- */
+
+struct deep {
+    int sleeps;
+    long woke;
+};
+
+/* Spends about `kib` KiB of stack, then sleeps at the bottom. */
+static __attribute__((noinline)) void sleep_deep(struct deep *d, int kib)
+{
+    volatile char pad[1024];
+    pad[0] = (char)kib;
+    pad[sizeof pad - 1] = pad[0];
+    if (kib > 1) {
+        sleep_deep(d, kib - 1);
+    } else {
+        for (int i = 0; i < d->sleeps; i++) {
+            CHECK_EQ(pt_sleep(1 * US), 0);
+            d->woke++;
+        }
+    }
+    CHECK_EQ(pad[sizeof pad - 1], (char)kib);
+}
+
+static void deep_g(void *arg)
+{
+    sleep_deep(arg, 10);
+}
+
+/* Gs of 16 KiB stacks, each sleeping 10 KiB down: every park finds
+ * timers due and the next G first in line, resumed where it has too little
+ * stack left for the timers' callbacks (a G's allocation, a futex wake).
+ * Those parks go through g0, whose stack is the thread's: every sleep
+ * wakes, and nothing overflows onto a guard page. */
+void test_due_timers_never_run_on_a_g_short_of_stack(void)
+{
+    enum { N = 8 };
+    struct deep d[N];
+    pt_sched_options o = {1, 0, PT_TIMERS_PER_P};
+    o.stack_size = 16 * 1024;
+    pt_sched *s = NULL;
+    CHECK_EQ(pt_sched_create(&s, &o), 0);
+    for (int i = 0; i < N; i++) {
+        d[i] = (struct deep){.sleeps = SCALE(2000)};
+        CHECK_EQ(pt_go(s, deep_g, &d[i]), 0);
+    }
+    CHECK_EQ(pt_sched_wait(s), 0);
+    pt_sched_stats st = stats_of(s);
+    CHECK_EQ(pt_sched_destroy(s), 0);
+    for (int i = 0; i < N; i++)
+        CHECK_EQ(d[i].woke, d[i].sleeps);
+    CHECK(st.timers_run_owner >= (uint64_t)(N * d[0].sleeps) / 2);
+}
