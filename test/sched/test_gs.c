@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sched/internal.h" /* PT__RUNQ_SIZE */
 #include "util.h"
 
 /* ---- spawning ---------------------------------------------------------- */
@@ -148,7 +149,7 @@ void test_yield_lets_the_other_runnable_gs_run(void)
 
 /* ---- past a full ring: the overflow ---------------------------------- */
 
-#define OVF_N 600 /* more than a ring of 256 */
+#define OVF_N ((int)(2 * PT__RUNQ_SIZE + 88)) /* more than a ring */
 static int ovf_order[OVF_N];
 static atomic_int ovf_ran;
 
@@ -158,7 +159,7 @@ static void ovf_child(void *arg)
 }
 
 /* Each pt_go puts its child first in line and the one before behind
- * the queue: 599 children queue behind the ring's 256. */
+ * the queue: OVF_N - 1 children queue, past the ring's PT__RUNQ_SIZE. */
 static void ovf_spawner(void *arg)
 {
     (void)arg;
@@ -176,7 +177,7 @@ void test_gs_past_a_full_ring_run_after_it_in_the_order_they_came(void)
     CHECK_EQ(ovf_order[0], OVF_N - 1); /* the last one, first in line */
     for (int i = 1; i < OVF_N; i++)
         CHECK_EQ(ovf_order[i], i - 1); /* then ring and overflow, in order */
-    CHECK_EQ(stats_of(s).overflowed, OVF_N - 1 - 256);
+    CHECK_EQ(stats_of(s).overflowed, OVF_N - 1 - PT__RUNQ_SIZE);
     CHECK_EQ(pt_sched_destroy(s), 0);
 }
 
@@ -202,7 +203,7 @@ void test_a_thief_takes_gs_from_the_overflow_of_a_p_held_by_one_g(void)
     CHECK_EQ(pt_sched_wait(s), 0);
     CHECK_EQ(atomic_load(&ovf_ran), OVF_N);
     pt_sched_stats st = stats_of(s);
-    CHECK_EQ(st.overflowed, OVF_N - 1 - 256);
+    CHECK_EQ(st.overflowed, OVF_N - 1 - PT__RUNQ_SIZE);
     CHECK_EQ(st.steals, OVF_N); /* every child ran on P 1 */
     CHECK_EQ(pt_sched_destroy(s), 0);
 }
