@@ -148,6 +148,22 @@ static uint32_t ovf_take(struct pt__p *victim, struct pt__p *p, uint32_t at, uin
 
 /* ---- a P's ring ---- */
 
+/* The G after the one taken is run next: start loading its struct and
+ * the frames it stopped in, just below it (a G lives above its stack,
+ * g.c), while this one runs -- a few hundred ns ahead of the switch,
+ * which otherwise waits for each line in turn. A park's frames are 256
+ * bytes deep from a sleep; a deeper park gets its top lines loaded. The
+ * slot may be stale (a thief took it): a prefetch of any address is
+ * harmless. */
+#define PREFETCH_FRAMES 320
+
+static inline void prefetch_g(const pt_g *g)
+{
+    const char *top = (const char *)g + sizeof *g;
+    for (const char *a = (const char *)g - PREFETCH_FRAMES; a < top; a += 64)
+        __builtin_prefetch(a, 1, 3);
+}
+
 void pt__runq_put(struct pt__p *p, pt_g *g, bool next)
 {
     if (next) {
@@ -193,8 +209,11 @@ pt_g *pt__runq_get(struct pt__p *p)
             return NULL;
         pt_g *g = slot_load(p, h);
         if (atomic_compare_exchange_weak_explicit(&p->runq_head, &h, h + 1, memory_order_release,
-                                                  memory_order_relaxed))
+                                                  memory_order_relaxed)) {
+            if (t - h > 1)
+                prefetch_g(slot_load(p, h + 1));
             return g;
+        }
     }
 }
 
