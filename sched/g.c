@@ -32,20 +32,42 @@ static void g_entry(void *arg);
  * touches sit next to the frames it touches. Each G starts a different
  * number of cache lines below the top (its colour), so that a thousand
  * Gs' hot lines do not all fall in the same few L1 sets, as they would
- * at one page offset. */
+ * at one page offset. Between the stack and the G, a canary: a write
+ * running up off the stack's top frame, which used to fault past the
+ * mapping's end, would otherwise corrupt the G in silence; every switch
+ * out checks it (g_check). */
 #define G_COLOURS 16u
+#define G_CANARY 0x70745f675f746f70ull /* "pot_g_tp" */
+
+static inline uint64_t *g_canary(const pt_g *g)
+{
+    return (uint64_t *)g - 1;
+}
+
+/* The G's stack: [stack.lo, its canary). */
+static inline size_t g_stack_size(const pt_g *g)
+{
+    return (size_t)((const char *)g_canary(g) - (const char *)g->stack.lo);
+}
+
+static inline void g_check(const pt_g *g)
+{
+    if (*g_canary(g) != G_CANARY)
+        pt__sched_bad(g, "a switch: the stack overran its top into the G");
+}
 
 static pt_g *g_new(pt_sched *s)
 {
     static _Atomic uint32_t colour;
-    size_t room = (sizeof(pt_g) + 63) / 64 * 64 + 64 * G_COLOURS;
+    size_t room = (sizeof(pt_g) + 63) / 64 * 64 + 64 * G_COLOURS + 64;
     struct pt__stack st;
-    if (pt__stack_alloc(&st, s->stack_size + room) < 0)
+    if (s->stack_size > SIZE_MAX - room || pt__stack_alloc(&st, s->stack_size + room) < 0)
         return NULL;
     uint32_t c = atomic_fetch_add_explicit(&colour, 1, memory_order_relaxed) % G_COLOURS;
     uintptr_t top = (uintptr_t)st.lo + st.size - 64 * c - sizeof(pt_g);
     pt_g *g = (pt_g *)(top & ~(uintptr_t)63);
     memset(g, 0, sizeof *g);
+    *g_canary(g) = G_CANARY;
     g->stack = st;
     g->s = s;
     g->tt_task = PT_INVALID_TASK_ID;
@@ -235,8 +257,8 @@ void pt__execute(struct pt__m *m, pt_g *g)
  * on it: their callbacks ready Gs, send on channels and may start Gs
  * (AfterFunc), with a stack mapped by a system call. Below this the G
  * switches to g0, whose stack is the thread's. */
-#ifdef PT__ASAN
-#define TIMERS_STACK_ROOM (48 * 1024)
+#if defined(PT__ASAN) || defined(PT__TSAN)
+#define TIMERS_STACK_ROOM (48 * 1024) /* larger frames, and a report's own */
 #else
 #define TIMERS_STACK_ROOM (16 * 1024)
 #endif
@@ -291,6 +313,10 @@ static void g_arrive(pt_g *self)
             break;
         self->action = PT__G_DO_NEXT;
         m->handoff = self;
+        /* prev runs the due timers on arrival: only with room for them
+         * (else the next look at the timers does) */
+        if (m->due_now && !timers_room(prev))
+            m->due_now = 0;
         pt__fiber_switch(&self->fiber, &prev->fiber);
         /* resumed by a later switch, here or on another M */
         m = pt__cur_m();
@@ -312,6 +338,7 @@ static void g_entry(void *arg)
     /* a G that returned inside a region: nothing may preempt its exit */
     atomic_store_explicit(&g->preemptible, 0, memory_order_relaxed);
     atomic_signal_fence(memory_order_seq_cst);
+    g_check(g);
     g->action = PT__G_DO_EXIT;
     struct pt__m *m = pt__cur_m();
     pt_g *next = hand_off(m, g);
@@ -327,6 +354,7 @@ static void g_switch_out(pt_g *g, uint32_t action)
      * that would corrupt the G, so it stops here. */
     if (atomic_load_explicit(&g->preemptible, memory_order_relaxed))
         pt__sched_bad(g, "a yield or park inside a preemptible region");
+    g_check(g);
     g->action = action;
     struct pt__m *m = pt__cur_m();
     pt_g *next = action == PT__G_DO_PARK ? hand_off(m, g) : NULL;
@@ -378,7 +406,7 @@ int pt_go(pt_sched *s, void (*fn)(void *), void *arg)
         g->id = atomic_fetch_add_explicit(&s->next_gid, 1, memory_order_relaxed) + 1;
         atomic_fetch_add_explicit(&s->st.gs_created, 1, memory_order_relaxed);
     }
-    pt__fiber_make(&g->fiber, g->stack.lo, (size_t)((char *)g - (char *)g->stack.lo), g_entry, g);
+    pt__fiber_make(&g->fiber, g->stack.lo, g_stack_size(g), g_entry, g);
     atomic_store_explicit(&g->status, PT__G_RUNNABLE, memory_order_relaxed);
     atomic_fetch_add_explicit(&s->gcount, 1, memory_order_relaxed);
     pt__g_put_runnable(s, g);

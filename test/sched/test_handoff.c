@@ -1,6 +1,7 @@
 /* Handoffs: a G that parks or exits switches straight to the G at the
  * head of its P's queue, which first does what the other asked for (its
  * park's commit, or its return to the pool), and only then runs on. */
+#include <alloca.h>
 #include <errno.h>
 #include <string.h>
 
@@ -259,15 +260,39 @@ static void due_first(void *arg)
 {
     (void)arg;
     CHECK_EQ(pt_go(NULL, due_second, NULL), 0); /* first in line */
-    pt_nanos start = pt_nanotime();
-    CHECK_EQ(pt_time_timer_new(&due.t, 1 * US), 0);
-    /* due before the park, with no switch in between to run it */
-    while (pt_nanotime() < start + 20 * US)
-        ;
+    /* 1 ns: due by the park's look at the clock, with no switch in
+     * between to run it */
+    CHECK_EQ(pt_time_timer_new(&due.t, 1), 0);
     pt_nanos fired = 0;
     due.recv_rc = pt_chan_recv(pt_time_timer_chan(due.t), &fired);
     due.seq[due.len++] = 'A';
     CHECK_EQ(pt_time_timer_free(due.t), 0); /* before destroy, which refuses a live one */
+}
+
+/* Runs fn(arg) as the one G of a fresh 1-P scheduler until a run in
+ * which the monitor ran no timer: the tests below set up a Timer due at
+ * a park, and the monitor, finding the P busy past a round, may run it
+ * first (a sanitized build is slow enough to, often). Returns that run's
+ * counters. */
+static pt_sched_stats run_without_the_monitor(void (*fn)(void *), void *arg, void (*reset)(void))
+{
+    for (int attempt = 0; attempt < 50; attempt++) {
+        reset();
+        pt_sched *s = make_sched(1, PT_TIMERS_PER_P);
+        CHECK_EQ(pt_go(s, fn, arg), 0);
+        CHECK_EQ(pt_sched_wait(s), 0);
+        pt_sched_stats st = stats_of(s);
+        CHECK_EQ(pt_sched_destroy(s), 0);
+        if (st.timers_run_sysmon == 0)
+            return st;
+    }
+    CHECK(!"the monitor ran the Timer in 50 runs of 50");
+    return (pt_sched_stats){0};
+}
+
+static void due_reset(void)
+{
+    memset(&due, 0, sizeof due);
 }
 
 /* A parks on the channel of a Timer already due, holding that channel's
@@ -277,12 +302,7 @@ static void due_first(void *arg)
  * The Timer readies A behind B. Two handoffs: A's park, B's exit. */
 void test_handoff_runs_due_timers_after_the_commit(void)
 {
-    memset(&due, 0, sizeof due);
-    pt_sched *s = make_sched(1, PT_TIMERS_PER_P);
-    CHECK_EQ(pt_go(s, due_first, NULL), 0);
-    CHECK_EQ(pt_sched_wait(s), 0);
-    pt_sched_stats st = stats_of(s);
-    CHECK_EQ(pt_sched_destroy(s), 0);
+    pt_sched_stats st = run_without_the_monitor(due_first, NULL, due_reset);
     CHECK_EQ(due.recv_rc, 1);
     CHECK(due.stop_saw_fired);
     CHECK_EQ(due.len, 2);
@@ -291,56 +311,140 @@ void test_handoff_runs_due_timers_after_the_commit(void)
     CHECK(st.timers_run_owner >= 1);
 }
 
-/* ---- due timers on a small stack: g0 runs them ---------------------------- */
+/* ---- due timers on a G short of stack: never ------------------------------- */
 
-struct deep {
-    int sleeps;
-    long woke;
+/* Stack a G spends before parking: with what is left (about 10 KiB of a
+ * 64 KiB stack) under the room due timers need on a G (16 KiB, 48 KiB
+ * in a sanitized build), and well over what a park needs. alloca: on
+ * the real stack in every build (ASan moves local arrays off it when it
+ * looks for use after return). */
+#define DEEP (56 * 1024)
+
+/* Writes n bytes of an alloca'd block a page at a time from the top, as
+ * a deepening stack would: past the stack's end it faults on the guard. */
+static void touch_down(volatile char *p, size_t n)
+{
+    p[n - 1] = 1;
+    for (size_t i = n; i >= 512; i -= 512)
+        p[i - 512] = 1;
+    p[0] = 1;
+}
+
+struct short_of_stack {
+    pt_g *_Atomic parked;
+    pt_time_timer *t;
+    uint64_t handoffs_before, handoffs_after;
+    int woke;
 };
 
-/* Spends about `kib` KiB of stack, then sleeps at the bottom. */
-static __attribute__((noinline)) void sleep_deep(struct deep *d, int kib)
+static struct short_of_stack sos;
+
+static bool publish_sos(void *g)
 {
-    volatile char pad[1024];
-    pad[0] = (char)kib;
-    pad[sizeof pad - 1] = pad[0];
-    if (kib > 1) {
-        sleep_deep(d, kib - 1);
-    } else {
-        for (int i = 0; i < d->sleeps; i++) {
-            CHECK_EQ(pt_sleep(1 * US), 0);
-            d->woke++;
-        }
-    }
-    CHECK_EQ(pad[sizeof pad - 1], (char)kib);
+    atomic_store(&sos.parked, g);
+    return true;
 }
 
-static void deep_g(void *arg)
+/* Parks DEEP down, then reads the handoffs its resumption took. */
+static __attribute__((noinline)) void park_deep(pt_sched *s)
 {
-    sleep_deep(arg, 10);
+    volatile char *p = alloca(DEEP);
+    touch_down(p, DEEP);
+    CHECK_EQ(pt_park(publish_sos, pt_g_current()), 0);
+    sos.handoffs_after = stats_of(s).handoffs;
+    sos.woke = p[DEEP - 1];
 }
 
-/* Gs of 16 KiB stacks, each sleeping 10 KiB down: every park finds
- * timers due and the next G first in line, resumed where it has too little
- * stack left for the timers' callbacks (a G's allocation, a futex wake).
- * Those parks go through g0, whose stack is the thread's: every sleep
- * wakes, and nothing overflows onto a guard page. */
+static void deep_parker(void *arg)
+{
+    park_deep(arg);
+}
+
+static void due_parker(void *arg)
+{
+    (void)arg;
+    pt_sched *s = pt_sched_current();
+    CHECK_EQ(pt_go(NULL, deep_parker, s), 0);
+    while (!atomic_load(&sos.parked))
+        pt_yield();
+    CHECK_EQ(pt_ready(atomic_load(&sos.parked)), 0); /* first in line */
+    sos.handoffs_before = stats_of(s).handoffs;
+    CHECK_EQ(pt_time_timer_new(&sos.t, 1), 0); /* due by the park */
+    pt_nanos fired = 0;
+    CHECK_EQ(pt_chan_recv(pt_time_timer_chan(sos.t), &fired), 1);
+    CHECK_EQ(pt_time_timer_free(sos.t), 0);
+}
+
+/* A G parks with its P's Timer due; first in line is a G parked deep in
+ * its stack, with less left than the timers' callbacks may need. The
+ * park does not hand the M to it (where the timers would run on that
+ * stack): it goes through g0, which runs them on the thread's stack and
+ * then runs that G. So no handoff between the park and the deep G's
+ * resumption, where a handoff would have counted one. */
+static void sos_reset(void)
+{
+    memset(&sos, 0, sizeof sos);
+}
+
 void test_due_timers_never_run_on_a_g_short_of_stack(void)
 {
-    enum { N = 8 };
-    struct deep d[N];
-    pt_sched_options o = {1, 0, PT_TIMERS_PER_P};
-    o.stack_size = 16 * 1024;
-    pt_sched *s = NULL;
-    CHECK_EQ(pt_sched_create(&s, &o), 0);
-    for (int i = 0; i < N; i++) {
-        d[i] = (struct deep){.sleeps = SCALE(2000)};
-        CHECK_EQ(pt_go(s, deep_g, &d[i]), 0);
+    run_without_the_monitor(due_parker, NULL, sos_reset);
+    CHECK_EQ(sos.woke, 1);
+    CHECK_EQ(sos.handoffs_after, sos.handoffs_before);
+}
+
+/* ---- a refused park with timers due ------------------------------------- */
+
+static pt_time_timer *refused_t;
+static size_t refused_len; /* the Timer's channel right after the refused park */
+
+static bool refuse_always(void *arg)
+{
+    (void)arg;
+    return false;
+}
+
+static void run_once(void *arg)
+{
+    (void)arg;
+}
+
+static __attribute__((noinline)) void refuse_at(size_t depth)
+{
+    volatile char *p = alloca(depth);
+    touch_down(p, depth);
+    CHECK_EQ(pt_time_timer_new(&refused_t, 1), 0); /* due by the park */
+    CHECK_EQ(pt_park(refuse_always, NULL), 0);
+    refused_len = pt_chan_len(pt_time_timer_chan(refused_t));
+    CHECK_EQ(p[depth - 1], 1);
+}
+
+static void refusing_g(void *arg)
+{
+    CHECK_EQ(pt_go(NULL, run_once, NULL), 0); /* first in line: the park hands off to it */
+    refuse_at((size_t)(intptr_t)arg);
+    CHECK_EQ(pt_time_timer_free(refused_t), 0);
+}
+
+/* A G parks with its P's Timer due, handing the M to the next G, whose
+ * run of the park's commit refuses: the M goes straight back, and the
+ * G resumed runs the due timers on its way -- only with room for them.
+ * Parked 64 bytes down, the Timer has fired when the park returns (its
+ * value waits in the channel); parked DEEP down, it has not, and fires
+ * at the next look at the timers instead. */
+static void refused_reset(void)
+{
+    refused_len = 9;
+}
+
+void test_a_refused_park_runs_due_timers_only_with_room(void)
+{
+    static const size_t depth[2] = {64, DEEP};
+    static const size_t want[2] = {1, 0};
+    for (int i = 0; i < 2; i++) {
+        pt_sched_stats st =
+            run_without_the_monitor(refusing_g, (void *)(intptr_t)depth[i], refused_reset);
+        CHECK_EQ(refused_len, want[i]);
+        CHECK(st.handoffs >= 1);
     }
-    CHECK_EQ(pt_sched_wait(s), 0);
-    pt_sched_stats st = stats_of(s);
-    CHECK_EQ(pt_sched_destroy(s), 0);
-    for (int i = 0; i < N; i++)
-        CHECK_EQ(d[i].woke, d[i].sleeps);
-    CHECK(st.timers_run_owner >= (uint64_t)(N * d[0].sleeps) / 2);
 }
