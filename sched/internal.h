@@ -77,6 +77,9 @@ struct pt__p;
 struct pt__m;
 
 struct pt_g {
+    /* First, right above the G's stack (g.c): what a write running up
+     * off the stack's top frame hits first. */
+    uint64_t canary;
     struct pt__fiber fiber;
     struct pt__stack stack;
     _Atomic uint32_t status;
