@@ -4,10 +4,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
-#include <signal.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include "sched/internal.h" /* PT__RUNQ_SIZE */
 #include "sched/sanitizer.h"
@@ -132,23 +129,7 @@ __attribute__((unused)) static void overrun_then_yield(void *arg)
 void test_a_stack_overrun_into_the_g_aborts_at_its_next_switch(void)
 {
 #ifndef PT__TSAN
-    pid_t pid = fork();
-    CHECK(pid >= 0);
-    if (pid == 0) {
-        /* the abort's report is expected: keep the test's output clean */
-        if (!freopen("/dev/null", "w", stderr))
-            _exit(3);
-        pt_sched_run(&(pt_sched_options){1, 0, PT_TIMERS_PER_P}, overrun_then_yield, NULL);
-        _exit(0);
-    }
-    int status;
-    CHECK_EQ(waitpid(pid, &status, 0), pid);
-#ifdef PT__SANITIZED
-    CHECK(!(WIFEXITED(status) && WEXITSTATUS(status) == 0));
-#else
-    CHECK(WIFSIGNALED(status));
-    CHECK_EQ(WTERMSIG(status), SIGABRT);
-#endif
+    expect_abort_in_child(overrun_then_yield);
 #endif
 }
 

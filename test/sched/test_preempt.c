@@ -231,24 +231,7 @@ static void yield_in_region(void *arg)
 void test_yield_inside_a_region_aborts(void)
 {
 #ifndef PT__TSAN
-    pid_t pid = fork();
-    CHECK(pid >= 0);
-    if (pid == 0) {
-        /* the abort's report is expected: keep the test's output clean */
-        if (!freopen("/dev/null", "w", stderr))
-            _exit(3);
-        pt_sched_run(&(pt_sched_options){1, 0, PT_TIMERS_PER_P}, yield_in_region, NULL);
-        _exit(0);
-    }
-    int status;
-    CHECK_EQ(waitpid(pid, &status, 0), pid);
-    /* a sanitizer reports the abort and exits non-zero instead */
-#ifdef PT__SANITIZED
-    CHECK(!(WIFEXITED(status) && WEXITSTATUS(status) == 0));
-#else
-    CHECK(WIFSIGNALED(status));
-    CHECK_EQ(WTERMSIG(status), SIGABRT);
-#endif
+    expect_abort_in_child(yield_in_region);
 #endif
 }
 

@@ -5,8 +5,11 @@
 
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <signal.h>
 #include <stdio.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "harness.h"
 #include "ptimer/sched.h"
@@ -53,6 +56,31 @@ static inline void nap_ms(void)
             nap_ms();                                                                          \
         }                                                                                      \
     } while (0)
+
+/* Runs fn as the one G of a 1-P scheduler in a fork()ed child, which
+ * must abort: the scheduler stopping the process on misuse or
+ * corruption. The abort's report is expected, so the child's stderr goes
+ * to /dev/null. A sanitizer reports the abort and exits non-zero
+ * instead. Not under TSan, which forbids fork() with threads. */
+static inline void expect_abort_in_child(void (*fn)(void *))
+{
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        if (!freopen("/dev/null", "w", stderr))
+            _exit(3);
+        pt_sched_run(&(pt_sched_options){1, 0, PT_TIMERS_PER_P}, fn, NULL);
+        _exit(0);
+    }
+    int status;
+    CHECK_EQ(waitpid(pid, &status, 0), pid);
+#ifdef PT__SANITIZED
+    CHECK(!(WIFEXITED(status) && WEXITSTATUS(status) == 0));
+#else
+    CHECK(WIFSIGNALED(status));
+    CHECK_EQ(WTERMSIG(status), SIGABRT);
+#endif
+}
 
 static inline pt_sched_stats stats_of(pt_sched *s)
 {
