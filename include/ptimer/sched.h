@@ -79,7 +79,8 @@ typedef struct pt_sched_stats {
     uint64_t procs;             /* Ps now */
     uint64_t preempts;          /* Gs stopped in a preemptible region (pt_preemptible_begin) */
     uint64_t overflowed;        /* Gs queued on a P's overflow list, behind its full ring of
-                                 * 256 (Go moves half the ring to the global queue instead) */
+                                 * 1024 (Go's ring of 256 moves half of itself to the global
+                                 * queue instead) */
     uint64_t handoffs;          /* Gs a parking or exiting G switched to directly, its M
                                  * skipping the search for work (the head of its P's queue) */
 } pt_sched_stats;
