@@ -374,3 +374,62 @@ void test_preemption_requests_in_bursts_do_not_nest(void)
     CHECK_EQ(pt_sched_destroy(r.s), 0);
 #endif
 }
+
+/* ---- the M's alarm ------------------------------------------------------------ */
+
+struct alarm_case {
+    atomic_int stop;
+    int begin_rc;
+    bool gave_up;
+    long slept;
+};
+
+__attribute__((unused)) static void alarm_hog(void *arg)
+{
+    struct alarm_case *a = arg;
+    a->begin_rc = pt_preemptible_begin();
+    if (a->begin_rc != 0)
+        return;
+    pt_nanos give_up = pt_nanotime() + BOUND;
+    while (!atomic_load_explicit(&a->stop, memory_order_relaxed) && pt_nanotime() < give_up)
+        ;
+    a->gave_up = !atomic_load(&a->stop);
+    CHECK_EQ(pt_preemptible_end(), 0);
+}
+
+__attribute__((unused)) static void alarm_sleeper(void *arg)
+{
+    struct alarm_case *a = arg;
+    for (int i = 0; i < 20; i++) {
+        CHECK_EQ(pt_sleep(200 * US), 0);
+        a->slept++;
+    }
+    atomic_store(&a->stop, 1);
+}
+
+/* One P: a G computing in a region, and a sleeper whose timers fall due
+ * meanwhile. The monitor is told to leave that P to the M's alarm, which
+ * it arms and nothing more: the kernel's timer signals the M at the
+ * sleeper's time (once the slice is held), the region is preempted, g0
+ * runs the timer and the sleeper, and resuming the region re-arms the
+ * alarm for the next. Without it the region keeps the P until it gives
+ * up, the sleeper asleep behind it. */
+void test_the_ms_alarm_preempts_a_region_for_its_ps_timers(void)
+{
+#ifndef PT__TSAN
+    struct alarm_case a = {0};
+    pt_sched *s = make_sched(1, PT_TIMERS_PER_P);
+    struct pt__m *m = s->ps[0]->m;
+    atomic_store(&m->alarms_only, true);
+    CHECK_EQ(pt_go(s, alarm_sleeper, &a), 0); /* first: asleep before the region begins */
+    CHECK_EQ(pt_go(s, alarm_hog, &a), 0);
+    WAIT_FOR(atomic_load(&a.stop)); /* aborts past BOUND: the sleeper is lost */
+    CHECK_EQ(pt_sched_wait(s), 0);
+    CHECK_EQ(a.begin_rc, 0);
+    CHECK(!a.gave_up);
+    CHECK_EQ(a.slept, 20);
+    CHECK(atomic_load(&m->alarm_preempts) >= 1);
+    CHECK_EQ(atomic_load(&s->st.timers_sysmon), 0);
+    CHECK_EQ(pt_sched_destroy(s), 0);
+#endif
+}
