@@ -184,7 +184,7 @@ struct pt__m {
      * P's timers -- so that the Gs they ready need not wait for the
      * monitor to get a CPU. None under TSan, or if timer_create failed. */
     timer_t alarm;
-    _Atomic bool has_alarm;        /* published after alarm (the monitor reads both) */
+    bool has_alarm;
     _Atomic pt_nanos alarm_at;     /* the time it is armed for; 0: none */
     pt_g *_Atomic alarm_g;         /* the G it would preempt */
     _Atomic uint64_t alarm_preempts; /* Gs it preempted */

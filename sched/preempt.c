@@ -172,32 +172,32 @@ void pt__preempt_request(struct pt__m *m, pt_g *g)
  * region (a preempted one); the monitor, for a region it finds running. */
 void pt__alarm_init(struct pt__m *m)
 {
-#ifndef PT__TSAN /* under TSan regions are refused: nothing to preempt */
+#ifdef PT__TSAN
+    m->has_alarm = false; /* regions are refused: nothing to preempt */
+#else
     struct sigevent ev;
     memset(&ev, 0, sizeof ev);
     ev.sigev_notify = SIGEV_THREAD_ID;
     ev.sigev_signo = SIGURG;
     ev.sigev_value.sival_ptr = m;
     ev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
-    /* release: the monitor, seeing has_alarm, sees the timer's id */
-    if (timer_create(CLOCK_MONOTONIC, &ev, &m->alarm) == 0)
-        atomic_store_explicit(&m->has_alarm, true, memory_order_release);
-#else
-    (void)m;
+    m->has_alarm = timer_create(CLOCK_MONOTONIC, &ev, &m->alarm) == 0;
 #endif
+    atomic_store_explicit(&m->alarm_at, 0, memory_order_relaxed);
+    atomic_store_explicit(&m->alarm_g, NULL, memory_order_relaxed);
 }
 
 void pt__alarm_fini(struct pt__m *m)
 {
-    /* Past the M's loop no G runs on it, so the monitor arms it no more */
-    if (atomic_exchange_explicit(&m->has_alarm, false, memory_order_acquire))
+    if (m->has_alarm)
         timer_delete(m->alarm);
+    m->has_alarm = false;
 }
 
 void pt__alarm_arm(struct pt__m *m, pt_g *g, pt_nanos since, bool resuming)
 {
     pt_nanos slice = atomic_load_explicit(&m->s->preempt_slice, memory_order_relaxed);
-    if (!atomic_load_explicit(&m->has_alarm, memory_order_acquire) || slice == 0)
+    if (!m->has_alarm || slice == 0)
         return;
     /* The monitor arms only an alarm not armed: it sees a G's start
      * late, after a wait for a CPU, and would put the alarm off. */
