@@ -29,7 +29,6 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
-#include <time.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -179,18 +178,6 @@ struct pt__m {
      * none). */
     pt_nanos due_now;
     bool running_timers; /* in run_timers: its readies go behind the queue (M only) */
-    /* The M's alarm (preempt.c): a POSIX timer that sends this thread
-     * SIGURG when a G computing in a region here should make way for its
-     * P's timers -- so that the Gs they ready need not wait for the
-     * monitor to get a CPU. None under TSan, or if timer_create failed. */
-    timer_t alarm;
-    bool has_alarm;
-    _Atomic pt_nanos alarm_at;     /* the time it is armed for; 0: none */
-    pt_g *_Atomic alarm_g;         /* the G it would preempt */
-    _Atomic uint64_t alarm_preempts; /* Gs it preempted */
-    /* Tests only: the monitor leaves this M's stuck P, its timers and
-     * its region, to the alarm, which it arms, and does nothing else. */
-    _Atomic bool alarms_only;
 };
 
 struct pt_sched {
@@ -406,15 +393,6 @@ void pt__preempt_request(struct pt__m *m, pt_g *g);
 /* On g0, after the handler switched a G out: SIGURG was blocked for the
  * handler, and no sigreturn on this thread will unblock it. */
 void pt__preempt_unblock(void);
-/* The calling M's alarm: made as it starts, deleted as it ends. */
-void pt__alarm_init(struct pt__m *m);
-void pt__alarm_fini(struct pt__m *m);
-/* Arms m's alarm to preempt g, which computes in a region on m since
- * `since`, when its P's next timer falls due -- not before g has held
- * the P for the slice. Nothing without a timer on the P, an alarm or
- * preemption. From m itself, resuming g, or from the monitor, which
- * leaves an armed alarm as it is. */
-void pt__alarm_arm(struct pt__m *m, pt_g *g, pt_nanos since, bool resuming);
 
 /* ---- sysmon.c ---- */
 void *pt__sysmon_main(void *s);

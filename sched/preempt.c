@@ -7,7 +7,7 @@
  * leave that lock held while other Gs run on its M -- one of which may
  * spin on it forever. So preemption here is opt-in: a G brackets pure
  * computation with pt_preemptible_begin/end, and only inside such a region
- * may the monitor, or the M's own alarm (below), stop it.
+ * may the monitor stop it.
  *
  * How: the monitor (sysmon.c) sees a P whose G has run for a whole slice
  * while other Gs wait and no P is idle; if the G is in a region, it names
@@ -47,10 +47,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
-#include <sys/syscall.h>
-#include <time.h>
 #include <ucontext.h>
-#include <unistd.h>
 
 #include "sched/internal.h"
 #include "sched/sanitizer.h"
@@ -93,17 +90,9 @@ static void on_sigurg(int sig, siginfo_t *si, void *uc)
     int saved = errno;
     struct pt__m *m = pt__cur_m();
     pt_g *g = m ? atomic_load_explicit(&m->curg, memory_order_relaxed) : NULL;
-    /* The M's own alarm (the kernel's timer: SI_TIMER, with the M as its
-     * value), or the monitor's request, or somebody else's SIGURG */
-    bool alarm = m && si && si->si_code == SI_TIMER && si->si_value.sival_ptr == m;
-    pt_g *want = !m ? NULL
-                 : alarm ? atomic_exchange_explicit(&m->alarm_g, NULL, memory_order_relaxed)
-                         : atomic_exchange_explicit(&m->preempt_g, NULL, memory_order_relaxed);
-    if (alarm)
-        atomic_store_explicit(&m->alarm_at, 0, memory_order_relaxed);
+    pt_g *want = m ? atomic_exchange_explicit(&m->preempt_g, NULL, memory_order_relaxed) : NULL;
     if (!want) {
-        if (!alarm)
-            forward(sig, si, uc);
+        forward(sig, si, uc);
         errno = saved;
         return;
     }
@@ -114,8 +103,6 @@ static void on_sigurg(int sig, siginfo_t *si, void *uc)
         return; /* the G left its region, or the M moved on: a stale request */
     }
     g->action = PT__G_DO_PREEMPT;
-    if (alarm)
-        atomic_fetch_add_explicit(&m->alarm_preempts, 1, memory_order_relaxed);
     pt__fiber_switch(&g->fiber, &m->g0);
     /* Resumed, perhaps on another M: the errno the region saw is put back
      * on this thread, as a handler that returns in place would leave it. */
@@ -158,61 +145,6 @@ void pt__preempt_request(struct pt__m *m, pt_g *g)
     atomic_store_explicit(&m->preempt_g, g, memory_order_relaxed);
     if (pthread_kill(m->thread, SIGURG) == 0)
         atomic_fetch_add_explicit(&m->s->st.preempt_signals, 1, memory_order_relaxed);
-}
-
-/* ---- the M's alarm ------------------------------------------------------------ */
-
-/* The monitor preempts a G that computes in a region once its P's timers
- * are due, when it gets a CPU. With as many Ps as cores, every core runs
- * such a G, and a normal monitor thread can wait for the kernel's next
- * tick (4 ms at HZ=250) before it runs: the Gs those timers ready wait
- * as long. The alarm does not need a CPU: the kernel's timer signals the
- * M's own thread, on the core it computes on, at the time the monitor or
- * the M set in advance. The M arms it whenever it resumes a G inside a
- * region (a preempted one); the monitor, for a region it finds running. */
-void pt__alarm_init(struct pt__m *m)
-{
-#ifdef PT__TSAN
-    m->has_alarm = false; /* regions are refused: nothing to preempt */
-#else
-    struct sigevent ev;
-    memset(&ev, 0, sizeof ev);
-    ev.sigev_notify = SIGEV_THREAD_ID;
-    ev.sigev_signo = SIGURG;
-    ev.sigev_value.sival_ptr = m;
-    ev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
-    m->has_alarm = timer_create(CLOCK_MONOTONIC, &ev, &m->alarm) == 0;
-#endif
-    atomic_store_explicit(&m->alarm_at, 0, memory_order_relaxed);
-    atomic_store_explicit(&m->alarm_g, NULL, memory_order_relaxed);
-}
-
-void pt__alarm_fini(struct pt__m *m)
-{
-    if (m->has_alarm)
-        timer_delete(m->alarm);
-    m->has_alarm = false;
-}
-
-void pt__alarm_arm(struct pt__m *m, pt_g *g, pt_nanos since, bool resuming)
-{
-    pt_nanos slice = atomic_load_explicit(&m->s->preempt_slice, memory_order_relaxed);
-    if (!m->has_alarm || slice == 0)
-        return;
-    /* The monitor arms only an alarm not armed: it sees a G's start
-     * late, after a wait for a CPU, and would put the alarm off. */
-    if (!resuming && atomic_load_explicit(&m->alarm_at, memory_order_relaxed) != 0)
-        return;
-    pt_nanos next = pt_timers_next(&m->p->timers);
-    if (next == 0)
-        return;
-    pt_nanos when = next > since + slice ? next : since + slice;
-    atomic_store_explicit(&m->alarm_g, g, memory_order_relaxed);
-    if (atomic_exchange_explicit(&m->alarm_at, when, memory_order_relaxed) == when)
-        return; /* armed for that already */
-    /* pt_nanotime counts CLOCK_MONOTONIC's time (base/clock.c) */
-    struct itimerspec its = {{0, 0}, {when / 1000000000, when % 1000000000}};
-    timer_settime(m->alarm, TIMER_ABSTIME, &its, NULL);
 }
 
 /* ---- the API ---------------------------------------------------------------- */
