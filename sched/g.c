@@ -37,7 +37,7 @@ static void g_entry(void *arg);
  * end, would otherwise corrupt the G in silence; every switch out checks
  * it (g_check). In the G, not in a word below it: that would move the
  * stack's top frames down, onto one more line, which a G stolen by
- * another P then carries across (spawn at 2 Ps: 12 % slower). */
+ * another P then carries across. */
 #define G_COLOURS 16u
 #define G_CANARY 0x70745f675f746f70ull /* "pot_g_tp" */
 
@@ -310,17 +310,17 @@ static void g_arrive(pt_g *self)
             break;
         self->action = PT__G_DO_NEXT;
         m->handoff = self;
-        /* prev runs the due timers on arrival: only with room for them
-         * (else the next look at the timers does) */
-        if (m->due_now && !timers_room(prev))
-            m->due_now = 0;
         pt__fiber_switch(&self->fiber, &prev->fiber);
         /* resumed by a later switch, here or on another M */
         m = pt__cur_m();
         if (!(prev = m->handoff))
             return;
     }
-    pt__run_due_timers(m);
+    /* Short of stack (a G a refused park sent the M back to: hand_off
+     * looked at the other one), the timers wait for the M's next look */
+    if (m->due_now &&
+        (size_t)((char *)__builtin_frame_address(0) - (char *)self->stack.lo) >= TIMERS_STACK_ROOM)
+        pt__run_due_timers(m);
     /* release: the monitor, reading curg, reads the G too (preempt.c) */
     atomic_store_explicit(&m->curg, self, memory_order_release);
 }

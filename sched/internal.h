@@ -43,7 +43,7 @@
 /* A P's local queue: Go's ring, four times Go's 256 (8 KiB a P). Past
  * it, a G waits on the P's overflow list: a lock per ready and a pointer
  * chase through cold Gs per refill, which 1000 sleepers on a P paid at
- * 256 (spawn 2 Ps 199-213 -> 150-171 ns a G, sleep 1 P about 5 %). */
+ * 256. */
 #define PT__RUNQ_SIZE 1024u
 #define PT__G_POOL_LOCAL 64u /* finished Gs a P keeps before handing half to the global pool */
 #define PT__GID_BATCH 16u    /* G ids a P takes at a time (Go's _GoidCacheBatch) */

@@ -77,16 +77,11 @@ static void tree(void *arg)
 
 /* ---- the stack a G asked for ------------------------------------------- */
 
-/* Spends n bytes of stack, written a page at a time from the top as a
- * deepening stack is: past the stack's end it faults on the guard.
- * alloca: on the real stack in every build (ASan moves local arrays off
- * it when it looks for use after return). */
+/* Spends n bytes of stack (touch_down, util.h). */
 static __attribute__((noinline)) int use_stack(size_t n)
 {
     volatile char *p = alloca(n);
-    for (size_t i = n; i >= 512; i -= 512)
-        p[i - 1] = 1;
-    p[0] = 1;
+    touch_down(p, n);
     return p[0] + p[n - 1];
 }
 

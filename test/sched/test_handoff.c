@@ -315,20 +315,8 @@ void test_handoff_runs_due_timers_after_the_commit(void)
 
 /* Stack a G spends before parking: with what is left (about 10 KiB of a
  * 64 KiB stack) under the room due timers need on a G (16 KiB, 48 KiB
- * in a sanitized build), and well over what a park needs. alloca: on
- * the real stack in every build (ASan moves local arrays off it when it
- * looks for use after return). */
+ * in a sanitized build), and well over what a park needs. */
 #define DEEP (56 * 1024)
-
-/* Writes n bytes of an alloca'd block a page at a time from the top, as
- * a deepening stack would: past the stack's end it faults on the guard. */
-static void touch_down(volatile char *p, size_t n)
-{
-    p[n - 1] = 1;
-    for (size_t i = n; i >= 512; i -= 512)
-        p[i - 512] = 1;
-    p[0] = 1;
-}
 
 struct short_of_stack {
     pt_g *_Atomic parked;

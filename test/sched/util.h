@@ -82,6 +82,19 @@ static inline void expect_abort_in_child(void (*fn)(void *))
 #endif
 }
 
+/* Writes n bytes of a block alloca'd by the caller, from its top down
+ * every 512 bytes, as a deepening stack would: past the stack's end it
+ * faults on the guard page instead of stepping over it. alloca, because
+ * it is on the real stack in every build (ASan moves local arrays off it
+ * when it looks for use after return). */
+static inline void touch_down(volatile char *p, size_t n)
+{
+    p[n - 1] = 1;
+    for (size_t i = n; i >= 512; i -= 512)
+        p[i - 512] = 1;
+    p[0] = 1;
+}
+
 static inline pt_sched_stats stats_of(pt_sched *s)
 {
     pt_sched_stats st;
