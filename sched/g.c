@@ -229,10 +229,18 @@ static bool g_finish(struct pt__m *m, pt_g *g)
 void pt__execute(struct pt__m *m, pt_g *g)
 {
     for (;;) {
+        /* a G preempted in a region resumes there: its P's timers wake
+         * this M's alarm if they fall due while it computes */
+        if (atomic_load_explicit(&g->preemptible, memory_order_relaxed) != 0)
+            pt__alarm_arm(m, g, pt_nanotime(),
+                          atomic_load_explicit(&m->p->schedtick, memory_order_relaxed), true);
         atomic_store_explicit(&g->status, PT__G_RUNNING, memory_order_relaxed);
         /* release: the monitor, reading curg, reads the G too (preempt.c) */
         atomic_store_explicit(&m->curg, g, memory_order_release);
         pt__fiber_switch(&m->g0, &g->fiber);
+        /* an alarm still armed is for a run that ended */
+        if (atomic_load_explicit(&m->alarm_at, memory_order_relaxed) != 0)
+            pt__alarm_disarm(m);
         /* the G that came back: g, or the last G a chain of handoffs from
          * g reached */
         g = atomic_load_explicit(&m->curg, memory_order_relaxed);

@@ -29,6 +29,7 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <time.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -72,6 +73,12 @@ enum { PT__G_DO_YIELD = 1, PT__G_DO_PARK, PT__G_DO_EXIT, PT__G_DO_PREEMPT, PT__G
  * Gs wait is preempted (pt_sched_set_preempt_slice): about Linux's base
  * slice; Go's is 10 ms, but Go preempts whether or not anyone waits. */
 #define PT__PREEMPT_SLICE_NS 500000
+
+/* With a CPU to spare for the monitor, an M's alarm (preempt.c) fires
+ * this much after the timer it is for, so that the monitor, which wakes
+ * then too, acts first: it runs the timers due by its wake, a batch,
+ * where the alarm's exact time would preempt the G for the first few. */
+#define PT__ALARM_GRACE_NS 50000
 
 struct pt__p;
 struct pt__m;
@@ -178,6 +185,22 @@ struct pt__m {
      * none). */
     pt_nanos due_now;
     bool running_timers; /* in run_timers: its readies go behind the queue (M only) */
+    /* The M's alarm (preempt.c): a POSIX timer that sends this thread
+     * SIGURG when a G computing in a region here should make way for its
+     * P's timers -- so that the Gs they ready need not wait for the
+     * monitor to get a CPU. None under TSan, or if timer_create failed. */
+    timer_t alarm;
+    _Atomic pt_nanos alarm_at;     /* the time it is armed for; 0: none */
+    pt_g *_Atomic alarm_g;         /* the G it would preempt */
+    /* The P's schedtick when the alarm, or the monitor's request, was
+     * made: a signal that finds another tick is for a run that ended */
+    _Atomic uint32_t alarm_tick, preempt_tick;
+    _Atomic uint32_t alarm_lock;   /* pt__lock: the M's and the monitor's arming and disarming */
+    _Atomic uint32_t alarm_preempts; /* Gs it preempted */
+    _Atomic bool has_alarm;        /* published after alarm (the monitor reads both) */
+    /* Tests only: the monitor leaves this M's stuck P, its timers and
+     * its region, to the alarm, which it arms, and does nothing else. */
+    _Atomic bool alarms_only;
 };
 
 struct pt_sched {
@@ -186,6 +209,7 @@ struct pt_sched {
     size_t stack_size;
     struct pt__p *ps[PT__MAX_PROCS];   /* created on demand, freed by destroy */
     _Atomic int nprocs;                /* GOMAXPROCS */
+    int cpus;                          /* CPUs the process could run on at creation */
     _Atomic int maxprocs_made;         /* Ps created so far (written under s->lock) */
 
     _Atomic uint32_t lock;             /* pt__lock: global queue, global pool, set_procs */
@@ -389,10 +413,22 @@ bool pt__g_claim(pt_g *g);
 int pt__preempt_install(void);
 /* The monitor asks m to preempt g, which is in a region: names it and
  * signals m's thread. */
-void pt__preempt_request(struct pt__m *m, pt_g *g);
+void pt__preempt_request(struct pt__m *m, pt_g *g, uint32_t tick);
 /* On g0, after the handler switched a G out: SIGURG was blocked for the
  * handler, and no sigreturn on this thread will unblock it. */
 void pt__preempt_unblock(void);
+/* The calling M's alarm: made as it starts, deleted as it ends. */
+void pt__alarm_init(struct pt__m *m);
+void pt__alarm_fini(struct pt__m *m);
+/* Arms m's alarm to preempt g, which computes in a region on m since
+ * `since` (its P's schedtick `tick`), when its P's next timer falls due
+ * -- not before g has held the P for the slice. Nothing without a timer on the P, an alarm or
+ * preemption. From m itself, resuming g, or from the monitor, which
+ * leaves an armed alarm as it is. */
+void pt__alarm_arm(struct pt__m *m, pt_g *g, pt_nanos since, uint32_t tick, bool resuming);
+/* Disarms m's alarm, if armed: its G stopped running here, or left its
+ * region, so the signal could only interrupt a system call. From m. */
+void pt__alarm_disarm(struct pt__m *m);
 
 /* ---- sysmon.c ---- */
 void *pt__sysmon_main(void *s);

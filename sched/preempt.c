@@ -7,7 +7,7 @@
  * leave that lock held while other Gs run on its M -- one of which may
  * spin on it forever. So preemption here is opt-in: a G brackets pure
  * computation with pt_preemptible_begin/end, and only inside such a region
- * may the monitor stop it.
+ * may the monitor, or the M's own alarm (below), stop it.
  *
  * How: the monitor (sysmon.c) sees a P whose G has run for a whole slice
  * while other Gs wait and no P is idle; if the G is in a region, it names
@@ -47,8 +47,12 @@
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <ucontext.h>
+#include <unistd.h>
 
+#include "ptimer/base/lock.h"
 #include "sched/internal.h"
 #include "sched/sanitizer.h"
 
@@ -90,9 +94,25 @@ static void on_sigurg(int sig, siginfo_t *si, void *uc)
     int saved = errno;
     struct pt__m *m = pt__cur_m();
     pt_g *g = m ? atomic_load_explicit(&m->curg, memory_order_relaxed) : NULL;
-    pt_g *want = m ? atomic_exchange_explicit(&m->preempt_g, NULL, memory_order_relaxed) : NULL;
+    /* The M's own alarm (the kernel's timer: SI_TIMER, with the M as its
+     * value), or the monitor's request, or somebody else's SIGURG */
+    bool alarm = m && si && si->si_code == SI_TIMER && si->si_value.sival_ptr == m;
+    pt_g *want = !m ? NULL
+                 : alarm ? atomic_exchange_explicit(&m->alarm_g, NULL, memory_order_relaxed)
+                         : atomic_exchange_explicit(&m->preempt_g, NULL, memory_order_relaxed);
+    if (alarm)
+        atomic_store_explicit(&m->alarm_at, 0, memory_order_relaxed);
+    /* For the run it was made for, and with preemption still on: a
+     * request the monitor made before an alarm preempted the G, landing
+     * once the G runs again, would stop it at once */
+    if (want && (atomic_load_explicit(&m->p->schedtick, memory_order_relaxed) !=
+                     atomic_load_explicit(alarm ? &m->alarm_tick : &m->preempt_tick,
+                                          memory_order_relaxed) ||
+                 atomic_load_explicit(&m->s->preempt_slice, memory_order_relaxed) == 0))
+        want = NULL, alarm = true; /* stale: ours, not forwarded */
     if (!want) {
-        forward(sig, si, uc);
+        if (!alarm)
+            forward(sig, si, uc);
         errno = saved;
         return;
     }
@@ -103,6 +123,8 @@ static void on_sigurg(int sig, siginfo_t *si, void *uc)
         return; /* the G left its region, or the M moved on: a stale request */
     }
     g->action = PT__G_DO_PREEMPT;
+    if (alarm)
+        atomic_fetch_add_explicit(&m->alarm_preempts, 1, memory_order_relaxed);
     pt__fiber_switch(&g->fiber, &m->g0);
     /* Resumed, perhaps on another M: the errno the region saw is put back
      * on this thread, as a handler that returns in place would leave it. */
@@ -140,11 +162,97 @@ void pt__preempt_unblock(void)
     pthread_sigmask(SIG_UNBLOCK, &urg, NULL);
 }
 
-void pt__preempt_request(struct pt__m *m, pt_g *g)
+void pt__preempt_request(struct pt__m *m, pt_g *g, uint32_t tick)
 {
+    atomic_store_explicit(&m->preempt_tick, tick, memory_order_relaxed);
     atomic_store_explicit(&m->preempt_g, g, memory_order_relaxed);
     if (pthread_kill(m->thread, SIGURG) == 0)
         atomic_fetch_add_explicit(&m->s->st.preempt_signals, 1, memory_order_relaxed);
+}
+
+/* ---- the M's alarm ------------------------------------------------------------ */
+
+/* The monitor preempts a G that computes in a region once its P's timers
+ * are due, when it gets a CPU. With as many Ps as cores, every core runs
+ * such a G, and a normal monitor thread can wait for the kernel's next
+ * tick (4 ms at HZ=250) before it runs: the Gs those timers ready wait
+ * as long. The alarm does not need a CPU: the kernel's timer signals the
+ * M's own thread, on the core it computes on, at the time the monitor or
+ * the M set in advance. The M arms it whenever it resumes a G inside a
+ * region (a preempted one); the monitor, for a region it finds running. */
+void pt__alarm_init(struct pt__m *m)
+{
+#ifndef PT__TSAN /* under TSan regions are refused: nothing to preempt */
+    struct sigevent ev;
+    memset(&ev, 0, sizeof ev);
+    ev.sigev_notify = SIGEV_THREAD_ID;
+    ev.sigev_signo = SIGURG;
+    ev.sigev_value.sival_ptr = m;
+    ev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
+    /* release: the monitor, seeing has_alarm, sees the timer's id */
+    if (timer_create(CLOCK_MONOTONIC, &ev, &m->alarm) == 0)
+        atomic_store_explicit(&m->has_alarm, true, memory_order_release);
+#else
+    (void)m;
+#endif
+}
+
+void pt__alarm_fini(struct pt__m *m)
+{
+    /* Past the M's loop no G runs on it, so the monitor arms it no more */
+    if (atomic_exchange_explicit(&m->has_alarm, false, memory_order_acquire))
+        timer_delete(m->alarm);
+}
+
+/* Under alarm_lock. The handler, which may interrupt a holder on its
+ * thread, takes no lock: it only clears alarm_at and takes alarm_g. */
+static void alarm_off(struct pt__m *m)
+{
+    atomic_store_explicit(&m->alarm_at, 0, memory_order_relaxed);
+    atomic_store_explicit(&m->alarm_g, NULL, memory_order_relaxed);
+    struct itimerspec off = {{0, 0}, {0, 0}};
+    timer_settime(m->alarm, 0, &off, NULL);
+}
+
+void pt__alarm_arm(struct pt__m *m, pt_g *g, pt_nanos since, uint32_t tick, bool resuming)
+{
+    pt_nanos slice = atomic_load_explicit(&m->s->preempt_slice, memory_order_relaxed);
+    if (!atomic_load_explicit(&m->has_alarm, memory_order_acquire) || slice == 0)
+        return;
+    /* One lock for the M and the monitor: arming in turns, the monitor
+     * sees, under it, whether the G still runs in its region, and a G
+     * that leaves it disarms after any arming the monitor began. */
+    pt__lock(&m->alarm_lock);
+    /* The monitor arms only an alarm not armed (it sees a G's start late,
+     * after a wait for a CPU, and would put the alarm off), and only for
+     * the run it saw, still in its region. */
+    bool arm = resuming || (atomic_load_explicit(&m->alarm_at, memory_order_relaxed) == 0 &&
+                            atomic_load_explicit(&m->curg, memory_order_relaxed) == g &&
+                            atomic_load_explicit(&g->preemptible, memory_order_relaxed) != 0 &&
+                            atomic_load_explicit(&m->p->schedtick, memory_order_relaxed) == tick);
+    pt_nanos next = arm ? pt_timers_next(&m->p->timers) : 0;
+    if (next != 0) {
+        pt_nanos when = next > since + slice ? next : since + slice;
+        if (atomic_load_explicit(&m->s->nprocs, memory_order_relaxed) < m->s->cpus)
+            when += PT__ALARM_GRACE_NS; /* a CPU for the monitor */
+        atomic_store_explicit(&m->alarm_tick, tick, memory_order_relaxed);
+        atomic_store_explicit(&m->alarm_g, g, memory_order_relaxed);
+        atomic_store_explicit(&m->alarm_at, when, memory_order_relaxed);
+        /* pt_nanotime counts CLOCK_MONOTONIC's time (base/clock.c) */
+        struct itimerspec its = {{0, 0}, {when / 1000000000, when % 1000000000}};
+        timer_settime(m->alarm, TIMER_ABSTIME, &its, NULL);
+    }
+    pt__unlock(&m->alarm_lock);
+}
+
+void pt__alarm_disarm(struct pt__m *m)
+{
+    if (!atomic_load_explicit(&m->has_alarm, memory_order_acquire))
+        return;
+    pt__lock(&m->alarm_lock);
+    if (atomic_load_explicit(&m->alarm_at, memory_order_relaxed) != 0)
+        alarm_off(m);
+    pt__unlock(&m->alarm_lock);
 }
 
 /* ---- the API ---------------------------------------------------------------- */
@@ -207,6 +315,11 @@ int pt_preemptible_end(void)
     atomic_signal_fence(memory_order_seq_cst);
     atomic_store_explicit(&g->preemptible, n - 1, memory_order_relaxed);
     atomic_signal_fence(memory_order_seq_cst);
+    /* Out of every region: nothing may stop the G now, so it stays on
+     * this M, whose alarm, if armed for it, would only interrupt the
+     * system calls the G may make from here */
+    if (n == 1)
+        pt__alarm_disarm(pt__cur_m());
     return 0;
 }
 

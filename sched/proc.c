@@ -460,6 +460,7 @@ void *pt__m_main(void *arg)
     tls_m = m;
     pthread_setname_np(pthread_self(), "pt_sched_m");
     pt__fiber_init_thread(&m->g0);
+    pt__alarm_init(m);
     pt_g *g;
     while ((g = m->runnow) || (g = find_runnable(m))) {
         m->runnow = NULL;
@@ -467,6 +468,7 @@ void *pt__m_main(void *arg)
         pt__count32(&m->p->schedtick, 1);
         pt__execute(m, g);
     }
+    pt__alarm_fini(m);
     tls_m = NULL;
     return NULL;
 }

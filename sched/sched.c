@@ -32,12 +32,13 @@ static inline bool sched_valid(const pt_sched *s)
     return s && s->magic == PT__SCHED_MAGIC;
 }
 
-static int default_procs(void)
+/* The CPUs this process may run on, at most PT__MAX_PROCS */
+static int usable_cpus(void)
 {
     cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
-        return CPU_COUNT(&set);
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    long n = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 0;
+    if (n <= 0)
+        n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? (int)(n < PT__MAX_PROCS ? n : PT__MAX_PROCS) : 1;
 }
 
@@ -139,13 +140,15 @@ int pt_sched_create(pt_sched **out, const pt_sched_options *opt)
     if (!out || o.procs < 0 || o.procs > PT__MAX_PROCS ||
         (o.timers != PT_TIMERS_PER_P && o.timers != PT_TIMERS_TIMERTHREAD))
         return -EINVAL;
+    int cpus = usable_cpus();
     if (o.procs == 0)
-        o.procs = default_procs();
+        o.procs = cpus;
     pt_sched *s = pt__alloc_lines(sizeof *s);
     if (!s)
         return -ENOMEM;
     memset(s, 0, sizeof *s);
     s->opt = o;
+    s->cpus = cpus;
     s->stack_size = o.stack_size ? o.stack_size : 64 * 1024;
     pt__lock_init(&s->lock);
     atomic_init(&s->nprocs, o.procs);

@@ -163,6 +163,13 @@ void *pt__sysmon_main(void *arg)
             if (next > now && (next_due == 0 || next < next_due))
                 next_due = next;
             bool idle_ps = atomic_load_explicit(&s->npidle, memory_order_acquire) > 0;
+            if (atomic_load_explicit(&p->m->alarms_only, memory_order_relaxed)) {
+                /* the first alarm only: the M's own arming does the rest */
+                if (atomic_load_explicit(&p->m->alarm_preempts, memory_order_relaxed) == 0 &&
+                    atomic_load_explicit(&g->preemptible, memory_order_relaxed) != 0)
+                    pt__alarm_arm(p->m, g, since[i], tick, false);
+                continue;
+            }
             /* Gs queued behind the stuck one, with a P idle: an idle M is
              * woken to steal them (and the timers). */
             if (idle_ps && (overdue || !pt__runq_empty(p))) {
@@ -178,7 +185,11 @@ void *pt__sysmon_main(void *arg)
             }
             if (should_preempt(s, p, g, now - since[i])) {
                 acted = true;
-                pt__preempt_request(p->m, g);
+                pt__preempt_request(p->m, g, tick);
+            } else if (atomic_load_explicit(&g->preemptible, memory_order_relaxed) != 0) {
+                /* computing in a region: the M's alarm takes over from
+                 * here, should this thread not get a CPU in time */
+                pt__alarm_arm(p->m, g, since[i], tick, false);
             }
         }
         if (acted) {

@@ -153,7 +153,9 @@ PT_API int pt_ready(pt_g *g);
  * Between pt_preemptible_begin and pt_preemptible_end (they nest) the
  * calling G may be stopped at any instruction, by a signal (SIGURG, as
  * Go's), once it has held its P for the scheduler's slice while other Gs
- * wait and no P is idle; it resumes later, perhaps on another thread.
+ * wait and no P is idle, or once it has held it for the slice when a
+ * timer of its P falls due (its M's alarm, a POSIX timer on the M's
+ * thread); it resumes later, perhaps on another thread.
  * So a region must be pure computation: no locks, no allocation, no
  * thread-locals, errno or pthread_self, nothing that is not
  * async-signal-safe but pt_nanotime (never stopped inside its clock's
@@ -179,13 +181,14 @@ PT_API int pt_sched_set_preempt_slice(pt_sched *s, pt_nanos slice);
  * real-time priority. The monitor runs the timers of Ps stuck in one G
  * and preempts their regions, so it must get a CPU while every core runs
  * a G that computes; with as many Ps as cores a normal thread can wait
- * for the kernel's next tick (busy-lateness p99 one tick, 3.5-3.7 ms at
- * HZ=250 on 2 Ps, 2 cores), a real-time one preempts at once (0.2-0.4
- * ms). It wakes at most every 20 us and runs briefly. Needs CAP_SYS_NICE
- * or an RLIMIT_RTPRIO of at least the priority; 0 makes it SCHED_OTHER
- * with the nice value it was created with. 0; -EINVAL (bad s, a priority
- * out of range); -EPERM (not permitted: nothing changed); another error
- * of sched_setattr(2). */
+ * for the kernel's next tick, a real-time one preempts at once. A region
+ * whose P has timers does not wait for it: its M's alarm, a POSIX timer
+ * on the M's own thread, preempts it; the timers of a P whose G computes
+ * outside any region still do. The monitor wakes at most every 20 us and
+ * runs briefly. Needs CAP_SYS_NICE or an RLIMIT_RTPRIO of at least the
+ * priority; 0 makes it SCHED_OTHER with the nice value it was created
+ * with. 0; -EINVAL (bad s, a priority out of range); -EPERM (not
+ * permitted: nothing changed); another error of sched_setattr(2). */
 PT_API int pt_sched_set_monitor_priority(pt_sched *s, int priority);
 
 /* sync.WaitGroup. Embeddable; every field is private. */

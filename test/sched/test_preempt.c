@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "sched/internal.h"
@@ -351,8 +352,9 @@ __attribute__((unused)) static void *storm_thread(void *arg)
             pt_g *g = atomic_load_explicit(&m->curg, memory_order_acquire);
             if (!g || !atomic_load_explicit(&g->preemptible, memory_order_relaxed))
                 continue;
-            pt__preempt_request(m, g);
-            pt__preempt_request(m, g);
+            uint32_t tick = atomic_load_explicit(&st->s->ps[i]->schedtick, memory_order_relaxed);
+            pt__preempt_request(m, g, tick);
+            pt__preempt_request(m, g, tick);
             st->sent += 2;
         }
     }
@@ -372,5 +374,116 @@ void test_preemption_requests_in_bursts_do_not_nest(void)
     CHECK(storm.sent >= 2);
     CHECK(stats_of(r.s).preempts >= 1);
     CHECK_EQ(pt_sched_destroy(r.s), 0);
+#endif
+}
+
+/* ---- the M's alarm ------------------------------------------------------------ */
+
+struct alarm_case {
+    atomic_int stop;
+    int begin_rc;
+    bool gave_up;
+    long slept;
+};
+
+__attribute__((unused)) static void alarm_hog(void *arg)
+{
+    struct alarm_case *a = arg;
+    a->begin_rc = pt_preemptible_begin();
+    if (a->begin_rc != 0)
+        return;
+    pt_nanos give_up = pt_nanotime() + BOUND;
+    while (!atomic_load_explicit(&a->stop, memory_order_relaxed) && pt_nanotime() < give_up)
+        ;
+    a->gave_up = !atomic_load(&a->stop);
+    CHECK_EQ(pt_preemptible_end(), 0);
+}
+
+__attribute__((unused)) static void alarm_sleeper(void *arg)
+{
+    struct alarm_case *a = arg;
+    for (int i = 0; i < 20; i++) {
+        CHECK_EQ(pt_sleep(200 * US), 0);
+        a->slept++;
+    }
+    atomic_store(&a->stop, 1);
+}
+
+/* One P: a G computing in a region, and a sleeper whose timers fall due
+ * meanwhile. The monitor is told to leave that P to the M's alarm, which
+ * it arms and nothing more: the kernel's timer signals the M at the
+ * sleeper's time (once the slice is held), the region is preempted, g0
+ * runs the timer and the sleeper, and resuming the region re-arms the
+ * alarm for the next. Without it the region keeps the P until it gives
+ * up, the sleeper asleep behind it. */
+void test_the_ms_alarm_preempts_a_region_for_its_ps_timers(void)
+{
+#ifndef PT__TSAN
+    struct alarm_case a = {0};
+    pt_sched *s = make_sched(1, PT_TIMERS_PER_P);
+    struct pt__m *m = s->ps[0]->m;
+    atomic_store(&m->alarms_only, true);
+    CHECK_EQ(pt_go(s, alarm_sleeper, &a), 0); /* first: asleep before the region begins */
+    CHECK_EQ(pt_go(s, alarm_hog, &a), 0);
+    WAIT_FOR(atomic_load(&a.stop)); /* aborts past BOUND: the sleeper is lost */
+    CHECK_EQ(pt_sched_wait(s), 0);
+    CHECK_EQ(a.begin_rc, 0);
+    CHECK(!a.gave_up);
+    CHECK_EQ(a.slept, 20);
+    CHECK(atomic_load(&m->alarm_preempts) >= 10); /* the monitor armed the first only */
+    CHECK_EQ(atomic_load(&s->st.timers_sysmon), 0);
+    CHECK_EQ(pt_sched_destroy(s), 0);
+#endif
+}
+
+struct alarm_left {
+    struct pt__m *m;
+    int begin_rc, sleep_rc;
+    bool armed;
+};
+
+__attribute__((unused)) static void sleep_20ms(void *arg)
+{
+    (void)arg;
+    CHECK_EQ(pt_sleep(20 * MS), 0);
+}
+
+/* Armed by the monitor in its region, then out of it: the G blocks its
+ * thread in nanosleep past the alarm's time (the sleeper's, 20 ms on). */
+__attribute__((unused)) static void region_then_nanosleep(void *arg)
+{
+    struct alarm_left *l = arg;
+    l->begin_rc = pt_preemptible_begin();
+    if (l->begin_rc != 0)
+        return;
+    pt_nanos give_up = pt_nanotime() + BOUND;
+    while (atomic_load_explicit(&l->m->alarm_at, memory_order_relaxed) == 0 &&
+           pt_nanotime() < give_up)
+        ;
+    l->armed = atomic_load(&l->m->alarm_at) != 0;
+    CHECK_EQ(pt_preemptible_end(), 0);
+    struct timespec ts = {0, 60 * 1000 * 1000};
+    l->sleep_rc = nanosleep(&ts, NULL) == 0 ? 0 : -errno;
+}
+
+/* A G that leaves its region takes its M's alarm back: a SIGURG landing
+ * in its system calls would cut them short (nanosleep, poll and
+ * epoll_wait return EINTR whatever SA_RESTART says), where no request
+ * of the monitor's ever lands outside a region but in a race of a few
+ * microseconds. */
+void test_leaving_a_region_disarms_the_ms_alarm(void)
+{
+#ifndef PT__TSAN
+    struct alarm_left l = {0};
+    pt_sched *s = make_sched(1, PT_TIMERS_PER_P);
+    l.m = s->ps[0]->m;
+    atomic_store(&l.m->alarms_only, true);
+    CHECK_EQ(pt_go(s, sleep_20ms, NULL), 0); /* asleep first: the P's next timer */
+    CHECK_EQ(pt_go(s, region_then_nanosleep, &l), 0);
+    CHECK_EQ(pt_sched_wait(s), 0);
+    CHECK_EQ(pt_sched_destroy(s), 0);
+    CHECK_EQ(l.begin_rc, 0);
+    CHECK(l.armed);
+    CHECK_EQ(l.sleep_rc, 0);
 #endif
 }
