@@ -232,19 +232,23 @@ void pt__execute(struct pt__m *m, pt_g *g)
         /* a G preempted in a region resumes there: its P's timers wake
          * this M's alarm if they fall due while it computes */
         if (atomic_load_explicit(&g->preemptible, memory_order_relaxed) != 0)
-            pt__alarm_arm(m, g, pt_nanotime(),
-                          atomic_load_explicit(&m->p->schedtick, memory_order_relaxed), true);
+            pt__alarm_resume(m, g);
         atomic_store_explicit(&g->status, PT__G_RUNNING, memory_order_relaxed);
         /* release: the monitor, reading curg, reads the G too (preempt.c) */
         atomic_store_explicit(&m->curg, g, memory_order_release);
         pt__fiber_switch(&m->g0, &g->fiber);
-        /* an alarm still armed is for a run that ended */
-        if (atomic_load_explicit(&m->alarm_at, memory_order_relaxed) != 0)
-            pt__alarm_disarm(m);
         /* the G that came back: g, or the last G a chain of handoffs from
          * g reached */
         g = atomic_load_explicit(&m->curg, memory_order_relaxed);
         atomic_store_explicit(&m->curg, NULL, memory_order_relaxed);
+        /* Its run is over: an alarm armed for it goes. One preempted
+         * inside its region may meet the monitor arming for it: with
+         * curg taken back first, the monitor, under the lock, either
+         * finds the run over or armed before this disarm. (action, not
+         * preemptible: g_finish reads that line anyway.) */
+        if (atomic_load_explicit(&m->alarm_at, memory_order_relaxed) != 0 ||
+            g->action == PT__G_DO_PREEMPT)
+            pt__alarm_disarm(m);
         if (!g_finish(m, g))
             return;
         /* g resumes at once; the G it picked to run next goes back to
@@ -333,6 +337,17 @@ static void g_arrive(pt_g *self)
     atomic_store_explicit(&m->curg, self, memory_order_release);
 }
 
+/* A G that returned inside a region: nothing may preempt its exit, and
+ * its M's alarm goes, as at a region's end (the exit may hand the M to
+ * the next G, past g0's disarm). Out of line: g_entry's frame, which
+ * every G's stack starts with, stays as small as it was. */
+static __attribute__((noinline, cold)) void exit_region(pt_g *g)
+{
+    atomic_store_explicit(&g->preemptible, 0, memory_order_relaxed);
+    atomic_signal_fence(memory_order_seq_cst);
+    pt__alarm_disarm(pt__cur_m());
+}
+
 /* Every G starts here, on its own stack. */
 static void g_entry(void *arg)
 {
@@ -340,9 +355,8 @@ static void g_entry(void *arg)
     pt__fiber_started(&g->fiber);
     g_arrive(g);
     g->fn(g->arg);
-    /* a G that returned inside a region: nothing may preempt its exit */
-    atomic_store_explicit(&g->preemptible, 0, memory_order_relaxed);
-    atomic_signal_fence(memory_order_seq_cst);
+    if (atomic_load_explicit(&g->preemptible, memory_order_relaxed) != 0)
+        exit_region(g);
     g_check(g);
     g->action = PT__G_DO_EXIT;
     struct pt__m *m = pt__cur_m();

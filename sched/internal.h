@@ -190,8 +190,10 @@ struct pt__m {
      * P's timers -- so that the Gs they ready need not wait for the
      * monitor to get a CPU. None under TSan, or if timer_create failed. */
     timer_t alarm;
-    _Atomic pt_nanos alarm_at;     /* the time it is armed for; 0: none */
-    pt_g *_Atomic alarm_g;         /* the G it would preempt */
+    /* The time it is set for (0: off) and the G it would preempt, set
+     * under alarm_lock; the handler takes alarm_g */
+    _Atomic pt_nanos alarm_at;
+    pt_g *_Atomic alarm_g;
     /* The P's schedtick when the alarm, or the monitor's request, was
      * made: a signal that finds another tick is for a run that ended */
     _Atomic uint32_t alarm_tick, preempt_tick;
@@ -420,14 +422,17 @@ void pt__preempt_unblock(void);
 /* The calling M's alarm: made as it starts, deleted as it ends. */
 void pt__alarm_init(struct pt__m *m);
 void pt__alarm_fini(struct pt__m *m);
-/* Arms m's alarm to preempt g, which computes in a region on m since
- * `since` (its P's schedtick `tick`), when its P's next timer falls due
- * -- not before g has held the P for the slice. Nothing without a timer on the P, an alarm or
- * preemption. From m itself, resuming g, or from the monitor, which
- * leaves an armed alarm as it is. */
-void pt__alarm_arm(struct pt__m *m, pt_g *g, pt_nanos since, uint32_t tick, bool resuming);
+/* The M, resuming g inside its region (g was preempted): arms the alarm
+ * for g's new run, as alarm_time in preempt.c says when; nothing without
+ * a timer on the P. */
+void pt__alarm_resume(struct pt__m *m, pt_g *g);
+/* The monitor, seeing g compute in a region on m since `since` (the P's
+ * schedtick `tick`): arms m's alarm for that run if none is armed, or
+ * the armed one is past, or this one is earlier. */
+void pt__alarm_watch(struct pt__m *m, pt_g *g, pt_nanos since, pt_nanos now, uint32_t tick);
 /* Disarms m's alarm, if armed: its G stopped running here, or left its
- * region, so the signal could only interrupt a system call. From m. */
+ * region, so the signal could only interrupt a system call. From m;
+ * errno is kept. */
 void pt__alarm_disarm(struct pt__m *m);
 
 /* ---- sysmon.c ---- */

@@ -98,13 +98,13 @@ static void on_sigurg(int sig, siginfo_t *si, void *uc)
      * value), or the monitor's request, or somebody else's SIGURG */
     bool alarm = m && si && si->si_code == SI_TIMER && si->si_value.sival_ptr == m;
     pt_g *want = !m ? NULL
-                 : alarm ? atomic_exchange_explicit(&m->alarm_g, NULL, memory_order_relaxed)
-                         : atomic_exchange_explicit(&m->preempt_g, NULL, memory_order_relaxed);
-    if (alarm)
-        atomic_store_explicit(&m->alarm_at, 0, memory_order_relaxed);
+                 : alarm ? atomic_exchange_explicit(&m->alarm_g, NULL, memory_order_acquire)
+                         : atomic_exchange_explicit(&m->preempt_g, NULL, memory_order_acquire);
     /* For the run it was made for, and with preemption still on: a
      * request the monitor made before an alarm preempted the G, landing
-     * once the G runs again, would stop it at once */
+     * once the G runs again, would stop it at once. An alarm whose
+     * timers the monitor ran meanwhile still preempts: the Gs they
+     * readied wait for a P on the global queue. */
     if (want && (atomic_load_explicit(&m->p->schedtick, memory_order_relaxed) !=
                      atomic_load_explicit(alarm ? &m->alarm_tick : &m->preempt_tick,
                                           memory_order_relaxed) ||
@@ -165,7 +165,8 @@ void pt__preempt_unblock(void)
 void pt__preempt_request(struct pt__m *m, pt_g *g, uint32_t tick)
 {
     atomic_store_explicit(&m->preempt_tick, tick, memory_order_relaxed);
-    atomic_store_explicit(&m->preempt_g, g, memory_order_relaxed);
+    /* release: the handler, taking g, sees the tick */
+    atomic_store_explicit(&m->preempt_g, g, memory_order_release);
     if (pthread_kill(m->thread, SIGURG) == 0)
         atomic_fetch_add_explicit(&m->s->st.preempt_signals, 1, memory_order_relaxed);
 }
@@ -188,7 +189,11 @@ void pt__alarm_init(struct pt__m *m)
     ev.sigev_notify = SIGEV_THREAD_ID;
     ev.sigev_signo = SIGURG;
     ev.sigev_value.sival_ptr = m;
-    ev._sigev_un._tid = (pid_t)syscall(SYS_gettid);
+#ifdef sigev_notify_thread_id
+    ev.sigev_notify_thread_id = (pid_t)syscall(SYS_gettid);
+#else
+    ev._sigev_un._tid = (pid_t)syscall(SYS_gettid); /* glibc before 2.35 */
+#endif
     /* release: the monitor, seeing has_alarm, sees the timer's id */
     if (timer_create(CLOCK_MONOTONIC, &ev, &m->alarm) == 0)
         atomic_store_explicit(&m->has_alarm, true, memory_order_release);
@@ -204,44 +209,83 @@ void pt__alarm_fini(struct pt__m *m)
         timer_delete(m->alarm);
 }
 
-/* Under alarm_lock. The handler, which may interrupt a holder on its
- * thread, takes no lock: it only clears alarm_at and takes alarm_g. */
-static void alarm_off(struct pt__m *m)
+/* When the alarm for a run on m's P, held since `since`, is due: once
+ * the slice is up, as the monitor would preempt it, if Gs wait (the
+ * monitor readies a stuck P's timers' Gs onto the global queue) and no
+ * P is idle; else at the P's next timer, not before the slice is up.
+ * Later by the grace where a CPU is spare for the monitor (internal.h).
+ * 0: nothing to arm for (preemption off; no G waiting, no timer). */
+static pt_nanos alarm_time(struct pt__m *m, pt_nanos since)
 {
-    atomic_store_explicit(&m->alarm_at, 0, memory_order_relaxed);
-    atomic_store_explicit(&m->alarm_g, NULL, memory_order_relaxed);
-    struct itimerspec off = {{0, 0}, {0, 0}};
-    timer_settime(m->alarm, 0, &off, NULL);
+    pt_sched *s = m->s;
+    pt_nanos slice = atomic_load_explicit(&s->preempt_slice, memory_order_relaxed);
+    if (slice == 0)
+        return 0;
+    pt_nanos when = since + slice;
+    if (atomic_load_explicit(&s->npidle, memory_order_acquire) != 0 ||
+        (atomic_load_explicit(&s->globq_len, memory_order_relaxed) == 0 &&
+         pt__runq_empty(m->p))) {
+        pt_nanos next = pt_timers_next(&m->p->timers);
+        if (next == 0)
+            return 0;
+        if (next > when)
+            when = next;
+    }
+    if (atomic_load_explicit(&s->nprocs, memory_order_relaxed) < s->cpus)
+        when += PT__ALARM_GRACE_NS;
+    return when;
 }
 
-void pt__alarm_arm(struct pt__m *m, pt_g *g, pt_nanos since, uint32_t tick, bool resuming)
+/* Under alarm_lock: the kernel's timer set for `when` (0: off). alarm_g
+ * goes last, so that a signal of the timer's previous setting, landing
+ * in between, cannot take it. The handler writes none of these. */
+static void alarm_set(struct pt__m *m, pt_g *g, pt_nanos when, uint32_t tick)
 {
-    pt_nanos slice = atomic_load_explicit(&m->s->preempt_slice, memory_order_relaxed);
-    if (!atomic_load_explicit(&m->has_alarm, memory_order_acquire) || slice == 0)
+    atomic_store_explicit(&m->alarm_g, NULL, memory_order_relaxed);
+    atomic_store_explicit(&m->alarm_tick, tick, memory_order_relaxed);
+    atomic_store_explicit(&m->alarm_at, when, memory_order_relaxed);
+    /* pt_nanotime counts CLOCK_MONOTONIC's time (base/clock.c) */
+    struct itimerspec its = {{0, 0}, {when / 1000000000, when % 1000000000}};
+    timer_settime(m->alarm, TIMER_ABSTIME, &its, NULL);
+    if (when != 0)
+        atomic_store_explicit(&m->alarm_g, g, memory_order_release);
+}
+
+void pt__alarm_resume(struct pt__m *m, pt_g *g)
+{
+    if (!atomic_load_explicit(&m->has_alarm, memory_order_acquire))
         return;
-    /* One lock for the M and the monitor: arming in turns, the monitor
-     * sees, under it, whether the G still runs in its region, and a G
-     * that leaves it disarms after any arming the monitor began. */
+    pt_nanos when = alarm_time(m, pt_nanotime());
+    if (when == 0)
+        return;
     pt__lock(&m->alarm_lock);
-    /* The monitor arms only an alarm not armed (it sees a G's start late,
-     * after a wait for a CPU, and would put the alarm off), and only for
-     * the run it saw, still in its region. */
-    bool arm = resuming || (atomic_load_explicit(&m->alarm_at, memory_order_relaxed) == 0 &&
-                            atomic_load_explicit(&m->curg, memory_order_relaxed) == g &&
-                            atomic_load_explicit(&g->preemptible, memory_order_relaxed) != 0 &&
-                            atomic_load_explicit(&m->p->schedtick, memory_order_relaxed) == tick);
-    pt_nanos next = arm ? pt_timers_next(&m->p->timers) : 0;
-    if (next != 0) {
-        pt_nanos when = next > since + slice ? next : since + slice;
-        if (atomic_load_explicit(&m->s->nprocs, memory_order_relaxed) < m->s->cpus)
-            when += PT__ALARM_GRACE_NS; /* a CPU for the monitor */
-        atomic_store_explicit(&m->alarm_tick, tick, memory_order_relaxed);
-        atomic_store_explicit(&m->alarm_g, g, memory_order_relaxed);
-        atomic_store_explicit(&m->alarm_at, when, memory_order_relaxed);
-        /* pt_nanotime counts CLOCK_MONOTONIC's time (base/clock.c) */
-        struct itimerspec its = {{0, 0}, {when / 1000000000, when % 1000000000}};
-        timer_settime(m->alarm, TIMER_ABSTIME, &its, NULL);
-    }
+    alarm_set(m, g, when, atomic_load_explicit(&m->p->schedtick, memory_order_relaxed));
+    pt__unlock(&m->alarm_lock);
+}
+
+void pt__alarm_watch(struct pt__m *m, pt_g *g, pt_nanos since, pt_nanos now, uint32_t tick)
+{
+    if (!atomic_load_explicit(&m->has_alarm, memory_order_acquire))
+        return;
+    pt_nanos when = alarm_time(m, since);
+    /* An alarm still to come, no later than this one: nothing to do, and
+     * no lock taken (the monitor comes every round for a long region) */
+    pt_nanos at = atomic_load_explicit(&m->alarm_at, memory_order_relaxed);
+    if (when == 0 || (at > now && at <= when))
+        return;
+    pt__lock(&m->alarm_lock);
+    /* Under the lock, the run the monitor saw must still be on, in its
+     * region: the M, ending it, takes curg back and then the lock. An
+     * armed alarm is replaced only by an earlier one (the P's timers
+     * changed: a timer was added, or a P's moved here) or once its time
+     * has passed (it fired, or will have, for a run that is over or
+     * into which it landed on g0). */
+    at = atomic_load_explicit(&m->alarm_at, memory_order_relaxed);
+    if (atomic_load_explicit(&m->curg, memory_order_relaxed) == g &&
+        atomic_load_explicit(&g->preemptible, memory_order_relaxed) != 0 &&
+        atomic_load_explicit(&m->p->schedtick, memory_order_relaxed) == tick &&
+        (at == 0 || at <= now || when < at))
+        alarm_set(m, g, when, tick);
     pt__unlock(&m->alarm_lock);
 }
 
@@ -249,10 +293,12 @@ void pt__alarm_disarm(struct pt__m *m)
 {
     if (!atomic_load_explicit(&m->has_alarm, memory_order_acquire))
         return;
+    int saved = errno; /* a contended lock sleeps in futex(2) */
     pt__lock(&m->alarm_lock);
     if (atomic_load_explicit(&m->alarm_at, memory_order_relaxed) != 0)
-        alarm_off(m);
+        alarm_set(m, NULL, 0, 0);
     pt__unlock(&m->alarm_lock);
+    errno = saved;
 }
 
 /* ---- the API ---------------------------------------------------------------- */

@@ -167,7 +167,7 @@ void *pt__sysmon_main(void *arg)
                 /* the first alarm only: the M's own arming does the rest */
                 if (atomic_load_explicit(&p->m->alarm_preempts, memory_order_relaxed) == 0 &&
                     atomic_load_explicit(&g->preemptible, memory_order_relaxed) != 0)
-                    pt__alarm_arm(p->m, g, since[i], tick, false);
+                    pt__alarm_watch(p->m, g, since[i], now, tick);
                 continue;
             }
             /* Gs queued behind the stuck one, with a P idle: an idle M is
@@ -189,7 +189,7 @@ void *pt__sysmon_main(void *arg)
             } else if (atomic_load_explicit(&g->preemptible, memory_order_relaxed) != 0) {
                 /* computing in a region: the M's alarm takes over from
                  * here, should this thread not get a CPU in time */
-                pt__alarm_arm(p->m, g, since[i], tick, false);
+                pt__alarm_watch(p->m, g, since[i], now, tick);
             }
         }
         if (acted) {

@@ -182,9 +182,10 @@ PT_API int pt_sched_set_preempt_slice(pt_sched *s, pt_nanos slice);
  * and preempts their regions, so it must get a CPU while every core runs
  * a G that computes; with as many Ps as cores a normal thread can wait
  * for the kernel's next tick, a real-time one preempts at once. A region
- * whose P has timers does not wait for it: its M's alarm, a POSIX timer
- * on the M's own thread, preempts it; the timers of a P whose G computes
- * outside any region still do. The monitor wakes at most every 20 us and
+ * does not wait for it once the monitor saw it run, or it resumed, with
+ * Gs waiting or timers on its P: its M's alarm, a POSIX timer on the M's
+ * own thread, preempts it on time. The timers of a P whose G computes
+ * outside any region still wait. The monitor wakes at most every 20 us and
  * runs briefly. Needs CAP_SYS_NICE or an RLIMIT_RTPRIO of at least the
  * priority; 0 makes it SCHED_OTHER with the nice value it was created
  * with. 0; -EINVAL (bad s, a priority out of range); -EPERM (not

@@ -89,6 +89,8 @@ PT_TEST(unit, yield_inside_a_region_aborts)
 PT_TEST(unit, foreign_sigurg_reaches_the_earlier_handler)
 PT_TEST(unit, the_ms_alarm_preempts_a_region_for_its_ps_timers)
 PT_TEST(unit, leaving_a_region_disarms_the_ms_alarm)
+PT_TEST(unit, exiting_inside_a_region_disarms_the_ms_alarm)
+PT_TEST(unit, the_ms_alarm_preempts_a_region_for_a_waiting_g)
 /* handoffs: a parking or exiting G switches straight to the next */
 PT_TEST(unit, handoff_ping_pong_on_one_p_skips_the_scheduler_loop)
 PT_TEST(unit, handoff_exiting_gs_pass_the_m_along)

@@ -177,29 +177,9 @@ void test_handoff_of_a_refused_park_resumes_the_parker_first(void)
 
 /* ---- a preempted G first in line ------------------------------------------- */
 
-struct hog_sleeper {
-    atomic_int stop;
-    int begin_rc;
-    bool gave_up;
-    long slept;
-};
-
-static void region_hog(void *arg)
-{
-    struct hog_sleeper *h = arg;
-    h->begin_rc = pt_preemptible_begin();
-    if (h->begin_rc != 0)
-        return;
-    pt_nanos give_up = pt_nanotime() + BOUND;
-    while (!atomic_load_explicit(&h->stop, memory_order_relaxed) && pt_nanotime() < give_up)
-        ;
-    h->gave_up = !atomic_load(&h->stop);
-    CHECK_EQ(pt_preemptible_end(), 0);
-}
-
 static void short_sleeper(void *arg)
 {
-    struct hog_sleeper *h = arg;
+    struct region_case *h = arg;
     for (int i = 0; i < 20 && h->begin_rc == 0; i++) {
         CHECK_EQ(pt_sleep(100 * 1000), 0);
         h->slept++;
@@ -217,7 +197,7 @@ static void short_sleeper(void *arg)
  * spinning until it gave up. */
 void test_handoff_skips_a_preempted_g_and_runs_it_from_g0(void)
 {
-    struct hog_sleeper h = {0};
+    struct region_case h = {0};
     pt_sched *s = make_sched(1, PT_TIMERS_PER_P);
     CHECK_EQ(pt_go(s, region_hog, &h), 0);
     CHECK_EQ(pt_go(s, short_sleeper, &h), 0);

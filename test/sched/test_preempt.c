@@ -379,29 +379,9 @@ void test_preemption_requests_in_bursts_do_not_nest(void)
 
 /* ---- the M's alarm ------------------------------------------------------------ */
 
-struct alarm_case {
-    atomic_int stop;
-    int begin_rc;
-    bool gave_up;
-    long slept;
-};
-
-__attribute__((unused)) static void alarm_hog(void *arg)
-{
-    struct alarm_case *a = arg;
-    a->begin_rc = pt_preemptible_begin();
-    if (a->begin_rc != 0)
-        return;
-    pt_nanos give_up = pt_nanotime() + BOUND;
-    while (!atomic_load_explicit(&a->stop, memory_order_relaxed) && pt_nanotime() < give_up)
-        ;
-    a->gave_up = !atomic_load(&a->stop);
-    CHECK_EQ(pt_preemptible_end(), 0);
-}
-
 __attribute__((unused)) static void alarm_sleeper(void *arg)
 {
-    struct alarm_case *a = arg;
+    struct region_case *a = arg;
     for (int i = 0; i < 20; i++) {
         CHECK_EQ(pt_sleep(200 * US), 0);
         a->slept++;
@@ -419,12 +399,12 @@ __attribute__((unused)) static void alarm_sleeper(void *arg)
 void test_the_ms_alarm_preempts_a_region_for_its_ps_timers(void)
 {
 #ifndef PT__TSAN
-    struct alarm_case a = {0};
+    struct region_case a = {0};
     pt_sched *s = make_sched(1, PT_TIMERS_PER_P);
     struct pt__m *m = s->ps[0]->m;
     atomic_store(&m->alarms_only, true);
     CHECK_EQ(pt_go(s, alarm_sleeper, &a), 0); /* first: asleep before the region begins */
-    CHECK_EQ(pt_go(s, alarm_hog, &a), 0);
+    CHECK_EQ(pt_go(s, region_hog, &a), 0);
     WAIT_FOR(atomic_load(&a.stop)); /* aborts past BOUND: the sleeper is lost */
     CHECK_EQ(pt_sched_wait(s), 0);
     CHECK_EQ(a.begin_rc, 0);
@@ -485,5 +465,103 @@ void test_leaving_a_region_disarms_the_ms_alarm(void)
     CHECK_EQ(l.begin_rc, 0);
     CHECK(l.armed);
     CHECK_EQ(l.sleep_rc, 0);
+#endif
+}
+
+struct exit_armed {
+    struct pt__m *m;
+    int begin_rc, sleep_rc;
+    bool armed;
+};
+
+/* Blocks its thread in nanosleep past the alarm's time. */
+__attribute__((unused)) static void nanosleep_60ms(void *arg)
+{
+    struct exit_armed *e = arg;
+    struct timespec ts = {0, 60 * 1000 * 1000};
+    e->sleep_rc = nanosleep(&ts, NULL) == 0 ? 0 : -errno;
+}
+
+/* Starts the sleeper first in line, then returns inside a region once
+ * the monitor armed its M's alarm: the exit hands the M to the sleeper
+ * without passing g0. */
+__attribute__((unused)) static void exit_in_region(void *arg)
+{
+    struct exit_armed *e = arg;
+    CHECK_EQ(pt_go(NULL, nanosleep_60ms, e), 0);
+    e->begin_rc = pt_preemptible_begin();
+    if (e->begin_rc != 0)
+        return;
+    pt_nanos give_up = pt_nanotime() + BOUND;
+    while (atomic_load_explicit(&e->m->alarm_at, memory_order_relaxed) == 0 &&
+           pt_nanotime() < give_up)
+        ;
+    e->armed = atomic_load(&e->m->alarm_at) != 0;
+}
+
+/* A G that returns inside its region takes its M's alarm back too, as
+ * pt_preemptible_end does: else the G its exit hands the M to meets the
+ * signal in its system calls. */
+void test_exiting_inside_a_region_disarms_the_ms_alarm(void)
+{
+#ifndef PT__TSAN
+    /* A handoff is skipped when the global queue's turn comes (one
+     * schedule in 61): the G then starts from g0, which disarms anyway */
+    for (int round = 0; round < 3; round++) {
+        struct exit_armed e = {0};
+        pt_sched *s = make_sched(1, PT_TIMERS_PER_P);
+        e.m = s->ps[0]->m;
+        atomic_store(&e.m->alarms_only, true);
+        CHECK_EQ(pt_go(s, sleep_20ms, NULL), 0); /* asleep first: the P's next timer */
+        CHECK_EQ(pt_go(s, exit_in_region, &e), 0);
+        CHECK_EQ(pt_sched_wait(s), 0);
+        CHECK_EQ(pt_sched_destroy(s), 0);
+        CHECK_EQ(e.begin_rc, 0);
+        CHECK(e.armed);
+        CHECK_EQ(e.sleep_rc, 0);
+    }
+#endif
+}
+
+struct waiting_case {
+    atomic_int in_region, stop;
+    bool gave_up;
+};
+
+__attribute__((unused)) static void hog_until_stopped(void *arg)
+{
+    struct waiting_case *w = arg;
+    CHECK_EQ(pt_preemptible_begin(), 0);
+    atomic_store(&w->in_region, 1);
+    pt_nanos give_up = pt_nanotime() + BOUND;
+    while (!atomic_load_explicit(&w->stop, memory_order_relaxed) && pt_nanotime() < give_up)
+        ;
+    w->gave_up = !atomic_load(&w->stop);
+    CHECK_EQ(pt_preemptible_end(), 0);
+}
+
+__attribute__((unused)) static void stopper(void *arg)
+{
+    struct waiting_case *w = arg;
+    atomic_store(&w->stop, 1);
+}
+
+/* No timer on the P, but a G waiting on the global queue (started from
+ * outside): the alarm is set for the slice's end, as the monitor would
+ * preempt then, and the waiting G runs. */
+void test_the_ms_alarm_preempts_a_region_for_a_waiting_g(void)
+{
+#ifndef PT__TSAN
+    struct waiting_case w = {0};
+    pt_sched *s = make_sched(1, PT_TIMERS_PER_P);
+    struct pt__m *m = s->ps[0]->m;
+    atomic_store(&m->alarms_only, true);
+    CHECK_EQ(pt_go(s, hog_until_stopped, &w), 0);
+    WAIT_FOR(atomic_load(&w.in_region));
+    CHECK_EQ(pt_go(s, stopper, &w), 0); /* from this thread: the global queue */
+    CHECK_EQ(pt_sched_wait(s), 0);
+    CHECK(!w.gave_up);
+    CHECK(atomic_load(&m->alarm_preempts) >= 1);
+    CHECK_EQ(pt_sched_destroy(s), 0);
 #endif
 }

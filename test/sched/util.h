@@ -95,6 +95,29 @@ static inline void touch_down(volatile char *p, size_t n)
     p[0] = 1;
 }
 
+/* A G computing in a preemptible region until another G sets `stop`;
+ * gave_up: BOUND passed first (whatever should have stopped it never
+ * ran). The other G counts in `slept`. */
+struct region_case {
+    atomic_int stop;
+    int begin_rc;
+    bool gave_up;
+    long slept;
+};
+
+__attribute__((unused)) static void region_hog(void *arg)
+{
+    struct region_case *h = arg;
+    h->begin_rc = pt_preemptible_begin();
+    if (h->begin_rc != 0)
+        return;
+    pt_nanos give_up = pt_nanotime() + BOUND;
+    while (!atomic_load_explicit(&h->stop, memory_order_relaxed) && pt_nanotime() < give_up)
+        ;
+    h->gave_up = !atomic_load(&h->stop);
+    CHECK_EQ(pt_preemptible_end(), 0);
+}
+
 static inline pt_sched_stats stats_of(pt_sched *s)
 {
     pt_sched_stats st;
