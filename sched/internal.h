@@ -80,6 +80,11 @@ enum { PT__G_DO_YIELD = 1, PT__G_DO_PARK, PT__G_DO_EXIT, PT__G_DO_PREEMPT, PT__G
  * where the alarm's exact time would preempt the G for the first few. */
 #define PT__ALARM_GRACE_NS 50000
 
+/* An M's alarm is set at least this far ahead (the monitor's shortest
+ * round): set sooner, with a tiny slice, it fired before the M had
+ * switched to the G it was set for, and was lost. */
+#define PT__ALARM_AHEAD_NS 20000
+
 struct pt__p;
 struct pt__m;
 

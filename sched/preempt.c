@@ -209,22 +209,21 @@ void pt__alarm_fini(struct pt__m *m)
         timer_delete(m->alarm);
 }
 
-/* When the alarm for a run on m's P, held since `since`, is due: once
- * the slice is up, as the monitor would preempt it, if Gs wait (the
- * monitor readies a stuck P's timers' Gs onto the global queue) and no
- * P is idle; else at the P's next timer, not before the slice is up.
- * Later by the grace where a CPU is spare for the monitor (internal.h).
- * 0: nothing to arm for (preemption off; no G waiting, no timer). */
-static pt_nanos alarm_time(struct pt__m *m, pt_nanos since)
+/* When the alarm for a run on m's P, held since `since`, is due, as the
+ * monitor would preempt it: never while a P is idle (an idle M takes the
+ * work and the timers); once the slice is up if Gs wait (the monitor
+ * readies a stuck P's timers' Gs onto the global queue); else at the
+ * P's next timer, not before the slice is up. Later by the grace where a
+ * CPU is spare for the monitor (internal.h), and never sooner than
+ * PT__ALARM_AHEAD_NS from `now`. 0: nothing to arm for. */
+static pt_nanos alarm_time(struct pt__m *m, pt_nanos since, pt_nanos now)
 {
     pt_sched *s = m->s;
     pt_nanos slice = atomic_load_explicit(&s->preempt_slice, memory_order_relaxed);
-    if (slice == 0)
+    if (slice == 0 || atomic_load_explicit(&s->npidle, memory_order_acquire) != 0)
         return 0;
     pt_nanos when = since + slice;
-    if (atomic_load_explicit(&s->npidle, memory_order_acquire) != 0 ||
-        (atomic_load_explicit(&s->globq_len, memory_order_relaxed) == 0 &&
-         pt__runq_empty(m->p))) {
+    if (atomic_load_explicit(&s->globq_len, memory_order_relaxed) == 0 && pt__runq_empty(m->p)) {
         pt_nanos next = pt_timers_next(&m->p->timers);
         if (next == 0)
             return 0;
@@ -233,29 +232,32 @@ static pt_nanos alarm_time(struct pt__m *m, pt_nanos since)
     }
     if (atomic_load_explicit(&s->nprocs, memory_order_relaxed) < s->cpus)
         when += PT__ALARM_GRACE_NS;
-    return when;
+    return when > now + PT__ALARM_AHEAD_NS ? when : now + PT__ALARM_AHEAD_NS;
 }
 
-/* Under alarm_lock: the kernel's timer set for `when` (0: off). alarm_g
- * goes last, so that a signal of the timer's previous setting, landing
- * in between, cannot take it. The handler writes none of these. */
+/* Under alarm_lock: the kernel's timer set for `when` (0: off), and the
+ * G it would preempt. Set before the timer, so that it fires with the G
+ * named; a signal of the timer's previous setting that lands meanwhile
+ * is for the same run (the monitor re-arms only the run it saw; a
+ * resumption finds the alarm off). The handler writes none of these
+ * but alarm_g, which it takes. */
 static void alarm_set(struct pt__m *m, pt_g *g, pt_nanos when, uint32_t tick)
 {
-    atomic_store_explicit(&m->alarm_g, NULL, memory_order_relaxed);
     atomic_store_explicit(&m->alarm_tick, tick, memory_order_relaxed);
     atomic_store_explicit(&m->alarm_at, when, memory_order_relaxed);
+    /* release: the handler, taking g, sees the tick */
+    atomic_store_explicit(&m->alarm_g, g, memory_order_release);
     /* pt_nanotime counts CLOCK_MONOTONIC's time (base/clock.c) */
     struct itimerspec its = {{0, 0}, {when / 1000000000, when % 1000000000}};
     timer_settime(m->alarm, TIMER_ABSTIME, &its, NULL);
-    if (when != 0)
-        atomic_store_explicit(&m->alarm_g, g, memory_order_release);
 }
 
 void pt__alarm_resume(struct pt__m *m, pt_g *g)
 {
     if (!atomic_load_explicit(&m->has_alarm, memory_order_acquire))
         return;
-    pt_nanos when = alarm_time(m, pt_nanotime());
+    pt_nanos now = pt_nanotime();
+    pt_nanos when = alarm_time(m, now, now);
     if (when == 0)
         return;
     pt__lock(&m->alarm_lock);
@@ -267,7 +269,7 @@ void pt__alarm_watch(struct pt__m *m, pt_g *g, pt_nanos since, pt_nanos now, uin
 {
     if (!atomic_load_explicit(&m->has_alarm, memory_order_acquire))
         return;
-    pt_nanos when = alarm_time(m, since);
+    pt_nanos when = alarm_time(m, since, now);
     /* An alarm still to come, no later than this one: nothing to do, and
      * no lock taken (the monitor comes every round for a long region) */
     pt_nanos at = atomic_load_explicit(&m->alarm_at, memory_order_relaxed);

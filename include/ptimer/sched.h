@@ -154,8 +154,9 @@ PT_API int pt_ready(pt_g *g);
  * calling G may be stopped at any instruction, by a signal (SIGURG, as
  * Go's), once it has held its P for the scheduler's slice while other Gs
  * wait and no P is idle, or once it has held it for the slice when a
- * timer of its P falls due (its M's alarm, a POSIX timer on the M's
- * thread); it resumes later, perhaps on another thread.
+ * timer of its P falls due: by the monitor thread, or, should that not
+ * get a CPU, by its M's alarm (a POSIX timer on the M's thread). It
+ * resumes later, perhaps on another thread.
  * So a region must be pure computation: no locks, no allocation, no
  * thread-locals, errno or pthread_self, nothing that is not
  * async-signal-safe but pt_nanotime (never stopped inside its clock's
