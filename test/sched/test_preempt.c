@@ -529,26 +529,9 @@ void test_exiting_inside_a_region_disarms_the_ms_alarm(void)
 #endif
 }
 
-struct waiting_case {
-    atomic_int in_region, stop;
-    bool gave_up;
-};
-
-__attribute__((unused)) static void hog_until_stopped(void *arg)
-{
-    struct waiting_case *w = arg;
-    CHECK_EQ(pt_preemptible_begin(), 0);
-    atomic_store(&w->in_region, 1);
-    pt_nanos give_up = pt_nanotime() + BOUND;
-    while (!atomic_load_explicit(&w->stop, memory_order_relaxed) && pt_nanotime() < give_up)
-        ;
-    w->gave_up = !atomic_load(&w->stop);
-    CHECK_EQ(pt_preemptible_end(), 0);
-}
-
 __attribute__((unused)) static void stopper(void *arg)
 {
-    struct waiting_case *w = arg;
+    struct region_case *w = arg;
     atomic_store(&w->stop, 1);
 }
 
@@ -558,14 +541,15 @@ __attribute__((unused)) static void stopper(void *arg)
 void test_the_ms_alarm_preempts_a_region_for_a_waiting_g(void)
 {
 #ifndef PT__TSAN
-    struct waiting_case w = {0};
+    struct region_case w = {0};
     pt_sched *s = make_sched(1, PT_TIMERS_PER_P);
     struct pt__m *m = s->ps[0]->m;
     atomic_store(&m->alarms_only, true);
-    CHECK_EQ(pt_go(s, hog_until_stopped, &w), 0);
+    CHECK_EQ(pt_go(s, region_hog, &w), 0);
     WAIT_FOR(atomic_load(&w.in_region));
     CHECK_EQ(pt_go(s, stopper, &w), 0); /* from this thread: the global queue */
     CHECK_EQ(pt_sched_wait(s), 0);
+    CHECK_EQ(w.begin_rc, 0);
     CHECK(!w.gave_up);
     CHECK(atomic_load(&m->alarm_preempts) >= 1);
     CHECK_EQ(pt_sched_destroy(s), 0);

@@ -95,11 +95,11 @@ static inline void touch_down(volatile char *p, size_t n)
     p[0] = 1;
 }
 
-/* A G computing in a preemptible region until another G sets `stop`;
- * gave_up: BOUND passed first (whatever should have stopped it never
- * ran). The other G counts in `slept`. */
+/* A G computing in a preemptible region (in_region once inside) until
+ * another G sets `stop`; gave_up: BOUND passed first (whatever should
+ * have stopped it never ran). The other G counts in `slept`. */
 struct region_case {
-    atomic_int stop;
+    atomic_int stop, in_region;
     int begin_rc;
     bool gave_up;
     long slept;
@@ -111,6 +111,7 @@ __attribute__((unused)) static void region_hog(void *arg)
     h->begin_rc = pt_preemptible_begin();
     if (h->begin_rc != 0)
         return;
+    atomic_store(&h->in_region, 1);
     pt_nanos give_up = pt_nanotime() + BOUND;
     while (!atomic_load_explicit(&h->stop, memory_order_relaxed) && pt_nanotime() < give_up)
         ;
