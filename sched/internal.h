@@ -192,8 +192,9 @@ struct pt__m {
     bool running_timers; /* in run_timers: its readies go behind the queue (M only) */
     /* The M's alarm (preempt.c): a POSIX timer that sends this thread
      * SIGURG when a G computing in a region here should make way for its
-     * P's timers -- so that the Gs they ready need not wait for the
-     * monitor to get a CPU. None under TSan, or if timer_create failed. */
+     * P's timers or for Gs that wait -- the monitor's rule, kept without
+     * the monitor having to get a CPU. None under TSan, or if
+     * timer_create failed. */
     timer_t alarm;
     /* The time it is set for (0: off) and the G it would preempt, set
      * under alarm_lock; the handler takes alarm_g */
@@ -428,8 +429,8 @@ void pt__preempt_unblock(void);
 void pt__alarm_init(struct pt__m *m);
 void pt__alarm_fini(struct pt__m *m);
 /* The M, resuming g inside its region (g was preempted): arms the alarm
- * for g's new run, as alarm_time in preempt.c says when; nothing without
- * a timer on the P. */
+ * for g's new run, when alarm_time (preempt.c) finds it one: Gs that
+ * wait, or a timer on the P. */
 void pt__alarm_resume(struct pt__m *m, pt_g *g);
 /* The monitor, seeing g compute in a region on m since `since` (the P's
  * schedtick `tick`): arms m's alarm for that run if none is armed, or

@@ -174,13 +174,13 @@ void pt__preempt_request(struct pt__m *m, pt_g *g, uint32_t tick)
 /* ---- the M's alarm ------------------------------------------------------------ */
 
 /* The monitor preempts a G that computes in a region once its P's timers
- * are due, when it gets a CPU. With as many Ps as cores, every core runs
- * such a G, and a normal monitor thread can wait for the kernel's next
- * tick (4 ms at HZ=250) before it runs: the Gs those timers ready wait
- * as long. The alarm does not need a CPU: the kernel's timer signals the
- * M's own thread, on the core it computes on, at the time the monitor or
- * the M set in advance. The M arms it whenever it resumes a G inside a
- * region (a preempted one); the monitor, for a region it finds running. */
+ * are due or Gs wait, when it gets a CPU. With as many Ps as cores,
+ * every core runs such a G, and a normal monitor thread can wait for the
+ * kernel's next tick before it runs: the Gs waiting wait as long. The
+ * alarm does not need a CPU: the kernel's timer signals the M's own
+ * thread, on the core it computes on, at the time the monitor or the M
+ * set in advance. The M arms it whenever it resumes a G inside a region
+ * (a preempted one); the monitor, for a region it finds running. */
 void pt__alarm_init(struct pt__m *m)
 {
 #ifndef PT__TSAN /* under TSan regions are refused: nothing to preempt */
