@@ -272,9 +272,10 @@ void pt__execute(struct pt__m *m, pt_g *g)
 #define TIMERS_STACK_ROOM (16 * 1024)
 #endif
 
-static inline bool timers_room(const pt_g *g)
+/* Whether g, its stack at sp, has that room. */
+static inline bool timers_room(const pt_g *g, const void *sp)
 {
-    return (size_t)((const char *)g->fiber.ctx.sp - (const char *)g->stack.lo) >= TIMERS_STACK_ROOM;
+    return (size_t)((const char *)sp - (const char *)g->stack.lo) >= TIMERS_STACK_ROOM;
 }
 
 /* The G that from, leaving m with from->action set, switches straight
@@ -292,7 +293,7 @@ static inline __attribute__((always_inline)) pt_g *hand_off(struct pt__m *m, pt_
     pt_g *next = pt__next_local(m, from->clock_hint);
     from->clock_hint = 0;
     if (!next || atomic_load_explicit(&next->preemptible, memory_order_relaxed) != 0 ||
-        (m->due_now && !timers_room(next))) {
+        (m->due_now && !timers_room(next, next->fiber.ctx.sp))) {
         m->runnow = next;
         return NULL;
     }
@@ -330,8 +331,7 @@ static void g_arrive(pt_g *self)
     }
     /* Short of stack (a G a refused park sent the M back to: hand_off
      * looked at the other one), the timers wait for the M's next look */
-    if (m->due_now &&
-        (size_t)((char *)__builtin_frame_address(0) - (char *)self->stack.lo) >= TIMERS_STACK_ROOM)
+    if (m->due_now && timers_room(self, __builtin_frame_address(0)))
         pt__run_due_timers(m);
     /* release: the monitor, reading curg, reads the G too (preempt.c) */
     atomic_store_explicit(&m->curg, self, memory_order_release);

@@ -379,6 +379,17 @@ void test_preemption_requests_in_bursts_do_not_nest(void)
 
 /* ---- the M's alarm ------------------------------------------------------------ */
 
+/* One P, whose monitor leaves it to the M's alarm: it arms the first
+ * alarm and does nothing else (no timers run, no request), so what
+ * happens after is the alarm's doing. */
+__attribute__((unused)) static pt_sched *alarm_only_sched(struct pt__m **m)
+{
+    pt_sched *s = make_sched(1, PT_TIMERS_PER_P);
+    *m = s->ps[0]->m;
+    atomic_store(&(*m)->alarms_only, true);
+    return s;
+}
+
 __attribute__((unused)) static void alarm_sleeper(void *arg)
 {
     struct region_case *a = arg;
@@ -400,9 +411,8 @@ void test_the_ms_alarm_preempts_a_region_for_its_ps_timers(void)
 {
 #ifndef PT__TSAN
     struct region_case a = {0};
-    pt_sched *s = make_sched(1, PT_TIMERS_PER_P);
-    struct pt__m *m = s->ps[0]->m;
-    atomic_store(&m->alarms_only, true);
+    struct pt__m *m;
+    pt_sched *s = alarm_only_sched(&m);
     CHECK_EQ(pt_go(s, alarm_sleeper, &a), 0); /* first: asleep before the region begins */
     CHECK_EQ(pt_go(s, region_hog, &a), 0);
     WAIT_FOR(atomic_load(&a.stop)); /* aborts past BOUND: the sleeper is lost */
@@ -455,9 +465,7 @@ void test_leaving_a_region_disarms_the_ms_alarm(void)
 {
 #ifndef PT__TSAN
     struct alarm_left l = {0};
-    pt_sched *s = make_sched(1, PT_TIMERS_PER_P);
-    l.m = s->ps[0]->m;
-    atomic_store(&l.m->alarms_only, true);
+    pt_sched *s = alarm_only_sched(&l.m);
     CHECK_EQ(pt_go(s, sleep_20ms, NULL), 0); /* asleep first: the P's next timer */
     CHECK_EQ(pt_go(s, region_then_nanosleep, &l), 0);
     CHECK_EQ(pt_sched_wait(s), 0);
@@ -512,9 +520,7 @@ void test_exiting_inside_a_region_disarms_the_ms_alarm(void)
     int via_handoff = 0;
     for (int round = 0; round < 3; round++) {
         struct exit_armed e = {0};
-        pt_sched *s = make_sched(1, PT_TIMERS_PER_P);
-        e.m = s->ps[0]->m;
-        atomic_store(&e.m->alarms_only, true);
+        pt_sched *s = alarm_only_sched(&e.m);
         CHECK_EQ(pt_go(s, sleep_20ms, NULL), 0); /* asleep first: the P's next timer */
         CHECK_EQ(pt_go(s, exit_in_region, &e), 0);
         CHECK_EQ(pt_sched_wait(s), 0);
@@ -542,9 +548,8 @@ void test_the_ms_alarm_preempts_a_region_for_a_waiting_g(void)
 {
 #ifndef PT__TSAN
     struct region_case w = {0};
-    pt_sched *s = make_sched(1, PT_TIMERS_PER_P);
-    struct pt__m *m = s->ps[0]->m;
-    atomic_store(&m->alarms_only, true);
+    struct pt__m *m;
+    pt_sched *s = alarm_only_sched(&m);
     CHECK_EQ(pt_go(s, region_hog, &w), 0);
     WAIT_FOR(atomic_load(&w.in_region));
     CHECK_EQ(pt_go(s, stopper, &w), 0); /* from this thread: the global queue */
