@@ -234,8 +234,13 @@ struct pt_sched {
     /* bthread's ParkingLot: idle Ms read the word, look for work once
      * more, and sleep only while it is unchanged; every signal adds 1. */
     _Alignas(64) _Atomic uint32_t park_word;
-    /* 1 while an idle M owns the netpoller (blocked in it, or about to). */
+    /* 1 while a thread owns the netpoller: an idle M blocked in it (or
+     * about to be), or a non-blocking poll (find_runnable's, the
+     * monitor's). */
     _Atomic uint32_t polling;
+    /* An idle M found `polling` taken and parked: whoever drops the claim
+     * wakes a parked M (proc.c, pt__poller_release). */
+    _Atomic uint32_t poll_wanted;
     pt_netpoll *np;
 
     _Alignas(64) _Atomic int64_t gcount; /* Gs started and not finished */
@@ -313,6 +318,12 @@ uint32_t pt__fastrand(void);
  * the netpoller, takes what is ready now and readies its Gs (onto the
  * calling M's P, or the global queue from sysmon). True if any event. */
 bool pt__poll_ready_fds(pt_sched *s);
+/* The netpoller's claim (s->polling) for a poll that does not sleep:
+ * true if the caller now holds it. */
+bool pt__poller_try(pt_sched *s);
+/* Drops the claim, any poller's: wakes a parked M if one parked because
+ * the claim was taken (proc.c says why). */
+void pt__poller_release(pt_sched *s);
 
 /* ---- fdtab.c, fdio.c ---- */
 #define PT__POLL_BATCH 64

@@ -18,7 +18,9 @@
  * the two sees the other: either the M finds the G, or the waker signals
  * (bumps the parking word, so an M that read it earlier does not sleep).
  * With nothing found, one idle M owns the netpoller and sleeps in it until
- * the earliest timer of any P; the others park on the parking word. A new
+ * the earliest timer of any P; the others park on the parking word, and
+ * whoever drops the netpoller's claim next wakes one of them if any
+ * parked while it held the claim (pt__poller_release). A new
  * earliest timer breaks the netpoller's sleep (pt_netpoll_wake, which
  * keeps the break if the poller has not started waiting yet).
  */
@@ -293,21 +295,66 @@ static bool work_anywhere(pt_sched *s)
     return false;
 }
 
+/* ---- the poller's claim ----------------------------------------------------- */
+
+/* An idle M that finds the claim taken parks on the parking word, with
+ * no deadline, trusting the holder to be the one in the netpoller. The
+ * holder may not be: the monitor's and find_runnable's non-blocking
+ * polls take the claim too, and drop it without sleeping. So an M that
+ * loses the claim says so (poll_wanted) and looks at the claim once more;
+ * whoever drops the claim looks at poll_wanted and, if set, wakes a
+ * parked M, which comes round to the claim again or finds work. Both
+ * sides write, then read the other's word (seq_cst): either the M sees
+ * the claim dropped and takes it, or the holder sees the M's want. The
+ * wake is the parking word's own (a bump, then a futex wake), not
+ * wakep's: wakep stands back while an M spins or a signal is on its way,
+ * which says that work will be taken, not that anyone will poll.
+ *
+ * Without this, a monitor that polled while the last busy M went idle
+ * left every thread asleep with no deadline and nobody in the netpoller:
+ * ready descriptors and due timers were never seen again. */
+void pt__poller_release(pt_sched *s)
+{
+    atomic_store_explicit(&s->polling, 0, memory_order_seq_cst);
+    if (atomic_load_explicit(&s->poll_wanted, memory_order_seq_cst) &&
+        atomic_exchange_explicit(&s->poll_wanted, 0, memory_order_acq_rel)) {
+        atomic_fetch_add_explicit(&s->park_word, 1, memory_order_seq_cst);
+        pt__futex_wake(&s->park_word, 1);
+    }
+}
+
+/* The idle M's claim: true if it now owns the netpoller; false if it
+ * should park, having left its want for the holder (see above). */
+static bool claim_poller(pt_sched *s)
+{
+    for (;;) {
+        if (!atomic_exchange_explicit(&s->polling, 1, memory_order_seq_cst))
+            return true;
+        atomic_store_explicit(&s->poll_wanted, 1, memory_order_seq_cst);
+        if (atomic_load_explicit(&s->polling, memory_order_seq_cst))
+            return false;
+    }
+}
+
 /* ---- I/O ---------------------------------------------------------------------- */
 
 /* Go's non-blocking netpoll in findrunnable (and sysmon's): with
  * descriptors registered and nobody in the netpoller, take what is ready
  * now. */
+bool pt__poller_try(pt_sched *s)
+{
+    return !atomic_load_explicit(&s->polling, memory_order_relaxed) &&
+           !atomic_exchange_explicit(&s->polling, 1, memory_order_acquire);
+}
+
 bool pt__poll_ready_fds(pt_sched *s)
 {
-    if (atomic_load_explicit(&s->nfds, memory_order_relaxed) == 0 ||
-        atomic_load_explicit(&s->polling, memory_order_relaxed) ||
-        atomic_exchange_explicit(&s->polling, 1, memory_order_acquire))
+    if (atomic_load_explicit(&s->nfds, memory_order_relaxed) == 0 || !pt__poller_try(s))
         return false;
     pt_poll_event ev[PT__POLL_BATCH];
     int n = pt_netpoll_wait(s->np, 0, ev, PT__POLL_BATCH);
     atomic_store_explicit(&s->last_poll, pt_nanotime(), memory_order_relaxed);
-    atomic_store_explicit(&s->polling, 0, memory_order_release);
+    pt__poller_release(s);
     if (n <= 0)
         return false;
     pt__fd_dispatch(s, ev, n);
@@ -415,7 +462,7 @@ static pt_g *find_runnable(struct pt__m *m)
                 start_spinning(m);
             continue;
         }
-        if (!atomic_exchange_explicit(&s->polling, 1, memory_order_seq_cst)) {
+        if (claim_poller(s)) {
             /* The poller: its claim above comes before this look at the
              * heaps, as a timer's arming comes before its wake's look at
              * `polling` (pt__wake_timers). */
@@ -434,7 +481,7 @@ static pt_g *find_runnable(struct pt__m *m)
                                     PT__POLL_BATCH);
                 atomic_store_explicit(&s->last_poll, pt_nanotime(), memory_order_relaxed);
             }
-            atomic_store_explicit(&s->polling, 0, memory_order_release);
+            pt__poller_release(s);
             if (n > 0)
                 pt__fd_dispatch(s, ev, n); /* readies the Gs the events are for */
         } else {

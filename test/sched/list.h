@@ -47,6 +47,11 @@ PT_TEST(stress, hundred_clients_request_response_per_p)
 PT_TEST(stress, hundred_clients_request_response_timerthread)
 PT_TEST(unit, fd_reader_wakes_while_every_p_runs_yielding_gs)
 PT_TEST(unit, every_fd_call_rejects_bad_input)
+/* liveness: the netpoller's claim, idle Ms and the monitor */
+PT_TEST(unit, a_descriptor_ready_after_a_poll_held_the_claim_wakes_its_g_per_p)
+PT_TEST(unit, a_descriptor_ready_after_a_poll_held_the_claim_wakes_its_g_timerthread)
+PT_TEST(unit, a_deadline_due_after_a_poll_held_the_claim_fires)
+PT_TEST(stress, monitor_polls_racing_idle_ms_lose_no_descriptor)
 /* Go's time package: Timer, AfterFunc, Ticker, with Go 1.23's Stop and Reset */
 PT_TEST(unit, time_after_func_chain_per_p)
 PT_TEST(unit, time_after_func_chain_timerthread)
