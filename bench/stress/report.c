@@ -24,6 +24,7 @@ const char *const viol_names[V_NKINDS] = {
     [V_SYNC] = "stop-sync-running",
     [V_ERROR] = "error",
     [V_HUNG] = "hung",
+    [V_STALL] = "stall",
 };
 
 /* Enough to see the pattern; the counts say how many there were. */

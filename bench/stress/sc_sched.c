@@ -2,12 +2,15 @@
  * (the designs sched-perp and sched-tt, named as ptbench names them in
  * bench/sched_runner.c). Gs sleep (never early, woken once, within the
  * bound); Gs own Timers, AfterFuncs and Tickers (sc_sched_time.c) that
- * other Gs and plain threads stop meanwhile; and every 10 ms or so the
+ * other Gs and plain threads stop meanwhile; Gs read socketpairs with
+ * deadlines that Gs and a plain thread write to, under a watchdog for
+ * stalls (sc_sched_io.c); and every 10 ms or so the
  * main thread sets a new number of Ps (pt_sched_set_procs, 1 to -t), so
  * removed Ps hand their Gs and, per-P, their timers to the rest. */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 
 #include "ptimer/base/alloc.h"
 #include "sc_sched.h"
@@ -179,6 +182,7 @@ static void ss_scan(void *arg)
         if (until && now - until > ss->r->o->bound && seq == atomic_load(&m->seq))
             sl_late(m, seq, now - until);
     }
+    ss_io_scan(ss, now);
 }
 
 static uint64_t seed_of(const struct stress_opts *o, int kind, int i)
@@ -204,6 +208,16 @@ static bool go(struct ss *ss, void (*fn)(void *), void *arg)
 static void prime_g(void *arg)
 {
     (void)arg;
+    /* a descriptor registered: the process's table of them (never freed)
+     * has its first part */
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0) {
+        char b = 0;
+        (void)pt_fd_write(sv[1], &b, 1, 0);
+        (void)pt_fd_read(sv[0], &b, 1, 0);
+        (void)pt_fd_close(sv[0]);
+        (void)pt_fd_close(sv[1]);
+    }
     pt_time_timer *t;
     if (pt_time_timer_new(&t, 100000) == 0) {
         pt_nanos v;
@@ -268,6 +282,7 @@ void sc_sched(struct stress_run *r)
         st[i] = (struct ss_stopper){.ss = &ss, .first = 2 * i, .rng = seed_of(o, 5, i)};
         ok = go(&ss, stopper, &st[i]);
     }
+    ok = ok && ss_io_start(&ss, k, go);
     int nout = 0;
     for (; ok && nout < o->outsiders; nout++) {
         out[nout] = (struct ss_out){.ss = &ss, .rng = seed_of(o, 6, nout)};
@@ -279,6 +294,7 @@ void sc_sched(struct stress_run *r)
     atomic_store(&ss.stop, 1);
     for (int i = 0; i < nout; i++)
         pthread_join(out[i].thread, NULL);
+    ss_io_stop();
     /* Every G's loop blocks for a few ms at most, an AfterFunc's wait for
      * its latest deadline (50 ms away at most) plus the bound. */
     pt_nanos give_up = pt_nanotime() + 100 * SS_MS + 2 * o->bound;
@@ -299,6 +315,7 @@ void sc_sched(struct stress_run *r)
         pt_chan_free(ss.tm[i].poke);
         pt_chan_free(ss.af[i].done);
     }
+    ss_io_free();
     rc = pt_sched_wait(ss.s);
     if (rc == 0)
         rc = pt_sched_destroy(ss.s);

@@ -29,6 +29,7 @@ enum viol_kind {
     V_SYNC,             /* a callback still ran after a stop that waits (stop_sync) returned */
     V_ERROR,            /* an arm failed, or the run could not be set up */
     V_HUNG,             /* the run did not end: a call into the design never returned */
+    V_STALL,            /* work waited (bytes unread) with no progress: a lost wake-up */
     V_NKINDS,
 };
 
