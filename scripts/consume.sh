@@ -54,7 +54,9 @@ cc -std=c11 -Wall -Werror examples/sleepers.c \
     $(pkg-config --cflags --libs ptimer-sched) $rpath -o "$work/sleepers-pc"
 cc -std=c11 -Wall -Werror examples/echo.c \
     $(pkg-config --cflags --libs ptimer-sched) $rpath -o "$work/echo-pc"
-for exe in usage-pc wheel-pc deadline-pc sleepers-pc echo-pc; do
+cc -std=c11 -Wall -Werror examples/httpd.c \
+    $(pkg-config --cflags --libs ptimer-sched) $rpath -o "$work/httpd-pc"
+for exe in usage-pc wheel-pc deadline-pc sleepers-pc echo-pc httpd-pc; do
     ldd "$work/$exe" | grep "libptimer.so" >/dev/null ||
         { echo "$exe: not linked shared" >&2; exit 1; }
     "$work/$exe" >/dev/null
@@ -63,7 +65,7 @@ ldd "$work/wheel-pc" | grep "libptimer_pwheel.so" >/dev/null ||
     { echo "wheel-pc: pwheel not linked shared" >&2; exit 1; }
 ldd "$work/deadline-pc" | grep "libptimer_netpoll.so" >/dev/null ||
     { echo "deadline-pc: netpoll not linked shared" >&2; exit 1; }
-for exe in sleepers-pc echo-pc; do
+for exe in sleepers-pc echo-pc httpd-pc; do
     ldd "$work/$exe" | grep "libptimer_sched.so" >/dev/null ||
         { echo "$exe: sched not linked shared" >&2; exit 1; }
 done
