@@ -53,9 +53,39 @@ for _ in $(seq "$BUSY"); do
     busy_pids+=($!)
 done
 
-# Asks once; true if the server answered "ok" within the bound.
+# Asks once; true if the server answered "ok" within the bound. A
+# connect that fails at once (curl's 7) is the client's: a burst leaves
+# thousands of loopback ports in TIME_WAIT, and a connect can find none
+# free. It is tried again (counted in `noconn`), as the server never saw
+# it; a connection the server accepted and left unanswered is a stall.
+noconn=0
 ask() {
-    [ "$(curl -s -m 10 "http://127.0.0.1:$1/" 2>/dev/null)" = ok ]
+    local out rc tries=0
+    while :; do
+        out=$(curl -s -m 10 "http://127.0.0.1:$1/" 2>/dev/null) && rc=0 || rc=$?
+        [ "$rc" = 7 ] && [ $((tries += 1)) -le 10 ] || break
+        noconn=$((noconn + 1))
+        sleep 1
+    done
+    [ "$rc" = 0 ] && [ "$out" = ok ]
+}
+
+# What a server that did not answer looks like: alive or not, what it
+# printed, each thread's name, state and kernel wait channel, and
+# whether it answers once more, later.
+report() { # pid port what
+    echo "run $i ($mode, $procs P): $3" >&2
+    if ! kill -0 "$1" 2>/dev/null; then
+        echo "  the server is gone:" >&2
+        sed 's/^/    /' "$work/out" >&2
+        return
+    fi
+    for t in /proc/"$1"/task/*; do
+        printf '  thread %s %-16s state %s wchan %s\n' "${t##*/}" "$(cat "$t/comm" 2>/dev/null)" \
+            "$(awk '{print $3}' "$t/stat" 2>/dev/null)" "$(cat "$t/wchan" 2>/dev/null)" >&2
+    done
+    if ask "$2"; then echo "  it answered a request made 10 s later" >&2
+    else echo "  no answer to a request made 10 s later either" >&2; fi
 }
 
 stalled=0
@@ -78,12 +108,12 @@ for mode in $MODES; do
         fi
         if ! ask "$port"; then
             before=$((before + 1))
-            echo "run $i ($mode, $procs P): no answer to the first request" >&2
+            report "$server" "$port" "no answer to the first request"
         else
             wrk -t1 -c"$CONNS" -d"${SECS}s" --timeout 5s "http://127.0.0.1:$port/" >/dev/null 2>&1 || true
             if ! ask "$port"; then
                 after=$((after + 1))
-                echo "run $i ($mode, $procs P): no answer after the burst" >&2
+                report "$server" "$port" "no answer after the burst"
             fi
         fi
         kill -9 "$server" 2>/dev/null
@@ -91,7 +121,9 @@ for mode in $MODES; do
         server=
     done
     echo "$mode: $RUNS fresh servers (1 and 2 Ps), $BUSY busy loops, wrk -c$CONNS -d${SECS}s:" \
-         "$before stalled before the burst, $after after it"
+         "$before stalled before the burst, $after after it" \
+         "($noconn connects that the client could not make, tried again)"
+    noconn=0
     stalled=$((stalled + before + after))
 done
 [ "$stalled" = 0 ]
