@@ -2,10 +2,10 @@
  * the monitor: whenever work exists (a ready descriptor, a due timer),
  * some thread takes it, even when every thread has gone to sleep.
  *
- * The forced cases hold the netpoller's claim from the test thread, as
- * the monitor's non-blocking poll holds it for a moment, while every M
- * goes idle, wait until the monitor sleeps too, drop the claim the way
- * the monitor does, and only then make the work appear: a descriptor
+ * The forced cases take the netpoller's claim from a G that then ends, as
+ * the monitor's non-blocking poll holds it for a moment, let every M go
+ * idle, wait until the monitor sleeps too, drop the claim the way the
+ * monitor does, and only then make the work appear: a descriptor
  * becomes readable, or a G's deadline falls due. Nobody polled again
  * before the fix. The stress case races the monitor's own call against
  * Gs blocked on descriptors and deadlines, with CPU hogs of its own, and
@@ -53,16 +53,23 @@ static void report_stall(pt_sched *s, const char *what)
             (unsigned long long)atomic_load(&s->st.netpoll_waits));
 }
 
-/* The test thread takes the claim, as a non-blocking poll does. An M may
- * hold it, blocked in the netpoller: break its sleep until it lets go. */
-static void hold_claim(pt_sched *s)
+/* A G takes the claim, as a non-blocking poll does, and ends holding it:
+ * while it runs, its own M cannot be the poller. Another P's M may be,
+ * blocked in the netpoller: break its sleep until it lets go. */
+static void claimer(void *arg)
 {
+    pt_sched *s = arg;
     pt_nanos give_up = pt_nanotime() + BOUND;
     while (!pt__poller_try(s)) {
         CHECK(pt_nanotime() < give_up);
         pt_netpoll_break(s->np);
-        sched_yield();
     }
+}
+
+static void hold_claim(pt_sched *s)
+{
+    CHECK_EQ(pt_go(s, claimer, s), 0);
+    CHECK_EQ(pt_sched_wait(s), 0);
 }
 
 /* ---- forced: the claim dropped after every thread went to sleep ----------- */
