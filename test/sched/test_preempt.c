@@ -286,21 +286,26 @@ void test_foreign_sigurg_reaches_the_earlier_handler(void)
  * them on another M, which runs some other G by then. Seen on a 16-core
  * machine: an end took another G's region count, and that G aborted in a
  * park "inside a region". Here Gs do little but nest, at a 20 us slice
- * on 2 Ps with yielders waiting, so preemptions land inside them. */
+ * on 2 Ps with yielders waiting, so preemptions land inside them, through
+ * the real handler; test_region_steps.c moves the G at each instruction
+ * of the calls, without it. */
 struct nester {
-    uint64_t rounds, bad;
+    uint64_t rounds;
     atomic_int *running;
 };
 
+/* Each call checked as it returns: a lost count shows as the call that
+ * lost it (a begin or an end that did not find its G says -EPERM),
+ * not as the last end's -EINVAL. */
 __attribute__((unused)) static void nester_g(void *arg)
 {
     struct nester *z = arg;
     CHECK_EQ(pt_preemptible_begin(), 0);
     for (uint64_t i = 0; i < z->rounds; i++) {
-        z->bad += pt_preemptible_begin() != 0;
-        z->bad += pt_preemptible_begin() != 0;
-        z->bad += pt_preemptible_end() != 0;
-        z->bad += pt_preemptible_end() != 0;
+        CHECK_EQ(pt_preemptible_begin(), 0);
+        CHECK_EQ(pt_preemptible_begin(), 0);
+        CHECK_EQ(pt_preemptible_end(), 0);
+        CHECK_EQ(pt_preemptible_end(), 0);
     }
     CHECK_EQ(pt_preemptible_end(), 0);
     CHECK_EQ(pt_preemptible_end(), -EINVAL); /* the count is back at zero */
@@ -322,8 +327,6 @@ void test_nested_regions_survive_preemption_inside_begin_and_end(void)
     for (int i = 0; i < YIELDERS; i++)
         CHECK_EQ(pt_go(s, yielder, &running), 0);
     pt_sched_stats st = wait_and_read(s);
-    for (int i = 0; i < NESTERS; i++)
-        CHECK_EQ(z[i].bad, 0);
     CHECK(st.preempts >= 1);
 #endif
 }
