@@ -66,7 +66,13 @@
  * the same run, in a region, on its own stack; the alarm is armed under
  * alarm_lock with curg, depth and tick unchanged, and the M's disarming
  * takes that lock too. An M arms the alarm for a G it resumes and
- * disarms it from g0; a G disarms it only once its depth is 0.
+ * disarms it from g0; a G disarms it only once its depth is 0. Code in a
+ * region may not call into the scheduler, whose own lookups
+ * (pt_g_current) read the M once and, after a move, may name another G
+ * or none: a yield or park there is misuse, which g.c stops before any
+ * switch, as the G named must be in no region and own the stack the
+ * call runs on. (One that named no G switches nothing: pt_park returns
+ * -EPERM, a yield does nothing.)
  *
  * A SIGURG that is not a request (a socket's out-of-band data) goes to
  * the handler installed before ours, if any.

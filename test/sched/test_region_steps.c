@@ -55,6 +55,7 @@ struct plan {
     int at[MAX_MOVES];
     bool left_other[MAX_MOVES]; /* the M left runs the other G (else: on g0) */
     uint64_t random_seed;       /* 0: none */
+    bool then_run;              /* stop stepping after the last move: the rest runs as is */
 };
 
 static struct {
@@ -125,6 +126,11 @@ static void on_step(int sig, siginfo_t *si, void *ucv)
                 move((x >> 2) & 1);
         } else if (w.moves < w.plan.n && w.plan.at[w.moves] == k) {
             move(w.plan.left_other[w.moves]);
+            if (w.moves == w.plan.n && w.plan.then_run) {
+                w.inside = false;
+                r[REG_EFL] &= ~(greg_t)TRAP_FLAG;
+                return;
+            }
         }
     }
     if (pc == (uintptr_t)pt__cur_m)
@@ -321,6 +327,64 @@ static void steps_g(void *arg)
     free(other);
 }
 
+/* ---- misuse: a yield inside a region, its lookup moved ------------------------ */
+
+static pt_g *waiter;
+
+static void park_for_good(void *arg)
+{
+    (void)arg;
+    waiter = pt_g_current();
+    pt_park(NULL, NULL);
+}
+
+static int yield_0(void)
+{
+    pt_yield();
+    return 0;
+}
+
+/* In a child: a yield inside a region, stepped, its G moved at point k
+ * and the M it left running a real G that is in no region and parked.
+ * Past the move the yield runs unstepped, on the thread's own M: what a
+ * lookup made before the move names is what the switch acts on. */
+static void yield_moved_g(void *arg)
+{
+    int k = *(int *)arg;
+    CHECK_EQ(pt_go(NULL, park_for_good, NULL), 0);
+    pt_yield(); /* the waiter parks */
+    CHECK(waiter != NULL);
+    struct sigaction was;
+    world_open(waiter, &was);
+    CHECK_EQ(pt_preemptible_begin(), 0);
+    stepped(yield_0, &(struct plan){.n = 1, .at = {k}, .left_other = {true}, .then_run = true});
+    _exit(0); /* the yield came back: the misuse went through */
+}
+
+/* Runs yield_moved_g(k) in a child; its stderr, and how it ended. */
+static void yield_moved_in_child(int k, char *err, size_t len, int *status)
+{
+    int fds[2];
+    CHECK_EQ(pipe(fds), 0);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        close(fds[0]);
+        dup2(fds[1], 2);
+        alarm(60); /* a child that went astray and hangs */
+        pt_sched_run(&(pt_sched_options){1, 0, PT_TIMERS_PER_P}, yield_moved_g, &k);
+        _exit(0);
+    }
+    close(fds[1]);
+    size_t n = 0;
+    ssize_t r;
+    while (n + 1 < len && (r = read(fds[0], err + n, len - 1 - n)) > 0)
+        n += (size_t)r;
+    err[n] = 0;
+    close(fds[0]);
+    CHECK_EQ(waitpid(pid, status, 0), pid);
+}
+
 #endif /* STEPS */
 
 /* The forced interleaving: begin and end stopped, and their G moved to
@@ -335,5 +399,26 @@ void test_begin_and_end_count_their_own_g_wherever_a_preemption_moves_it(void)
     finish_sched(s);
     CHECK(t.runs > 0);
     printf("stepped calls %ld, points in the unmoved calls %ld\n", t.runs, t.points);
+#endif
+}
+
+/* A yield inside a region is stopped (g.c) wherever a preemption moves
+ * the G in the middle of finding itself: the G its lookup then names is
+ * another, in no region, and the switch would have saved this G's
+ * registers as that one's. Each point in a child of its own. */
+void test_a_yield_inside_a_region_aborts_wherever_a_preemption_moves_it(void)
+{
+#ifdef STEPS
+    for (int k = 0; k < 16; k++) {
+        char err[4096];
+        int status;
+        yield_moved_in_child(k, err, sizeof err, &status);
+        if (!strstr(err, "inside a preemptible region") ||
+            (WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
+            fprintf(stderr, "moved at point %d: %s (status %#x), said: %s\n", k,
+                    WIFSIGNALED(status) ? strsignal(WTERMSIG(status)) : "exited", status, err);
+            abort();
+        }
+    }
 #endif
 }
