@@ -242,6 +242,7 @@ static int run_plan(const struct subject *s, const struct plan *p)
 
 struct steps_tally {
     long runs, points;
+    bool no_steps; /* the trap flag stepped nothing (an emulator, a debugger) */
 };
 
 /* The world, around the calling G, with `other` for the G the Ms left
@@ -292,6 +293,10 @@ static void steps_g(void *arg)
     for (size_t si = 0; si < sizeof subjects / sizeof subjects[0]; si++) {
         const struct subject *s = &subjects[si];
         int n = run_plan(s, &(struct plan){0});
+        if (w.steps == 0) {
+            t->no_steps = true;
+            break;
+        }
         t->runs++;
         t->points += n;
         CHECK(n > 0);
@@ -397,6 +402,10 @@ void test_begin_and_end_count_their_own_g_wherever_a_preemption_moves_it(void)
     pt_sched *s = make_sched(1, PT_TIMERS_PER_P);
     CHECK_EQ(pt_go(s, steps_g, &t), 0);
     finish_sched(s);
+    if (t.no_steps) {
+        printf("skipped: the trap flag does not step this process\n");
+        return;
+    }
     CHECK(t.runs > 0);
     printf("stepped calls %ld, points in the unmoved calls %ld\n", t.runs, t.points);
 #endif
