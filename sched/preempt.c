@@ -33,7 +33,14 @@
  * its M, which unblocks it once back on g0 (pt__preempt_unblock); the G,
  * resumed elsewhere, gets the mask it was interrupted with from
  * sigreturn. Ms inherit their creator's mask, so that is the mask the new
- * M had too, unless the creating threads' masks differed.
+ * M had too, unless the creating threads' masks differed. The switch
+ * that resumes the G runs on the new M's thread with SIGURG open, and
+ * ends inside the handler the G left (under ASan, with the annotation
+ * that finishes the fiber switch). Until it has, the G's action still
+ * says PREEMPT, and a request landing there is dropped: switching out
+ * from there would start a switch inside the unfinished one, which
+ * ASan's fiber bookkeeping refuses. The handler clears the action once
+ * back.
  *
  * Which G a region is counted on. Begin and end change the depth of
  * the G that calls them, and inside a region (a nested begin; an end up
@@ -161,12 +168,24 @@ static void on_sigurg(int sig, siginfo_t *si, void *uc)
         errno = saved;
         return; /* the G left its region, or the M moved on: a stale request */
     }
+    /* Still PREEMPT: the G is being resumed from its last preemption,
+     * inside the switch that brings it back into that handler (below),
+     * which its new M made with SIGURG open. Switching out from there
+     * would start a switch inside that one. The request waits for the
+     * next. */
+    if (g->action == PT__G_DO_PREEMPT) {
+        errno = saved;
+        return;
+    }
     g->action = PT__G_DO_PREEMPT;
     if (alarm)
         atomic_fetch_add_explicit(&m->alarm_preempts, 1, memory_order_relaxed);
     pt__fiber_switch(&g->fiber, &m->g0);
-    /* Resumed, perhaps on another M: the errno the region saw is put back
-     * on this thread, as a handler that returns in place would leave it. */
+    /* Resumed, perhaps on another M, the switch finished: a request may
+     * stop the G again from here. The errno the region saw is put back on
+     * this thread, as a handler that returns in place would leave it. */
+    g->action = 0;
+    atomic_signal_fence(memory_order_seq_cst);
     set_errno(saved);
 }
 
