@@ -370,8 +370,14 @@ static void g_switch_out(pt_g *g, uint32_t action)
 {
     /* Inside a preemptible region a signal could switch the G out in the
      * middle of this switch: calling into the scheduler there is misuse
-     * that would corrupt the G, so it stops here. */
-    if (atomic_load_explicit(&g->preemptible, memory_order_relaxed))
+     * that would corrupt the G, so it stops here. The caller found g
+     * through its M and that M's curg, which a preemption between the
+     * two reads makes another G's -- one that may be in no region -- so
+     * g must also be the G whose stack this runs on (preempt.c's
+     * region_self says why only the stack is a fact). */
+    uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+    if (atomic_load_explicit(&g->preemptible, memory_order_relaxed) ||
+        sp - (uintptr_t)g->stack.lo >= g->stack.size)
         pt__sched_bad(g, "a yield or park inside a preemptible region");
     g_check(g);
     g->action = action;

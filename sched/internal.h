@@ -95,7 +95,9 @@ struct pt_g {
     struct pt__fiber fiber;
     struct pt__stack stack;
     _Atomic uint32_t status;
-    uint32_t action;        /* PT__G_DO_*, for the M */
+    /* PT__G_DO_*, for the M; a preempted G's stays PREEMPT until the G
+     * is back in its handler, which clears it (preempt.c) */
+    uint32_t action;
     pt_sched *s;
     void (*fn)(void *);
     void *arg;

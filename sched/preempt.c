@@ -33,7 +33,53 @@
  * its M, which unblocks it once back on g0 (pt__preempt_unblock); the G,
  * resumed elsewhere, gets the mask it was interrupted with from
  * sigreturn. Ms inherit their creator's mask, so that is the mask the new
- * M had too, unless the creating threads' masks differed.
+ * M had too, unless the creating threads' masks differed. The switch
+ * that resumes the G runs on the new M's thread with SIGURG open, and
+ * ends inside the handler the G left (under ASan, with the annotation
+ * that finishes the fiber switch). Until it has, the G's action still
+ * says PREEMPT, and a request landing there is dropped: switching out
+ * from there would start a switch inside the unfinished one, which
+ * ASan's fiber bookkeeping refuses. The handler clears the action once
+ * back.
+ *
+ * Which G a region is counted on. Begin and end change the depth of
+ * the G that calls them, and inside a region (a nested begin; an end up
+ * to its store) the handler may stop them between any two instructions
+ * and some other M resume them. They find the G through its M, a
+ * thread-local, and that M's curg: two reads, which a move can fall
+ * between. The M read first runs another G by then, or none, and a G
+ * that moves away and back meets its first M again, so no comparison of
+ * Ms read before and after a read of curg can tell that it moved. So the
+ * M and its curg are a hint only, and every answer region_self gives is
+ * a fact about the stack the caller runs on, which no move changes: the
+ * G whose stack holds the stack pointer is the caller (no two stacks
+ * overlap); g0's stack holding it, or a thread that is no M, means no G
+ * calls. A hint that proves neither is read again with SIGURG blocked
+ * on the thread, where nothing can move the caller: the read a G makes
+ * outside any region. Past the lookup the depth is a field of the G,
+ * which nothing else writes while the G runs, so a move between its
+ * load and its store resumes with the value loaded still right; and
+ * once an end's store has made it 0 the handler stops the G no more, so
+ * the M whose alarm that end disarms is the one it runs on. The harness
+ * in test/sched/test_region_steps.c moves the G at each instruction of
+ * begin and end where the handler could.
+ *
+ * The other paths that look at a region do not depend on where the G
+ * is between two instructions. The handler reads its M with SIGURG
+ * blocked, on the thread it interrupted. The monitor (should_preempt,
+ * pt__alarm_watch) reads another thread's curg and depth, and acts only
+ * through what is checked again where it counts: the handler checks, on
+ * the G's own thread, that the request is for the G running there, in
+ * the same run, in a region, on its own stack; the alarm is armed under
+ * alarm_lock with curg, depth and tick unchanged, and the M's disarming
+ * takes that lock too. An M arms the alarm for a G it resumes and
+ * disarms it from g0; a G disarms it only once its depth is 0. Code in a
+ * region may not call into the scheduler, whose own lookups
+ * (pt_g_current) read the M once and, after a move, may name another G
+ * or none: a yield or park there is misuse, which g.c stops before any
+ * switch, as the G named must be in no region and own the stack the
+ * call runs on. (One that named no G switches nothing: pt_park returns
+ * -EPERM, a yield does nothing.)
  *
  * A SIGURG that is not a request (a socket's out-of-band data) goes to
  * the handler installed before ours, if any.
@@ -122,12 +168,24 @@ static void on_sigurg(int sig, siginfo_t *si, void *uc)
         errno = saved;
         return; /* the G left its region, or the M moved on: a stale request */
     }
+    /* Still PREEMPT: the G is being resumed from its last preemption,
+     * inside the switch that brings it back into that handler (below),
+     * which its new M made with SIGURG open. Switching out from there
+     * would start a switch inside that one. The request waits for the
+     * next. */
+    if (g->action == PT__G_DO_PREEMPT) {
+        errno = saved;
+        return;
+    }
     g->action = PT__G_DO_PREEMPT;
     if (alarm)
         atomic_fetch_add_explicit(&m->alarm_preempts, 1, memory_order_relaxed);
     pt__fiber_switch(&g->fiber, &m->g0);
-    /* Resumed, perhaps on another M: the errno the region saw is put back
-     * on this thread, as a handler that returns in place would leave it. */
+    /* Resumed, perhaps on another M, the switch finished: a request may
+     * stop the G again from here. The errno the region saw is put back on
+     * this thread, as a handler that returns in place would leave it. */
+    g->action = 0;
+    atomic_signal_fence(memory_order_seq_cst);
     set_errno(saved);
 }
 
@@ -305,31 +363,52 @@ void pt__alarm_disarm(struct pt__m *m)
 
 /* ---- the API ---------------------------------------------------------------- */
 
-/* The G running this code, found so that a preemption in the middle of
- * finding it cannot mislead: inside a region (a nested begin, an end) the
- * G may be stopped between reading its M, a thread-local, and that M's
- * curg, and resumed on another M -- the first one then runs some other G,
- * or none. Only the G's own stack holds the stack pointer, so a curg
- * whose stack does not is a stale read, made again on the thread the G
- * runs on now. NULL on a thread that is no M, or on an M's g0 (a timer's
- * callback). */
+/* Whether sp lies in the stack [lo, lo + size). */
+static inline bool stack_holds(const void *lo, size_t size, uintptr_t sp)
+{
+    return sp - (uintptr_t)lo < size;
+}
+
+/* The M's curg, read with SIGURG held off this thread: nothing can move
+ * the caller to another M between reading the thread's M and that M's
+ * G, so the pair is the one a G outside any region reads. Still checked
+ * against the stack: NULL on g0 (when its bounds are unknown), in a
+ * handoff's commit or timers (on the stack of the G arriving, whose
+ * curg is not set yet: g.c), on a signal's alternate stack. */
+static __attribute__((noinline, cold)) pt_g *region_self_held(uintptr_t sp)
+{
+    sigset_t urg, was;
+    sigemptyset(&urg);
+    sigaddset(&urg, SIGURG);
+    pthread_sigmask(SIG_BLOCK, &urg, &was);
+    struct pt__m *m = pt__cur_m();
+    pt_g *g = m ? atomic_load_explicit(&m->curg, memory_order_relaxed) : NULL;
+    pthread_sigmask(SIG_SETMASK, &was, NULL);
+    return g && stack_holds(g->stack.lo, g->stack.size, sp) ? g : NULL;
+}
+
+/* The G running this code: the region's count is that G's, and the
+ * answer must be a fact about the stack this runs on, which no
+ * preemption changes. Inside a region (a nested begin, an end) the G may
+ * be stopped between reading its M, a thread-local, and that M's curg,
+ * and resumed on another M; the first M by then runs another G, or sits
+ * on g0 with curg NULL. So the M and its curg are a hint: the G whose
+ * stack holds the stack pointer is the caller, and g0's stack holding it
+ * means no G calls; any other answer is looked up again with SIGURG
+ * held off (region_self_held). NULL on a thread that is no M, on g0 (a
+ * timer's callback), in a park's commit. */
 static pt_g *region_self(void)
 {
     uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
-    for (;;) {
-        struct pt__m *m = pt__cur_m();
-        if (!m)
-            return NULL;
-        pt_g *g = atomic_load_explicit(&m->curg, memory_order_relaxed);
-        if (g && sp - (uintptr_t)g->stack.lo < g->stack.size)
-            return g;
-        if (m->g0.stack_size == 0 || sp - (uintptr_t)m->g0.stack_lo < m->g0.stack_size)
-            return NULL;
-        /* No G on this M, which is still the caller's: a park's commit,
-         * run on the stack of the G that runs next (g.c, handoffs) */
-        if (!g && pt__cur_m() == m)
-            return NULL;
-    }
+    struct pt__m *m = pt__cur_m();
+    if (!m)
+        return NULL; /* no G runs on a thread that is no M */
+    pt_g *g = atomic_load_explicit(&m->curg, memory_order_relaxed);
+    if (g && stack_holds(g->stack.lo, g->stack.size, sp))
+        return g;
+    if (stack_holds(m->g0.stack_lo, m->g0.stack_size, sp))
+        return NULL;
+    return region_self_held(sp);
 }
 
 int pt_preemptible_begin(void)
