@@ -58,9 +58,9 @@ done
 # thousands of loopback ports in TIME_WAIT, and a connect can find none
 # free. It is tried again (counted in `noconn`), as the server never saw
 # it; a connection the server accepted and left unanswered is a stall.
-noconn=0
+noconn=0 rc=0
 ask() {
-    local out rc tries=0
+    local out tries=0
     while :; do
         out=$(curl -s -m 10 "http://127.0.0.1:$1/" 2>/dev/null) && rc=0 || rc=$?
         [ "$rc" = 7 ] && [ $((tries += 1)) -le 10 ] || break
@@ -74,7 +74,10 @@ ask() {
 # printed, each thread's name, state and kernel wait channel, and
 # whether it answers once more, later.
 report() { # pid port what
-    echo "run $i ($mode, $procs P): $3" >&2
+    echo "run $i ($mode, $procs P): $3 (curl exit $rc)" >&2
+    # the listening socket's accept queue (Recv-Q): connections the kernel
+    # made that the server has not accepted; 0 means none reached it
+    ss -ltnH "sport = :$2" 2>/dev/null | sed 's/^/  listening: /' >&2
     if ! kill -0 "$1" 2>/dev/null; then
         echo "  the server is gone:" >&2
         sed 's/^/    /' "$work/out" >&2
