@@ -338,15 +338,15 @@ static bool claim_poller(pt_sched *s)
 
 /* ---- I/O ---------------------------------------------------------------------- */
 
-/* Go's non-blocking netpoll in findrunnable (and sysmon's): with
- * descriptors registered and nobody in the netpoller, take what is ready
- * now. */
 bool pt__poller_try(pt_sched *s)
 {
     return !atomic_load_explicit(&s->polling, memory_order_relaxed) &&
            !atomic_exchange_explicit(&s->polling, 1, memory_order_acquire);
 }
 
+/* Go's non-blocking netpoll in findrunnable (and sysmon's): with
+ * descriptors registered and nobody in the netpoller, take what is ready
+ * now. */
 bool pt__poll_ready_fds(pt_sched *s)
 {
     if (atomic_load_explicit(&s->nfds, memory_order_relaxed) == 0 || !pt__poller_try(s))
