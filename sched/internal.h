@@ -232,7 +232,7 @@ struct pt_sched {
      * line. npidle counts Ps whose M is idle (parked or polling). */
     _Alignas(64) _Atomic int32_t npidle;
     _Atomic int32_t nmspinning;
-    _Atomic uint32_t wakeup_pending;   /* a wakep's signal is on its way */
+    _Atomic uint32_t wakeup_pending;   /* a wakep's signal is on its way (1), and others joined it (2) */
     /* bthread's ParkingLot: idle Ms read the word, look for work once
      * more, and sleep only while it is unchanged; every signal adds 1. */
     _Alignas(64) _Atomic uint32_t park_word;

@@ -71,21 +71,40 @@ void pt__wakep(pt_sched *s)
     if (load_i32(&s->npidle) <= 0 || load_i32(&s->nmspinning) != 0)
         return;
     /* One signal in flight at a time: the woken M clears the flag once it
-     * runs, so a burst of readies costs one futex wake, not one each. */
-    if (atomic_exchange_explicit(&s->wakeup_pending, 1, memory_order_acq_rel))
+     * runs, so a burst of readies costs one futex wake, not one each. A
+     * wakep that finds a signal in flight joins it (the flag counts to 2,
+     * no further) and leaves its G to that signal. */
+    uint32_t w = atomic_load_explicit(&s->wakeup_pending, memory_order_acquire);
+    do {
+        if (w >= 2)
+            return;
+    } while (!atomic_compare_exchange_weak_explicit(&s->wakeup_pending, &w, w + 1,
+                                                    memory_order_acq_rel, memory_order_acquire));
+    if (w != 0)
         return;
-    /* seq_cst, the bump and the load of `polling` below: an M that claims
-     * `polling` after that load reads the parking word after its claim,
-     * and one of the two sees the other */
-    atomic_fetch_add_explicit(&s->park_word, 1, memory_order_seq_cst);
-    if (pt__futex_wake(&s->park_word, 1) > 0)
-        return;
-    /* Nobody was parked: the idle M is the poller, or one about to park or
-     * poll (the bumped word sends it straight back). */
-    if (atomic_load_explicit(&s->polling, memory_order_seq_cst))
-        pt_netpoll_break(s->np); /* the poller clears the flag when it wakes */
-    else
-        atomic_store_explicit(&s->wakeup_pending, 0, memory_order_release);
+    for (;;) {
+        /* seq_cst, the bump and the load of `polling` below: an M that
+         * claims `polling` after that load reads the parking word after
+         * its claim, and one of the two sees the other */
+        atomic_fetch_add_explicit(&s->park_word, 1, memory_order_seq_cst);
+        if (pt__futex_wake(&s->park_word, 1) > 0)
+            return;
+        /* Nobody was parked: the idle M is the poller, or one about to
+         * park or poll (the bumped word sends it straight back). */
+        if (atomic_load_explicit(&s->polling, memory_order_seq_cst)) {
+            pt_netpoll_break(s->np); /* the poller clears the flag when it wakes */
+            return;
+        }
+        /* The signal reached nobody. A wakep that joined it meanwhile left
+         * its G to it, and an M that went idle after the bump above, its
+         * last look before that G, would sleep with the G queued: clear
+         * the flag only if nobody joined, else signal again. */
+        uint32_t one = 1;
+        if (atomic_compare_exchange_strong_explicit(&s->wakeup_pending, &one, 0,
+                                                    memory_order_acq_rel, memory_order_acquire))
+            return;
+        atomic_store_explicit(&s->wakeup_pending, 1, memory_order_release);
+    }
 }
 
 void pt__wake_all(pt_sched *s)

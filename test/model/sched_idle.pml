@@ -47,17 +47,16 @@
  *   parking word has moved since it read it (a wakep that read polling
  *   before the claim signalled by the parking word alone).
  *
- * Found by this model, not fixed in the C at the time of writing (check.sh's
- * `known` run): pt__wakep's one-signal-in-flight flag (wakeup_pending)
- * loses a wake-up. A wakep that bumps the parking word and finds nobody
- * parked and nobody polling clears the flag; a second wakep that came
- * while the flag was set returned at once, trusting the first; but the
- * first's bump came before an M read the parking word for its next idle
- * round, and that M's last look came before the second wakep's G. The M
- * then sleeps in the netpoller with no deadline, the G on the global
- * queue. -DCAND_WAKEP models a candidate fix, which is not the C: the flag
- * counts the wakeps that join it, and the waker that reached nobody clears
- * it only if none joined, else it signals again.
+ * Found by this model (the seeded run idle.wakep_pending, -DOLD_WAKEP):
+ * pt__wakep's one-signal-in-flight flag (wakeup_pending) lost a wake-up.
+ * A wakep that bumped the parking word and found nobody parked and nobody
+ * polling cleared the flag; a second wakep that came while the flag was
+ * set returned at once, trusting the first; but the first's bump came
+ * before an M read the parking word for its next idle round, and that
+ * M's last look came before the second wakep's G. The M then slept in the
+ * netpoller with no deadline, the G on the global queue. Now the flag
+ * counts the wakeps that join it, and the waker that reached nobody
+ * clears it only if none joined, else it signals again.
  *
  * Configuration (-D): NM=1 (default 2); FDS: a descriptor registered
  * (nfds != 0: the non-blocking polls of find_runnable and of the monitor
@@ -235,10 +234,10 @@ inline wakep()
     if
     :: npidle == 0 || nmspinning != 0 -> skip     /* two loads, one step */
     :: else ->
-#ifdef CAND_WAKEP
-        /* a candidate, not the C: wakeup_pending counts the wakeps that
-         * joined the signal in flight; the waker that reached nobody
-         * clears it only if none joined, else signals again */
+#ifndef OLD_WAKEP
+        /* wakeup_pending counts the wakeps that joined the signal in
+         * flight; the waker that reached nobody clears it only if none
+         * joined, else signals again */
         atomic { wk = wakeup_pending; if :: wakeup_pending < 2 -> wakeup_pending++ :: else fi };
         if
         :: wk == 0 ->
