@@ -95,15 +95,19 @@ void pt__wakep(pt_sched *s)
             pt_netpoll_break(s->np); /* the poller clears the flag when it wakes */
             return;
         }
-        /* The signal reached nobody. A wakep that joined it meanwhile left
-         * its G to it, and an M that went idle after the bump above, its
-         * last look before that G, would sleep with the G queued: clear
-         * the flag only if nobody joined, else signal again. */
-        uint32_t one = 1;
-        if (atomic_compare_exchange_strong_explicit(&s->wakeup_pending, &one, 0,
-                                                    memory_order_acq_rel, memory_order_acquire))
+        /* The signal reached nobody. Take the flag down by one: from 1 to
+         * 0 when no wakep joined; from 2 to 1 when one did, and signal
+         * again, since an M that went idle after the bump above (its last
+         * look before the joiner's G) would sleep with that G queued. A
+         * flag already at 0 was taken down by an M that woke (it looks for
+         * work after, see find_runnable), which covers any joiner. */
+        w = 1;
+        while (w != 0 && !atomic_compare_exchange_weak_explicit(&s->wakeup_pending, &w, w - 1,
+                                                                memory_order_acq_rel,
+                                                                memory_order_acquire))
+            ;
+        if (w != 2)
             return;
-        atomic_store_explicit(&s->wakeup_pending, 1, memory_order_release);
     }
 }
 
@@ -488,18 +492,21 @@ static pt_g *find_runnable(struct pt__m *m)
             until = earliest_timer(s);
             now = pt_nanotime();
             pt_poll_event ev[PT__POLL_BATCH];
-            int n = 0;
             /* A wakep that read `polling` before the claim signalled by the
              * parking word alone, which the netpoller does not watch: with
-             * the word moved since `seen`, look for work instead of
-             * sleeping (that wake-up was lost: a G on the global queue
-             * while this M slept in the netpoller with no timer due). */
+             * the word moved since `seen`, do not sleep (that wake-up was
+             * lost: a G on the global queue while this M slept in the
+             * netpoller with no timer due), but still take what is ready.
+             * Skipping the poll altogether let two idle Ms hand the claim
+             * back and forth, each release's bump (poll_wanted) sending the
+             * other past its wait, with a ready descriptor never looked at. */
+            pt_nanos timeout = 0;
             if (atomic_load_explicit(&s->park_word, memory_order_seq_cst) == seen) {
                 atomic_fetch_add_explicit(&s->st.netpoll_waits, 1, memory_order_relaxed);
-                n = pt_netpoll_wait(s->np, until == 0 ? -1 : until > now ? until - now : 0, ev,
-                                    PT__POLL_BATCH);
-                atomic_store_explicit(&s->last_poll, pt_nanotime(), memory_order_relaxed);
+                timeout = until == 0 ? -1 : until > now ? until - now : 0;
             }
+            int n = pt_netpoll_wait(s->np, timeout, ev, PT__POLL_BATCH);
+            atomic_store_explicit(&s->last_poll, pt_nanotime(), memory_order_relaxed);
             pt__poller_release(s);
             if (n > 0)
                 pt__fd_dispatch(s, ev, n); /* readies the Gs the events are for */
@@ -507,7 +514,9 @@ static pt_g *find_runnable(struct pt__m *m)
             atomic_fetch_add_explicit(&s->st.parks, 1, memory_order_relaxed);
             pt__futex_wait(&s->park_word, seen, 0);
         }
-        atomic_store_explicit(&s->wakeup_pending, 0, memory_order_release);
+        /* an exchange, not a store: it reads any wakep that joined the
+         * signal, so the looks below see that wakep's G */
+        atomic_exchange_explicit(&s->wakeup_pending, 0, memory_order_acq_rel);
         if (atomic_fetch_sub_explicit(&s->npidle, 1, memory_order_seq_cst) ==
                 atomic_load_explicit(&s->nprocs, memory_order_relaxed) &&
             atomic_load_explicit(&s->sysmon_sleeping, memory_order_acquire))

@@ -147,6 +147,11 @@ if [ "$group" = liveness ] || [ "$group" = all ]; then
     # no fairness needed (the monitor's polls bounded): every run, fair
     # or not, ends with the work taken, a stall included (see one_run)
     run pass idle.m1.fd.taken    "-DNM=1 -DEV_FD -DMONPOLLS=2 -DNOWATCH" taken "" nofair
+    run pass idle.m1.fd_g.taken  "-DNM=1 -DEV_FD -DEV_G -DMONPOLLS=2 -DNOWATCH" taken "" nofair
+    # two Ms under weak fairness (without it one M may idle for ever while
+    # the other never runs), the monitor's polls left out: the Ms' own
+    # non-blocking polls contend for the claim
+    run pass idle.m2.fd.taken    "-DNM=2 -DEV_FD -DCFG_NOSPIN -DMONPOLLS=0 -DNOWATCH" taken
     model="$here/ptimer.pml"
     finish
 fi
@@ -182,6 +187,11 @@ if [ "$group" = seeded ] || [ "$group" = all ]; then
     # flight returned, and that signal, having reached nobody, cleared the
     # flag; an M idle in between slept in the netpoller, a G queued
     run seeded idle.wakep_pending     "-DNM=1 -DEV_FD -DEV_G -DOLD_WAKEP" "" "assertion violated ((((gq==0)"
+    # its fix done wrong: the waker re-signals on a flag an M took down
+    run seeded idle.waker_loops       "-DNM=1 -DEV_FD -DMONPOLLS=2 -DNOWATCH -DBUG_WAKER_LOOPS" taken "acceptance cycle" nofair
+    # the poller that skipped the netpoller when the parking word had moved:
+    # two idle Ms pass the claim back and forth, the descriptor never polled
+    run seeded idle.seen_skips_poll   "-DNM=2 -DEV_FD -DCFG_NOSPIN -DMONPOLLS=0 -DNOWATCH -DBUG_SEEN_SKIPS_POLL" taken "acceptance cycle"
     model="$here/ptimer.pml"
     finish
 fi

@@ -43,6 +43,13 @@
  * -DBUG_RELEASE_WAKEP: the release wakes with pt__wakep instead of the
  *   parking word's own bump and futex wake (wakep stands back while an M
  *   spins or while a signal is in flight).
+ * -DBUG_WAKER_LOOPS: the waker that reached nobody signals again unless
+ *   it finds the flag at 1 (also when an M that woke took it down to 0):
+ *   waker and M can go round for ever, each sending the other back.
+ * -DBUG_SEEN_SKIPS_POLL: the poller that finds the parking word moved
+ *   skips the netpoller altogether (the C before the fix): two idle Ms
+ *   pass the claim back and forth, each release's bump sending the other
+ *   past its wait, and a ready descriptor is never polled.
  * -DBUG_NO_SEEN_CHECK: the poller sleeps in the netpoller even when the
  *   parking word has moved since it read it (a wakep that read polling
  *   before the claim signalled by the parking word alone).
@@ -55,8 +62,8 @@
  * before an M read the parking word for its next idle round, and that
  * M's last look came before the second wakep's G. The M then slept in the
  * netpoller with no deadline, the G on the global queue. Now the flag
- * counts the wakeps that join it, and the waker that reached nobody
- * clears it only if none joined, else it signals again.
+ * counts the wakeps that join it; the waker that reached nobody takes it
+ * down by one and signals again if a joiner is left.
  *
  * Configuration (-D): NM=1 (default 2); FDS: a descriptor registered
  * (nfds != 0: the non-blocking polls of find_runnable and of the monitor
@@ -235,9 +242,9 @@ inline wakep()
     :: npidle == 0 || nmspinning != 0 -> skip     /* two loads, one step */
     :: else ->
 #ifndef OLD_WAKEP
-        /* wakeup_pending counts the wakeps that joined the signal in
-         * flight; the waker that reached nobody clears it only if none
-         * joined, else signals again */
+        /* wakeup_pending: 1, a signal in flight; 2, and a wakep joined
+         * it. The waker that reached nobody takes it down by one and
+         * signals again if that leaves it at 1 */
         atomic { wk = wakeup_pending; if :: wakeup_pending < 2 -> wakeup_pending++ :: else fi };
         if
         :: wk == 0 ->
@@ -253,10 +260,15 @@ inline wakep()
                 :: polling -> np_signal(); break
                 :: else
                 fi;
-                atomic {
+                atomic {                          /* the flag down by one */
                     if
                     :: wakeup_pending == 1 -> wakeup_pending = 0
+                    :: wakeup_pending == 2 -> wakeup_pending = 1; wk = 1
+#ifdef BUG_WAKER_LOOPS
                     :: else -> wakeup_pending = 1; wk = 1
+#else
+                    :: else                       /* an M that woke took it down */
+#endif
                     fi
                 };
                 if
@@ -482,7 +494,11 @@ claim:
     };
 #if !defined(BUG_NO_SEEN_CHECK)
     if
-    :: pwch[me] -> goto polled                    /* park_word != seen: no wait */
+#  ifdef BUG_SEEN_SKIPS_POLL
+    :: pwch[me] -> goto polled                    /* park_word != seen: no poll at all */
+#  else
+    :: pwch[me] -> dl = D0                        /* park_word != seen: a poll, no wait */
+#  endif
     :: else
     fi;
 #endif
