@@ -133,8 +133,10 @@ static double best(double (*fn)(long, struct pt__stack *), long n, struct pt__st
 int main(int argc, char **argv)
 {
     long n = argc > 1 ? atol(argv[1]) : 2000000;
+    struct pt__stack_pool pool;
     struct pt__stack st;
-    if (pt__stack_alloc(&st, 64 << 10) != 0) {
+    if (pt__stack_pool_init(&pool, 64 << 10, PT_STACK_GUARD_AUTO) != 0 ||
+        pt__stack_alloc(&pool, &st) != 0) {
         fprintf(stderr, "ptbench-switch: no stack\n");
         return 1;
     }
@@ -148,6 +150,7 @@ int main(int argc, char **argv)
     printf("%-30s %8.1f %8.1f\n", "pt__ctx_switch, 3 frames deep", deep, deep / 2);
     printf("%-30s %8.1f %8.1f\n", "pt__fiber_switch", fiber, fiber / 2);
     printf("%-30s %8.1f %8.1f\n", "swapcontext (glibc)", uc, uc / 2);
-    pt__stack_free(&st);
+    pt__stack_free(&pool, &st);
+    pt__stack_pool_fini(&pool);
     return 0;
 }

@@ -113,7 +113,7 @@ static int run(enum pt_timer_mode mode)
         perror("echo: listen on 127.0.0.1");
         return -1;
     }
-    pt_sched_options opt = {2, 0, mode}; /* 2 Ps */
+    pt_sched_options opt = {.procs = 2, .timers = mode};
     pt_sched *s;
     if (pt_sched_create(&s, &opt) != 0)
         return -1;

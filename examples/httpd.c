@@ -185,7 +185,7 @@ int main(int argc, char **argv)
     addr = a;
     printf("listening on 127.0.0.1:%d\n", ntohs(a.sin_port));
     fflush(stdout);
-    pt_sched_options o = {procs, 0, mode};
+    pt_sched_options o = {.procs = procs, .timers = mode};
     int rc = pt_sched_run(&o, acceptor, (void *)(intptr_t)lfd);
     fprintf(stderr, "httpd: pt_sched_run: %d\n", rc);
     return 1;

@@ -48,7 +48,7 @@ static void runner(void *arg)
 
 static int relay(enum pt_timer_mode mode)
 {
-    pt_sched_options opt = {2, 0, mode}; /* 2 Ps, 64 KiB stacks */
+    pt_sched_options opt = {.procs = 2, .timers = mode}; /* 64 KiB stacks */
     pt_sched *s;
     if (pt_sched_create(&s, &opt) != 0)
         return -1;

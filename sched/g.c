@@ -51,14 +51,20 @@ static inline void g_check(const pt_g *g)
 {
     if (g->canary != G_CANARY)
         pt__sched_bad(g, "a switch: the stack overran its top into the G");
+    if (!pt__stack_intact(&g->stack))
+        pt__sched_overflow(g, "a switch: the G overflowed its stack (the canary page below it written)");
+}
+
+size_t pt__g_room(void)
+{
+    return (sizeof(pt_g) + 63) / 64 * 64 + 64 * G_COLOURS;
 }
 
 static pt_g *g_new(pt_sched *s)
 {
     static _Atomic uint32_t colour;
-    size_t room = (sizeof(pt_g) + 63) / 64 * 64 + 64 * G_COLOURS;
     struct pt__stack st;
-    if (s->stack_size > SIZE_MAX - room || pt__stack_alloc(&st, s->stack_size + room) < 0)
+    if (pt__stack_alloc(&s->stacks, &st) < 0)
         return NULL;
     uint32_t c = atomic_fetch_add_explicit(&colour, 1, memory_order_relaxed) % G_COLOURS;
     uintptr_t top = (uintptr_t)st.lo + st.size - 64 * c - sizeof(pt_g);
@@ -76,9 +82,10 @@ static pt_g *g_new(pt_sched *s)
 static void g_free(pt_g *g)
 {
     struct pt__stack st = g->stack; /* g is in it */
+    pt_sched *s = g->s;
     pt__g_timer_fini(g);
     pt__fiber_destroy(&g->fiber);
-    pt__stack_free(&st);
+    pt__stack_free(&s->stacks, &st);
 }
 
 /* The global pool is a stack of batches, each a chain of Gs (linked by
@@ -104,13 +111,19 @@ static pt_g *g_get(pt_sched *s, struct pt__p *p)
         if (g) {
             pt_g *rest = g->next, *below = g->pool_batch;
             uint32_t n = g->pool_n - 1;
+            uint64_t left = atomic_load_explicit(&s->gpool_n, memory_order_relaxed);
             if (p || !rest) {
                 atomic_store_explicit(&s->gpool, below, memory_order_relaxed);
+                left -= n + 1;
             } else { /* a thread takes one: the rest stays a batch */
                 rest->pool_batch = below;
                 rest->pool_n = n;
                 atomic_store_explicit(&s->gpool, rest, memory_order_relaxed);
+                left -= 1;
             }
+            atomic_store_explicit(&s->gpool_n, left, memory_order_relaxed);
+            if (left < s->gpool_low)
+                s->gpool_low = left;
             pt__unlock(&s->lock);
             if (p) { /* the pool was empty */
                 p->pool = rest;
@@ -140,10 +153,57 @@ static void g_put(struct pt__p *p, pt_g *g)
     p->npool -= PT__G_POOL_LOCAL / 2;
     tail->next = NULL;
     head->pool_n = PT__G_POOL_LOCAL / 2;
-    pt__lock(&p->s->lock);
-    head->pool_batch = atomic_load_explicit(&p->s->gpool, memory_order_relaxed);
-    atomic_store_explicit(&p->s->gpool, head, memory_order_relaxed);
-    pt__unlock(&p->s->lock);
+    pt_sched *s = p->s;
+    pt__lock(&s->lock);
+    head->pool_batch = atomic_load_explicit(&s->gpool, memory_order_relaxed);
+    atomic_store_explicit(&s->gpool, head, memory_order_relaxed);
+    atomic_store_explicit(&s->gpool_n,
+                          atomic_load_explicit(&s->gpool_n, memory_order_relaxed) + head->pool_n,
+                          memory_order_relaxed);
+    pt__unlock(&s->lock);
+}
+
+/* ---- giving stacks back ------------------------------------------------- */
+
+/* After a burst (a million connections served and closed) the finished
+ * Gs sit in the global pool, each holding the pages its stack touched.
+ * What the pool did not go below for a whole period, the load did not
+ * need: the monitor frees it, a batch at a time, keeping
+ * PT__G_POOL_KEEP, and the stacks' pages and emptied reservations go
+ * back to the kernel (stack.c). Go frees its pool's stacks at each GC
+ * (gfpurge); here the period is the clock's, not a collector's. */
+#define PT__G_TRIM_NS ((pt_nanos)1000000000)
+#define PT__G_POOL_KEEP 1024u
+
+pt_nanos pt__g_trim(pt_sched *s, pt_nanos now)
+{
+    if (now >= s->gtrim_at) {
+        pt_g *out = NULL;
+        pt__lock(&s->lock);
+        uint64_t n = atomic_load_explicit(&s->gpool_n, memory_order_relaxed);
+        uint64_t spare = s->gpool_low > PT__G_POOL_KEEP ? s->gpool_low - PT__G_POOL_KEEP : 0;
+        pt_g *b;
+        while ((b = atomic_load_explicit(&s->gpool, memory_order_relaxed)) && b->pool_n <= spare) {
+            atomic_store_explicit(&s->gpool, b->pool_batch, memory_order_relaxed);
+            spare -= b->pool_n;
+            n -= b->pool_n;
+            b->pool_batch = out;
+            out = b;
+        }
+        atomic_store_explicit(&s->gpool_n, n, memory_order_relaxed);
+        s->gpool_low = n;
+        pt__unlock(&s->lock);
+        s->gtrim_at = now + PT__G_TRIM_NS;
+        for (pt_g *nb; out; out = nb) {
+            nb = out->pool_batch;
+            for (pt_g *g = out, *nx; g; g = nx) {
+                nx = g->next;
+                g_free(g);
+            }
+        }
+    }
+    return atomic_load_explicit(&s->gpool_n, memory_order_relaxed) > PT__G_POOL_KEEP ? s->gtrim_at
+                                                                                      : 0;
 }
 
 void pt__g_free_all(pt_sched *s)
@@ -166,6 +226,7 @@ void pt__g_free_all(pt_sched *s)
         }
     }
     atomic_store_explicit(&s->gpool, NULL, memory_order_relaxed);
+    atomic_store_explicit(&s->gpool_n, 0, memory_order_relaxed);
 }
 
 /* ---- running a G ---------------------------------------------------------- */
@@ -375,11 +436,11 @@ static void g_switch_out(pt_g *g, uint32_t action)
      * two reads makes another G's -- one that may be in no region -- so
      * g must also be the G whose stack this runs on (preempt.c's
      * region_self says why only the stack is a fact). */
+    g_check(g); /* first: a G past its stack's end is not in a region */
     uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
     if (atomic_load_explicit(&g->preemptible, memory_order_relaxed) ||
         sp - (uintptr_t)g->stack.lo >= g->stack.size)
         pt__sched_bad(g, "a yield or park inside a preemptible region");
-    g_check(g);
     g->action = action;
     struct pt__m *m = pt__cur_m();
     pt_g *next = action == PT__G_DO_PARK ? hand_off(m, g) : NULL;

@@ -216,7 +216,7 @@ struct pt__m {
 struct pt_sched {
     uint32_t magic;
     pt_sched_options opt;
-    size_t stack_size;
+    struct pt__stack_pool stacks; /* every G's stack and its G (g.c, stack.c) */
     struct pt__p *ps[PT__MAX_PROCS];   /* created on demand, freed by destroy */
     _Atomic int nprocs;                /* GOMAXPROCS */
     int cpus;                          /* CPUs the process could run on at creation */
@@ -227,6 +227,9 @@ struct pt_sched {
     _Atomic uint32_t globq_len;
     pt_g *_Atomic gpool;               /* finished Gs beyond the Ps' pools, in batches (g.c; s->lock;
                                         * peeked without) */
+    _Atomic uint64_t gpool_n;          /* Gs in it (s->lock; read without by the monitor) */
+    uint64_t gpool_low;                /* its least since the last trim (s->lock) */
+    pt_nanos gtrim_at;                 /* the next trim (the monitor's) */
 
     /* Idle Ms and spinning: read by wakep on every ready, so on their own
      * line. npidle counts Ps whose M is idle (parked or polling). */
@@ -404,6 +407,9 @@ pt_g *pt__globq_get(pt_sched *s, struct pt__p *p, uint32_t max); /* one to run, 
 /* Corruption (a G in a state its operation cannot meet): aborts with the
  * G, its status and the operation. */
 _Noreturn void pt__sched_bad(const pt_g *g, const char *op);
+/* The same for a G found past its stack's end (a canary), running on
+ * that G's stack: a message built in a few bytes of it, no stdio. */
+_Noreturn void pt__sched_overflow(const pt_g *g, const char *op);
 
 /* ---- g.c ---- */
 /* pt_park for g, the calling G (found once by the caller: a G's lookup
@@ -414,6 +420,12 @@ void pt__park(pt_g *g, bool (*commit)(void *), void *arg);
  * to hand the M to -- and does what that G asked. */
 void pt__execute(struct pt__m *m, pt_g *g);
 void pt__g_free_all(pt_sched *s);
+/* Bytes at the top of each stack slot that hold its G (g.c). */
+size_t pt__g_room(void);
+/* The monitor's: frees the global pool's Gs that a whole period did not
+ * use, and their stacks; returns the time it wants to look again, 0 if
+ * the pool holds no more than it keeps. */
+pt_nanos pt__g_trim(pt_sched *s, pt_nanos now);
 
 /* ---- sleep.c ---- */
 void pt__g_timer_init(pt_g *g);

@@ -27,6 +27,43 @@ _Noreturn void pt__sched_bad(const pt_g *g, const char *op)
     abort();
 }
 
+/* Appends s to the buffer at *at (no further than end). */
+static void put_str(char **at, char *end, const char *s)
+{
+    while (*s && *at < end)
+        *(*at)++ = *s++;
+}
+
+static void put_num(char **at, char *end, uint64_t v, unsigned base)
+{
+    char d[24];
+    int n = 0;
+    do {
+        d[n++] = "0123456789abcdef"[v % base];
+        v /= base;
+    } while (v);
+    while (n > 0 && *at < end)
+        *(*at)++ = d[--n];
+}
+
+_Noreturn void pt__sched_overflow(const pt_g *g, const char *op)
+{
+    /* The stack below is not this G's: stdio's frames would run on into
+     * whatever lies there. A static buffer, as the process ends here. */
+    static char buf[256];
+    char *at = buf, *end = buf + sizeof buf;
+    put_str(&at, end, "ptimer sched: corrupt G 0x");
+    put_num(&at, end, (uint64_t)(uintptr_t)g, 16);
+    put_str(&at, end, " (id ");
+    put_num(&at, end, g->id, 10);
+    put_str(&at, end, "): in ");
+    put_str(&at, end, op);
+    put_str(&at, end, "\n");
+    ssize_t w = write(2, buf, (size_t)(at - buf));
+    (void)w;
+    abort();
+}
+
 static inline bool sched_valid(const pt_sched *s)
 {
     return s && s->magic == PT__SCHED_MAGIC;
@@ -111,6 +148,7 @@ static void stop_threads(pt_sched *s)
 static void free_all(pt_sched *s)
 {
     pt__g_free_all(s);
+    pt__stack_pool_fini(&s->stacks);
     int n = atomic_load_explicit(&s->maxprocs_made, memory_order_relaxed);
     for (int i = 0; i < n; i++) {
         /* Gs gone, their timers stopped (stop_sync): only stopped entries
@@ -132,13 +170,35 @@ static void free_all(pt_sched *s)
     pt__free_lines(s);
 }
 
+/* PT_STACK_GUARD, when set, overrides the option: a test or a user
+ * forces a stack path without rebuilding. -1 for a value it does not
+ * know. */
+static int stack_guard(enum pt_stack_guard opt)
+{
+    const char *e = getenv("PT_STACK_GUARD");
+    if (!e)
+        return (int)opt;
+    if (strcmp(e, "auto") == 0)
+        return PT_STACK_GUARD_AUTO;
+    if (strcmp(e, "pages") == 0)
+        return PT_STACK_GUARD_PAGES;
+    if (strcmp(e, "canary") == 0)
+        return PT_STACK_GUARD_CANARY;
+    return -1;
+}
+
 int pt_sched_create(pt_sched **out, const pt_sched_options *opt)
 {
-    pt_sched_options o = {0, 0, PT_TIMERS_PER_P};
+    pt_sched_options o = {.timers = PT_TIMERS_PER_P};
     if (opt)
         o = *opt;
+    int guard = stack_guard(o.stack_guard);
+    size_t stack = o.stack_size ? o.stack_size : 64 * 1024;
+    struct pt__stack_pool probe;
     if (!out || o.procs < 0 || o.procs > PT__MAX_PROCS ||
-        (o.timers != PT_TIMERS_PER_P && o.timers != PT_TIMERS_TIMERTHREAD))
+        (o.timers != PT_TIMERS_PER_P && o.timers != PT_TIMERS_TIMERTHREAD) || guard < 0 ||
+        stack > PT__STACK_MAX ||
+        pt__stack_pool_init(&probe, stack + pt__g_room(), (enum pt_stack_guard)guard) < 0)
         return -EINVAL;
     int cpus = usable_cpus();
     if (o.procs == 0)
@@ -149,7 +209,7 @@ int pt_sched_create(pt_sched **out, const pt_sched_options *opt)
     memset(s, 0, sizeof *s);
     s->opt = o;
     s->cpus = cpus;
-    s->stack_size = o.stack_size ? o.stack_size : 64 * 1024;
+    s->stacks = probe;
     pt__lock_init(&s->lock);
     atomic_init(&s->nprocs, o.procs);
     atomic_init(&s->preempt_slice, PT__PREEMPT_SLICE_NS);
@@ -277,5 +337,9 @@ void pt_sched_read_stats(pt_sched *s, pt_sched_stats *out)
     out->sysmon_wakeps = LOAD(s->st.sysmon_wakeps);
     out->procs = (uint64_t)LOAD(s->nprocs);
     out->preempts = LOAD(s->st.preempts);
+    out->stacks_guard_region = LOAD(s->stacks.live[PT__STACK_REGION]);
+    out->stacks_guard_page = LOAD(s->stacks.live[PT__STACK_PAGE]);
+    out->stacks_canary = LOAD(s->stacks.live[PT__STACK_CANARY]);
+    out->stack_reservations = LOAD(s->stacks.nchunks);
 #undef LOAD
 }

@@ -89,8 +89,9 @@ void pt__sysmon_kick(pt_sched *s)
     pt__futex_wake(&s->sysmon_word, 1);
 }
 
-/* Sleeps `ns`, or until every P is idle and then until kicked. */
-static void sysmon_sleep(pt_sched *s, pt_nanos ns)
+/* Sleeps `ns`, or until every P is idle and then until kicked (or, with
+ * finished Gs to free, until `trim_at`). */
+static void sysmon_sleep(pt_sched *s, pt_nanos ns, pt_nanos trim_at)
 {
     uint32_t seen = atomic_load_explicit(&s->sysmon_word, memory_order_acquire);
     if (atomic_load_explicit(&s->stopping, memory_order_acquire))
@@ -102,7 +103,7 @@ static void sysmon_sleep(pt_sched *s, pt_nanos ns)
          * idle state before the announcement is seen here */
         if (atomic_load_explicit(&s->npidle, memory_order_seq_cst) >=
             atomic_load_explicit(&s->nprocs, memory_order_acquire))
-            pt__futex_wait(&s->sysmon_word, seen, 0);
+            pt__futex_wait(&s->sysmon_word, seen, trim_at);
         atomic_store_explicit(&s->sysmon_sleeping, 0, memory_order_relaxed);
         return;
     }
@@ -136,9 +137,11 @@ void *pt__sysmon_main(void *arg)
     memset(since, 0, sizeof since);
     pt_nanos period = SYSMON_MIN_NS, nap = period;
     int quiet = 0;
+    pt_nanos trim_at = 0;
     while (!atomic_load_explicit(&s->stopping, memory_order_acquire)) {
-        sysmon_sleep(s, nap);
+        sysmon_sleep(s, nap, trim_at);
         pt_nanos now = pt_nanotime();
+        trim_at = pt__g_trim(s, now);
         bool acted = false;
         pt_nanos next_due = 0; /* the earliest timer of a stuck P, still ahead */
         if (atomic_load_explicit(&s->nfds, memory_order_relaxed) != 0 &&

@@ -55,11 +55,38 @@ enum pt_timer_mode {
     PT_TIMERS_TIMERTHREAD = 1, /* on the process's TimerThread (bthread) */
 };
 
-/* NULL or zeroed: the defaults. */
+/* How a G's stack overflow is caught. Stacks are slots carved from large
+ * reservations, so the number of live Gs is bounded by memory, not by
+ * vm.max_map_count; what sits below each stack depends on the kernel.
+ * The environment variable PT_STACK_GUARD (auto, pages or canary), when
+ * set, overrides the option, for every scheduler the process creates. */
+enum pt_stack_guard {
+    /* A guard region (MADV_GUARD_INSTALL, Linux 6.13+) below every stack:
+     * an overflow faults, and costs no mapping. A kernel without them
+     * gets PT_STACK_GUARD_PAGES. */
+    PT_STACK_GUARD_AUTO = 0,
+    /* What a kernel before 6.13 gets: a PROT_NONE page below each stack
+     * (a fault; two mappings) while the process's guard pages stay within
+     * an eighth of vm.max_map_count, then canaries. */
+    PT_STACK_GUARD_PAGES = 1,
+    /* No faulting guard: the page below each stack is left unwritten, and
+     * every switch out of a G (yield, park, preemption, exit) checks that
+     * it still reads as zero, aborting with a message that names the G.
+     * An overflow through frames of at most a page is caught at the G's
+     * next switch; one more than a page deep has by then written the
+     * stack below, whose G it may have corrupted. The check reads 4 KiB
+     * (the kernel's zero page, in cache): tens of ns per switch. */
+    PT_STACK_GUARD_CANARY = 2,
+};
+
+/* NULL or zeroed: the defaults. Fields may be added at the end: set them
+ * by name ({.procs = 2}), and the ones a program does not name are 0. */
 typedef struct pt_sched_options {
     int procs;                 /* Ps; 0: the CPUs this process may run on */
-    size_t stack_size;         /* per G, rounded up to pages, plus a guard page; 0: 64 KiB */
+    size_t stack_size;         /* per G, rounded up to pages, plus a guard page; 0: 64 KiB;
+                                * at most 1 GiB */
     enum pt_timer_mode timers; /* where sleeps, timeouts and time.* timers live */
+    enum pt_stack_guard stack_guard; /* below every G's stack (PT_STACK_GUARD overrides) */
 } pt_sched_options;
 
 /* Counters since create, exact once the scheduler is quiet (each is
@@ -83,10 +110,19 @@ typedef struct pt_sched_stats {
                                  * queue instead) */
     uint64_t handoffs;          /* Gs a parking or exiting G switched to directly, its M
                                  * skipping the search for work (the head of its P's queue) */
+    /* G stacks in use now (running, runnable, parked or pooled), by what
+     * guards them (enum pt_stack_guard), and the reservations they are
+     * carved from */
+    uint64_t stacks_guard_region; /* a guard region: no mapping of its own */
+    uint64_t stacks_guard_page;   /* a PROT_NONE page: a mapping of its own */
+    uint64_t stacks_canary;       /* a canary, checked at every switch out */
+    uint64_t stack_reservations;  /* mappings the stacks are carved from */
 } pt_sched_stats;
 
 /* Starts the Ps and their Ms. 0; -EINVAL (out NULL, procs < 0 or > 1024,
- * an unknown timer mode); -ENOMEM; -EAGAIN (threads). */
+ * an unknown timer mode or stack guard, stack_size above 1 GiB, a
+ * PT_STACK_GUARD value other than auto, pages or canary); -ENOMEM;
+ * -EAGAIN (threads). */
 PT_API int pt_sched_create(pt_sched **out, const pt_sched_options *opt);
 
 /* Blocks the calling thread (not a G) until no G of s is left. 0;

@@ -106,3 +106,12 @@ PT_TEST(unit, handoff_skips_a_preempted_g_and_runs_it_from_g0)
 PT_TEST(unit, handoff_runs_due_timers_after_the_commit)
 PT_TEST(unit, due_timers_never_run_on_a_g_short_of_stack)
 PT_TEST(unit, a_refused_park_runs_due_timers_only_with_room)
+
+/* test_stacks.c */
+PT_TEST(stress, a_hundred_thousand_gs_park_at_once_in_every_stack_mode)
+PT_TEST(unit, pt_stack_guard_in_the_environment_forces_the_mode)
+PT_TEST(unit, stacks_are_reused_and_given_back_when_idle)
+PT_TEST(unit, an_overflowing_g_is_caught_in_every_stack_mode)
+PT_TEST(unit, bad_stack_options_are_refused)
+PT_TEST(unit, a_stack_that_cannot_be_had_is_enomem_and_the_next_works)
+PT_TEST(unit, running_out_of_address_space_leaves_the_scheduler_usable)

@@ -96,7 +96,7 @@ static void use_15_and_a_half_kib(void *arg)
  * the 16 KiB instead. */
 void test_a_g_has_the_whole_stack_it_asked_for(void)
 {
-    pt_sched_options o = {1, 0, PT_TIMERS_PER_P};
+    pt_sched_options o = {.procs = 1, .timers = PT_TIMERS_PER_P};
     o.stack_size = 16 * 1024;
     int levels[4] = {0};
     pt_sched *s = NULL;
@@ -131,7 +131,7 @@ void test_a_stack_overrun_into_the_g_aborts_at_its_next_switch(void)
 void test_sched_run_returns_only_when_every_g_has_finished(void)
 {
     atomic_store(&ran, 0);
-    pt_sched_options o = {2, 0, PT_TIMERS_PER_P};
+    pt_sched_options o = {.procs = 2, .timers = PT_TIMERS_PER_P};
     long depth = 12;
     CHECK_EQ(pt_sched_run(&o, tree, (void *)(intptr_t)depth), 0);
     CHECK_EQ(atomic_load(&ran), (1L << (depth + 1)) - 1);

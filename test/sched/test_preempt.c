@@ -265,7 +265,7 @@ void test_foreign_sigurg_reaches_the_earlier_handler(void)
     if (pid == 0) {
         signal(SIGURG, user_handler);
         int rc = -1;
-        pt_sched_run(&(pt_sched_options){1, 0, PT_TIMERS_PER_P}, begin_end, &rc);
+        pt_sched_run(&(pt_sched_options){.procs = 1, .timers = PT_TIMERS_PER_P}, begin_end, &rc);
         if (rc != 0)
             _exit(2);
         raise(SIGURG);

@@ -377,7 +377,7 @@ static void yield_moved_in_child(int k, char *err, size_t len, int *status)
         close(fds[0]);
         dup2(fds[1], 2);
         alarm(60); /* a child that went astray and hangs */
-        pt_sched_run(&(pt_sched_options){1, 0, PT_TIMERS_PER_P}, yield_moved_g, &k);
+        pt_sched_run(&(pt_sched_options){.procs = 1, .timers = PT_TIMERS_PER_P}, yield_moved_g, &k);
         _exit(0);
     }
     close(fds[1]);

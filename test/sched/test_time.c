@@ -930,7 +930,7 @@ void test_time_a_cached_timer_used_after_free_is_reported_by_asan(void)
     if (pid == 0) {
         if (!freopen("/dev/null", "w", stderr)) /* the report is expected */
             _exit(3);
-        pt_sched_run(&(pt_sched_options){1, 0, PT_TIMERS_PER_P}, stop_after_free, NULL);
+        pt_sched_run(&(pt_sched_options){.procs = 1, .timers = PT_TIMERS_PER_P}, stop_after_free, NULL);
         _exit(0);
     }
     int status;

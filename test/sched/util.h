@@ -27,7 +27,7 @@
 
 static inline pt_sched *make_sched(int procs, enum pt_timer_mode mode)
 {
-    pt_sched_options o = {procs, 0, mode};
+    pt_sched_options o = {.procs = procs, .timers = mode};
     pt_sched *s = NULL;
     CHECK_EQ(pt_sched_create(&s, &o), 0);
     CHECK(s != NULL);
@@ -69,7 +69,7 @@ static inline void expect_abort_in_child(void (*fn)(void *))
     if (pid == 0) {
         if (!freopen("/dev/null", "w", stderr))
             _exit(3);
-        pt_sched_run(&(pt_sched_options){1, 0, PT_TIMERS_PER_P}, fn, NULL);
+        pt_sched_run(&(pt_sched_options){.procs = 1, .timers = PT_TIMERS_PER_P}, fn, NULL);
         _exit(0);
     }
     int status;

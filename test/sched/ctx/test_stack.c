@@ -1,8 +1,10 @@
-/* G stacks: sizes, injected failure, the guard page, reuse. */
+/* G stacks: sizes, injected failure, each guard, reuse, many stacks. */
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -12,39 +14,48 @@
 void test_stack_alloc_rounds_to_pages_and_honours_injected_failure(void)
 {
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    struct pt__stack st = {0};
-    CHECK_EQ(pt__stack_alloc(&st, 0), -EINVAL);
-    CHECK_EQ(pt__stack_alloc(&st, SIZE_MAX - 100), -ENOMEM);
-    CHECK(st.lo == NULL);
+    struct pt__stack_pool sp;
+    CHECK_EQ(pt__stack_pool_init(&sp, 0, PT_STACK_GUARD_AUTO), -EINVAL);
+    CHECK_EQ(pt__stack_pool_init(&sp, PT__STACK_POOL_MAX + 1, PT_STACK_GUARD_AUTO), -EINVAL);
+    CHECK_EQ(pt__stack_pool_init(&sp, SIZE_MAX - 100, PT_STACK_GUARD_AUTO), -EINVAL);
+    CHECK_EQ(pt__stack_pool_init(&sp, page, (enum pt_stack_guard)3), -EINVAL);
+    CHECK_EQ(pt__stack_pool_init(&sp, page, (enum pt_stack_guard)-1), -EINVAL);
 
     const size_t sizes[] = {1, page - 1, page, page + 1, 5 * page + 17};
     for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; i++) {
-        CHECK_EQ(pt__stack_alloc(&st, sizes[i]), 0);
+        CHECK_EQ(pt__stack_pool_init(&sp, sizes[i], PT_STACK_GUARD_AUTO), 0);
+        struct pt__stack st = {0};
+        CHECK_EQ(pt__stack_alloc(&sp, &st), 0);
         CHECK_EQ(st.size % page, 0);
         CHECK(st.size >= sizes[i] && st.size < sizes[i] + page);
         CHECK_EQ((uintptr_t)st.lo % page, 0);
         /* writable end to end */
         memset(st.lo, 0xa5, st.size);
-        pt__stack_free(&st);
+        pt__stack_free(&sp, &st);
         CHECK(st.lo == NULL);
+        pt__stack_free(&sp, &st); /* a zeroed one: no-op */
+        pt__stack_pool_fini(&sp);
     }
-    pt__stack_free(&st); /* a zeroed one: no-op */
 
     /* the second allocation from now fails, once, leaving *st alone */
+    CHECK_EQ(pt__stack_pool_init(&sp, page, PT_STACK_GUARD_AUTO), 0);
     pt__alloc_fail_after(1);
-    struct pt__stack a, b = {(void *)&b, 12345};
-    CHECK_EQ(pt__stack_alloc(&a, page), 0);
-    CHECK_EQ(pt__stack_alloc(&b, page), -ENOMEM);
+    struct pt__stack a, b = {.lo = (void *)&b, .size = 12345};
+    CHECK_EQ(pt__stack_alloc(&sp, &a), 0);
+    CHECK_EQ(pt__stack_alloc(&sp, &b), -ENOMEM);
     CHECK(b.lo == (void *)&b && b.size == 12345);
     CHECK(!pt__alloc_fail_armed());
-    CHECK_EQ(pt__stack_alloc(&b, page), 0);
-    pt__stack_free(&a);
-    pt__stack_free(&b);
+    CHECK_EQ(pt__stack_alloc(&sp, &b), 0);
+    CHECK(a.lo != b.lo);
+    pt__stack_free(&sp, &a);
+    pt__stack_free(&sp, &b);
+    pt__stack_pool_fini(&sp);
 }
 
 /* ---- the guard page ----------------------------------------------------------- */
 
 static volatile size_t depth_limit = SIZE_MAX; /* never reached: defeats -Winfinite-recursion */
+static char *volatile stop_below;             /* a frame below this returns; NULL: none */
 static char *guard_lo;
 static size_t guard_size;
 
@@ -55,22 +66,31 @@ static __attribute__((noinline)) size_t recurse(size_t n)
     volatile char pad[512];
     pad[0] = (char)n;
     pad[sizeof pad - 1] = (char)n;
-    if (n >= depth_limit)
+    if (n >= depth_limit || (char *)&pad[0] < stop_below)
         return n;
     return recurse(n + 1) + (size_t)pad[0];
 }
 
 struct overflow {
     struct pt__fiber thread;
-    struct tfiber fib;
+    struct pt__fiber fib;
+    struct pt__stack st;
 };
 
 static void overflow_fiber(void *arg)
 {
     struct overflow *o = arg;
-    pt__fiber_started(&o->fib.f);
+    pt__fiber_started(&o->fib);
     recurse(0);
-    pt__fiber_exit(&o->fib.f, &o->thread);
+    pt__fiber_exit(&o->fib, &o->thread);
+}
+
+static void overflow_make(struct overflow *o, struct pt__stack_pool *sp, enum pt_stack_guard g)
+{
+    CHECK_EQ(pt__stack_pool_init(sp, TEST_STACK_BYTES, g), 0);
+    CHECK_EQ(pt__stack_alloc(sp, &o->st), 0);
+    pt__fiber_make(&o->fib, o->st.lo, o->st.size, overflow_fiber, o);
+    pt__fiber_init_thread(&o->thread);
 }
 
 enum { HIT_GUARD = 43, FAULT_ELSEWHERE = 44, NO_FAULT = 45 };
@@ -82,12 +102,13 @@ static void on_segv(int sig, siginfo_t *si, void *uc)
     _exit(addr >= guard_lo && addr < guard_lo + guard_size ? HIT_GUARD : FAULT_ELSEWHERE);
 }
 
-static void overflow_child(int with_handler)
+static void overflow_child(int with_handler, enum pt_stack_guard g)
 {
     static struct overflow o;
-    tfiber_make(&o.fib, overflow_fiber, &o);
+    static struct pt__stack_pool sp;
+    overflow_make(&o, &sp, g);
     guard_size = (size_t)sysconf(_SC_PAGESIZE);
-    guard_lo = (char *)o.fib.st.lo - guard_size;
+    guard_lo = (char *)o.st.lo - guard_size;
     if (with_handler) {
         /* The fault leaves no stack to run a handler on: give it one. */
         static char altstack[1 << 16];
@@ -97,18 +118,17 @@ static void overflow_child(int with_handler)
         sigemptyset(&sa.sa_mask);
         CHECK_EQ(sigaction(SIGSEGV, &sa, NULL), 0);
     }
-    pt__fiber_init_thread(&o.thread);
-    pt__fiber_switch(&o.thread, &o.fib.f);
+    pt__fiber_switch(&o.thread, &o.fib);
     _exit(NO_FAULT);
 }
 
-static int run_child(int with_handler)
+static int run_child(int with_handler, enum pt_stack_guard g)
 {
     fflush(NULL);
     pid_t pid = fork();
     CHECK(pid >= 0);
     if (pid == 0)
-        overflow_child(with_handler);
+        overflow_child(with_handler, g);
     int status;
     CHECK_EQ(waitpid(pid, &status, 0), pid);
     return status;
@@ -116,19 +136,60 @@ static int run_child(int with_handler)
 
 void test_overflow_faults_on_the_guard_page(void)
 {
-    /* With a handler on an alternate stack: the fault is a SIGSEGV at an
-     * address inside the guard page, not anywhere else. */
-    int status = run_child(1);
-    CHECK(WIFEXITED(status));
-    CHECK_EQ(WEXITSTATUS(status), HIT_GUARD);
+    /* A guard region where the kernel has them, and a PROT_NONE page as an
+     * older kernel gets (within the process's cap, far off here). */
+    const enum pt_stack_guard guards[] = {PT_STACK_GUARD_AUTO, PT_STACK_GUARD_PAGES};
+    for (int i = 0; i < 2; i++) {
+        /* With a handler on an alternate stack: the fault is a SIGSEGV at
+         * an address inside the guard page, not anywhere else. */
+        int status = run_child(1, guards[i]);
+        CHECK(WIFEXITED(status));
+        CHECK_EQ(WEXITSTATUS(status), HIT_GUARD);
 #ifndef PT__SANITIZED
-    /* Without one the process dies of it. Not under a sanitizer: ASan and
-     * TSan install their own SIGSEGV handler, which reports the overflow
-     * and exits (or aborts) rather than letting the signal kill us. */
-    status = run_child(0);
-    CHECK(WIFSIGNALED(status));
-    CHECK_EQ(WTERMSIG(status), SIGSEGV);
+        /* Without one the process dies of it. Not under a sanitizer: ASan
+         * and TSan install their own SIGSEGV handler, which reports the
+         * overflow and exits (or aborts) rather than letting the signal
+         * kill us. */
+        status = run_child(0, guards[i]);
+        CHECK(WIFSIGNALED(status));
+        CHECK_EQ(WTERMSIG(status), SIGSEGV);
 #endif
+    }
+}
+
+/* A canary stack has no faulting guard: an overflow that goes less than a
+ * page past the stack writes the page below it, which pt__stack_intact
+ * sees (the scheduler checks it at every switch out of a G), and
+ * nothing further down. */
+void test_overflow_into_a_canary_page_is_seen(void)
+{
+    struct overflow o;
+    struct pt__stack_pool sp;
+    CHECK_EQ(pt__stack_pool_init(&sp, TEST_STACK_BYTES, PT_STACK_GUARD_CANARY), 0);
+    /* a neighbour below, its top written as a G's would be (slots are
+     * carved upwards) */
+    struct pt__stack below;
+    CHECK_EQ(pt__stack_alloc(&sp, &below), 0);
+    CHECK_EQ(pt__stack_alloc(&sp, &o.st), 0);
+    pt__fiber_make(&o.fib, o.st.lo, o.st.size, overflow_fiber, &o);
+    pt__fiber_init_thread(&o.thread);
+    CHECK_EQ(o.st.kind, PT__STACK_CANARY);
+    CHECK(pt__stack_intact(&o.st));
+    bool adjacent = (char *)below.lo + below.size + (size_t)sysconf(_SC_PAGESIZE) == (char *)o.st.lo;
+    if (adjacent)
+        memset((char *)below.lo + below.size - 64, 0x5a, 64);
+
+    stop_below = (char *)o.st.lo - 1024; /* well inside the page below */
+    pt__fiber_switch(&o.thread, &o.fib);
+    stop_below = NULL;
+    CHECK(!pt__stack_intact(&o.st));
+    if (adjacent)
+        for (int i = 1; i <= 64; i++)
+            CHECK_EQ(((unsigned char *)below.lo)[below.size - i], 0x5a);
+    pt__fiber_destroy(&o.fib);
+    pt__stack_free(&sp, &o.st);
+    pt__stack_free(&sp, &below);
+    pt__stack_pool_fini(&sp);
 }
 
 /* ---- reuse ---------------------------------------------------------------------- */
@@ -171,7 +232,7 @@ static void reuse_fiber(void *arg)
 void test_one_stack_reused_by_ten_thousand_fibers(void)
 {
     struct pt__stack st;
-    CHECK_EQ(pt__stack_alloc(&st, TEST_STACK_BYTES), 0);
+    CHECK_EQ(pt__stack_alloc(test_stacks(), &st), 0);
     struct reuse r = {0};
     pt__fiber_init_thread(&r.thread);
     const long n = 10000;
@@ -184,7 +245,7 @@ void test_one_stack_reused_by_ten_thousand_fibers(void)
         CHECK_EQ(r.runs, i + 1);
     }
     pt__fiber_destroy(&r.fib);
-    pt__stack_free(&st);
+    pt__stack_free(test_stacks(), &st);
 }
 
 /* ---- many stacks ------------------------------------------------------------------ */
@@ -200,33 +261,85 @@ static int mappings(void)
     return n;
 }
 
-/* More stacks than vm.max_map_count (65530 by default) allows when each
- * guard page is a mapping of its own: with guard regions, stacks cost no
- * mapping each. Without them (a kernel before 6.13, qemu-user) only a
- * thousand, checked to have cost at most two mappings each. */
-void test_forty_thousand_stacks_stay_a_few_mappings(void)
+static size_t resident_pages(const void *lo, size_t len)
 {
-    struct pt__stack one;
-    CHECK_EQ(pt__stack_alloc(&one, 4096), 0); /* settles which guard this process uses */
-    bool regions = pt__stack_guard_regions();
-    const int n = regions ? 40000 : 1000;
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), n = len / page, in = 0;
+    unsigned char *vec = malloc(n);
+    CHECK(vec != NULL);
+    CHECK_EQ(mincore((void *)lo, len, vec), 0);
+    for (size_t i = 0; i < n; i++)
+        in += vec[i] & 1;
+    free(vec);
+    return in;
+}
+
+/* More stacks than vm.max_map_count (65530 by default) would allow if each
+ * guard page were a mapping of its own, under each policy: a guard
+ * region (where the kernel has them) costs no mapping, a guard page two,
+ * and past the process's cap of guard pages the stacks get canaries. All
+ * carved from a few reservations; freed, their pages go back to the
+ * kernel, a freed slot is the next one handed out, and the reservations
+ * go but for one. */
+static void many_stacks(enum pt_stack_guard g, int n)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    struct pt__stack_pool sp;
+    CHECK_EQ(pt__stack_pool_init(&sp, 4 * page, g), 0);
     struct pt__stack *st = calloc((size_t)n, sizeof *st);
     CHECK(st != NULL);
     int before = mappings();
     for (int i = 0; i < n; i++)
-        CHECK_EQ(pt__stack_alloc(&st[i], 4096), 0);
+        CHECK_EQ(pt__stack_alloc(&sp, &st[i]), 0);
     int grown = mappings() - before;
-    if (regions)
-        CHECK(grown < 1000);
-    else
-        CHECK(grown <= 2 * n + 16);
-    /* each stack writable at its top, and its own */
-    for (int i = 0; i < n; i++)
+    uint64_t chunks = atomic_load(&sp.nchunks);
+    CHECK(chunks >= 1 && chunks <= (uint64_t)n / sp.per_chunk + 1);
+    uint64_t regions = atomic_load(&sp.live[PT__STACK_REGION]),
+             pages = atomic_load(&sp.live[PT__STACK_PAGE]),
+             canaries = atomic_load(&sp.live[PT__STACK_CANARY]);
+    CHECK_EQ(regions + pages + canaries, (uint64_t)n);
+    /* two mappings per guard page, the reservations' own, and slack for
+     * whatever else the process maps meanwhile */
+    CHECK(grown <= (int)(2 * pages + chunks) + 16);
+    if (g == PT_STACK_GUARD_CANARY)
+        CHECK_EQ(canaries, (uint64_t)n);
+    if (g == PT_STACK_GUARD_PAGES)
+        CHECK_EQ(regions, 0);
+    if (g == PT_STACK_GUARD_AUTO && pt__stack_guard_regions())
+        CHECK_EQ(regions, (uint64_t)n);
+    /* each stack writable at both ends, and its own */
+    for (int i = 0; i < n; i++) {
+        ((char *)st[i].lo)[0] = (char)(i + 1);
         ((char *)st[i].lo)[st[i].size - 1] = (char)i;
-    for (int i = 0; i < n; i++)
+        CHECK(pt__stack_intact(&st[i]));
+    }
+    for (int i = 0; i < n; i++) {
+        CHECK_EQ(((char *)st[i].lo)[0], (char)(i + 1));
         CHECK_EQ(((char *)st[i].lo)[st[i].size - 1], (char)i);
+    }
+    /* a freed stack's pages are given back, and its slot is reused next */
+    struct pt__stack mid = st[n / 2];
+    CHECK(resident_pages(mid.lo, mid.size) >= 2);
+    pt__stack_free(&sp, &st[n / 2]);
+    CHECK_EQ(resident_pages(mid.lo, mid.size), 0);
+    CHECK_EQ(pt__stack_alloc(&sp, &st[n / 2]), 0);
+    CHECK(st[n / 2].lo == mid.lo && st[n / 2].kind == mid.kind);
+    CHECK_EQ(((char *)st[n / 2].lo)[0], 0); /* the kernel's zeroes, not the old G's */
     for (int i = 0; i < n; i++)
-        pt__stack_free(&st[i]);
-    pt__stack_free(&one);
+        pt__stack_free(&sp, &st[i]);
+    CHECK_EQ(atomic_load(&sp.live[PT__STACK_REGION]) + atomic_load(&sp.live[PT__STACK_PAGE]) +
+                 atomic_load(&sp.live[PT__STACK_CANARY]),
+             0);
+    CHECK_EQ(atomic_load(&sp.nchunks), 1); /* the spare */
+    CHECK(mappings() - before <= 2 * (int)sp.per_chunk + 16);
+    pt__stack_pool_fini(&sp);
+    CHECK_EQ(atomic_load(&sp.nchunks), 0);
+    CHECK(mappings() <= before + 16);
     free(st);
+}
+
+void test_forty_thousand_stacks_stay_a_few_mappings(void)
+{
+    many_stacks(PT_STACK_GUARD_AUTO, 40000);
+    many_stacks(PT_STACK_GUARD_PAGES, 40000);
+    many_stacks(PT_STACK_GUARD_CANARY, 40000);
 }

@@ -336,7 +336,7 @@ static void align_fiber(void *arg)
 void test_fiber_stack_is_aligned_for_sse_calls_whatever_the_region(void)
 {
     struct pt__stack st;
-    CHECK_EQ(pt__stack_alloc(&st, TEST_STACK_BYTES), 0);
+    CHECK_EQ(pt__stack_alloc(test_stacks(), &st), 0);
     /* Regions that start and end anywhere: pt__ctx_make aligns the top. */
     for (size_t skew_lo = 0; skew_lo < 16; skew_lo += 3) {
         for (size_t skew_hi = 0; skew_hi < 16; skew_hi++) {
@@ -353,7 +353,7 @@ void test_fiber_stack_is_aligned_for_sse_calls_whatever_the_region(void)
             CHECK(strcmp(al.text, "3.250 0.001 2.500000") == 0);
         }
     }
-    pt__stack_free(&st);
+    pt__stack_free(test_stacks(), &st);
 }
 
 /* ---- unwinding ---------------------------------------------------------------- */

@@ -3,6 +3,7 @@
 #ifndef PT_TEST_SCHED_UTIL_H
 #define PT_TEST_SCHED_UTIL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -19,17 +20,29 @@ struct tfiber {
     struct pt__stack st;
 };
 
+/* The tests' stacks: TEST_STACK_BYTES each, guarded as the kernel allows. */
+static inline struct pt__stack_pool *test_stacks(void)
+{
+    static struct pt__stack_pool pool;
+    static bool made;
+    if (!made) {
+        CHECK_EQ(pt__stack_pool_init(&pool, TEST_STACK_BYTES, PT_STACK_GUARD_AUTO), 0);
+        made = true;
+    }
+    return &pool;
+}
+
 static inline void tfiber_make(struct tfiber *t, void (*entry)(void *), void *arg)
 {
     memset(t, 0, sizeof *t);
-    CHECK_EQ(pt__stack_alloc(&t->st, TEST_STACK_BYTES), 0);
+    CHECK_EQ(pt__stack_alloc(test_stacks(), &t->st), 0);
     pt__fiber_make(&t->f, t->st.lo, t->st.size, entry, arg);
 }
 
 static inline void tfiber_free(struct tfiber *t)
 {
     pt__fiber_destroy(&t->f);
-    pt__stack_free(&t->st);
+    pt__stack_free(test_stacks(), &t->st);
 }
 
 /* Loads every callee-saved general register (x86-64: rbx, rbp, r12-r15;
