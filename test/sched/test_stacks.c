@@ -13,6 +13,7 @@
 
 #include "ptimer/base/alloc.h"
 #include "sched/internal.h"
+#include "sched/sanitizer.h" /* PT__TSAN */
 #include "util.h"
 
 static const enum pt_stack_guard guards[] = {PT_STACK_GUARD_AUTO, PT_STACK_GUARD_PAGES,
@@ -85,7 +86,11 @@ static void release_herd(pt_sched *s, struct herd *h, long n)
  * stopped at 32k. */
 void test_a_hundred_thousand_gs_park_at_once_in_every_stack_mode(void)
 {
+#ifdef PT__TSAN
+    const long n = 4000; /* TSan counts each G as a thread, at most 8128 */
+#else
     const long n = SCALE(100000);
+#endif
     for (int k = 0; k < 3; k++) {
         pt_sched *s = make_guarded(2, guards[k]);
         struct herd h;
@@ -216,7 +221,7 @@ static void overflow_g(void *arg)
 }
 
 /* The child's status, and what it wrote to stderr. */
-static int overflow_child(enum pt_stack_guard g, char *msg, size_t cap)
+__attribute__((unused)) static int overflow_child(enum pt_stack_guard g, char *msg, size_t cap)
 {
     int fds[2];
     CHECK_EQ(pipe(fds), 0);
@@ -252,18 +257,23 @@ void test_an_overflowing_g_is_caught_in_every_stack_mode(void)
     char msg[4096];
     for (int k = 0; k < 3; k++) {
         int status = overflow_child(guards[k], msg, sizeof msg);
+        if (!WIFSIGNALED(status))
+            fprintf(stderr, "%s: status %#x; the child wrote:\n%.2000s\n", guard_names[k], status,
+                    msg);
+#ifdef PT__SANITIZED
+        /* ASan's frames are larger and its SIGSEGV handler runs on the
+         * spent stack: it dies, not always by our abort */
+        CHECK(!(WIFEXITED(status) && WEXITSTATUS(status) == 0));
+        continue;
+#endif
         if (guards[k] == PT_STACK_GUARD_CANARY) {
             CHECK(WIFSIGNALED(status));
             CHECK_EQ(WTERMSIG(status), SIGABRT);
             CHECK(strstr(msg, "overflowed its stack") != NULL);
             CHECK(strstr(msg, "corrupt G") != NULL && strstr(msg, "(id ") != NULL);
         } else {
-#ifdef PT__SANITIZED
-            CHECK(!(WIFEXITED(status) && WEXITSTATUS(status) == 0)); /* ASan reports it */
-#else
             CHECK(WIFSIGNALED(status));
             CHECK_EQ(WTERMSIG(status), SIGSEGV);
-#endif
         }
     }
 #endif

@@ -10,6 +10,7 @@
 
 #include "ptimer/base/alloc.h"
 #include "util.h"
+#include "sched/sanitizer.h" /* PT__TSAN */
 
 void test_stack_alloc_rounds_to_pages_and_honours_injected_failure(void)
 {
@@ -163,6 +164,11 @@ void test_overflow_faults_on_the_guard_page(void)
  * nothing further down. */
 void test_overflow_into_a_canary_page_is_seen(void)
 {
+#ifdef PT__TSAN
+    /* TSan's runtime faults in the recursion's frames below the fiber's
+     * stack (a SEGV in its own bookkeeping): nothing of ours to check */
+    return;
+#endif
     struct overflow o;
     struct pt__stack_pool sp;
     CHECK_EQ(pt__stack_pool_init(&sp, TEST_STACK_BYTES, PT_STACK_GUARD_CANARY), 0);
@@ -291,6 +297,7 @@ static void many_stacks(enum pt_stack_guard g, int n)
     for (int i = 0; i < n; i++)
         CHECK_EQ(pt__stack_alloc(&sp, &st[i]), 0);
     int grown = mappings() - before;
+    (void)grown; /* unchecked under TSan */
     uint64_t chunks = atomic_load(&sp.nchunks);
     CHECK(chunks >= 1 && chunks <= (uint64_t)n / sp.per_chunk + 1);
     uint64_t regions = atomic_load(&sp.live[PT__STACK_REGION]),
@@ -298,8 +305,11 @@ static void many_stacks(enum pt_stack_guard g, int n)
              canaries = atomic_load(&sp.live[PT__STACK_CANARY]);
     CHECK_EQ(regions + pages + canaries, (uint64_t)n);
     /* two mappings per guard page, the reservations' own, and slack for
-     * whatever else the process maps meanwhile */
+     * whatever else the process maps meanwhile (TSan maps shadow for
+     * each mapping of ours) */
+#ifndef PT__TSAN
     CHECK(grown <= (int)(2 * pages + chunks) + 16);
+#endif
     if (g == PT_STACK_GUARD_CANARY)
         CHECK_EQ(canaries, (uint64_t)n);
     if (g == PT_STACK_GUARD_PAGES)
@@ -330,10 +340,14 @@ static void many_stacks(enum pt_stack_guard g, int n)
                  atomic_load(&sp.live[PT__STACK_CANARY]),
              0);
     CHECK_EQ(atomic_load(&sp.nchunks), 1); /* the spare */
+#ifndef PT__TSAN
     CHECK(mappings() - before <= 2 * (int)sp.per_chunk + 16);
+#endif
     pt__stack_pool_fini(&sp);
     CHECK_EQ(atomic_load(&sp.nchunks), 0);
+#ifndef PT__TSAN
     CHECK(mappings() <= before + 16);
+#endif
     free(st);
 }
 
