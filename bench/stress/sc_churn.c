@@ -116,6 +116,13 @@ static void ch_final(struct pworker *w)
     struct ch_p *p = &m->p[w->id];
     for (int i = 0; i < WINDOW; i++)
         cancel_slot(m, w, i);
+    /* A cancel that said "not pending" may have met a firing still under
+     * way on another thread (globalheap's firing thread): let in-flight
+     * firings land, running this P's own timers meanwhile, for at most
+     * the bound. */
+    pt_nanos give_up = pt_nanotime() + m->r->o->bound;
+    while (p->armed != atomic_load(&p->fired) + p->said_pending && pt_nanotime() < give_up)
+        m->r->eng->idle(w->th, pt_nanotime() + 1000000);
     uint64_t fired = atomic_load(&p->fired);
     if (p->armed != fired + p->said_pending)
         stress_violation(m->r, V_COUNT, w->id, 0, "armings = firings + cancels that said pending",
