@@ -24,7 +24,7 @@ struct ss_io {
     struct ss *ss;
     int sv[2];            /* the reader's end, the writers' */
     atomic_ullong written, read;
-    uint64_t rng;
+    uint64_t rng, wrng; /* the reader's, the writer's: each G its own */
     /* the watchdog's (main thread): the read count it last saw move, and
      * when; or when it last found nothing pending */
     unsigned long long seen_read;
@@ -74,10 +74,9 @@ static void io_writer(void *arg)
 {
     struct ss_io *m = arg;
     struct ss *ss = m->ss;
-    uint64_t rng = m->rng ^ 0x5bd1e995;
     static const char bytes[64] = {0};
     while (!atomic_load_explicit(&ss->stop, memory_order_relaxed)) {
-        uint64_t x = pt__xorshift64(&rng);
+        uint64_t x = pt__xorshift64(&m->wrng);
         pt_sleep((pt_nanos)(x % (2 * SS_MS)));
         size_t n = 1 + (x >> 32) % sizeof bytes;
         /* counted first: the reader may take them before the write returns */
@@ -121,6 +120,7 @@ bool ss_io_start(struct ss *ss, int n, bool (*go)(struct ss *, void (*)(void *),
         struct ss_io *m = &ios.io[i];
         m->ss = ss;
         m->rng = ss->r->o->seed * 0x94d049bb133111ebull + (uint64_t)i * 0xbf58476d1ce4e5b9ull + 1;
+        m->wrng = m->rng ^ 0x5bd1e995;
         m->seen_at = now;
         if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, m->sv) != 0) {
             stress_violation(ss->r, V_ERROR, i, 0, "a socketpair", "%s", strerror(errno));
