@@ -369,25 +369,8 @@ static void yield_moved_g(void *arg)
 /* Runs yield_moved_g(k) in a child; its stderr, and how it ended. */
 static void yield_moved_in_child(int k, char *err, size_t len, int *status)
 {
-    int fds[2];
-    CHECK_EQ(pipe(fds), 0);
-    pid_t pid = fork();
-    CHECK(pid >= 0);
-    if (pid == 0) {
-        close(fds[0]);
-        dup2(fds[1], 2);
-        alarm(60); /* a child that went astray and hangs */
-        pt_sched_run(&(pt_sched_options){.procs = 1, .timers = PT_TIMERS_PER_P}, yield_moved_g, &k);
-        _exit(0);
-    }
-    close(fds[1]);
-    size_t n = 0;
-    ssize_t r;
-    while (n + 1 < len && (r = read(fds[0], err + n, len - 1 - n)) > 0)
-        n += (size_t)r;
-    err[n] = 0;
-    close(fds[0]);
-    CHECK_EQ(waitpid(pid, status, 0), pid);
+    *status = sched_run_in_child(&(pt_sched_options){.procs = 1, .timers = PT_TIMERS_PER_P},
+                                 yield_moved_g, &k, err, len);
 }
 
 #endif /* STEPS */

@@ -223,29 +223,9 @@ static void overflow_g(void *arg)
 /* The child's status, and what it wrote to stderr. */
 __attribute__((unused)) static int overflow_child(enum pt_stack_guard g, char *msg, size_t cap)
 {
-    int fds[2];
-    CHECK_EQ(pipe(fds), 0);
-    fflush(NULL);
-    pid_t pid = fork();
-    CHECK(pid >= 0);
-    if (pid == 0) {
-        dup2(fds[1], 2);
-        close(fds[0]);
-        pt_sched_options o = {.procs = 1, .timers = PT_TIMERS_PER_P, .stack_size = 16 * 1024,
-                              .stack_guard = g};
-        pt_sched_run(&o, overflow_g, NULL);
-        _exit(0);
-    }
-    close(fds[1]);
-    size_t got = 0;
-    ssize_t r;
-    while (got + 1 < cap && (r = read(fds[0], msg + got, cap - 1 - got)) > 0)
-        got += (size_t)r;
-    msg[got] = 0;
-    close(fds[0]);
-    int status;
-    CHECK_EQ(waitpid(pid, &status, 0), pid);
-    return status;
+    pt_sched_options o = {.procs = 1, .timers = PT_TIMERS_PER_P, .stack_size = 16 * 1024,
+                          .stack_guard = g};
+    return sched_run_in_child(&o, overflow_g, NULL, msg, cap);
 }
 
 /* Recursing past its stack, a G dies by its guard's fault, or, with a

@@ -82,6 +82,36 @@ static inline void expect_abort_in_child(void (*fn)(void *))
 #endif
 }
 
+/* pt_sched_run(o, fn, arg) in a forked child, its stderr kept in err
+ * (len bytes, NUL-terminated); returns its wait status. A child that
+ * goes astray and hangs is stopped by an alarm after a minute. */
+static inline int sched_run_in_child(const pt_sched_options *o, void (*fn)(void *), void *arg,
+                                     char *err, size_t len)
+{
+    int fds[2];
+    CHECK_EQ(pipe(fds), 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        close(fds[0]);
+        dup2(fds[1], 2);
+        alarm(60);
+        pt_sched_run(o, fn, arg);
+        _exit(0);
+    }
+    close(fds[1]);
+    size_t n = 0;
+    ssize_t r;
+    while (n + 1 < len && (r = read(fds[0], err + n, len - 1 - n)) > 0)
+        n += (size_t)r;
+    err[n] = 0;
+    close(fds[0]);
+    int status;
+    CHECK_EQ(waitpid(pid, &status, 0), pid);
+    return status;
+}
+
 /* Writes n bytes of a block alloca'd by the caller, from its top down
  * every 512 bytes, as a deepening stack would: past the stack's end it
  * faults on the guard page instead of stepping over it. alloca, because
