@@ -38,12 +38,13 @@ int isolated_main(char **argv)
     const struct workload *wl = workload_find(argv[2]);
     int nt = atoi(argv[4]), fd = atoi(argv[6]);
     long count = atol(argv[5]);
-    /* Only the memory workloads run here, and the count (of timers, or
-     * of Gs) is all of the configuration they read. */
-    struct run_config cfg = {.memory_timers = count, .memory_gs = count};
+    /* Only the memory and burst workloads run here, and the count (of
+     * timers, or of Gs) and the stack guard are all of the configuration
+     * they read. */
+    struct run_config cfg = {.memory_timers = count, .memory_gs = count, .stack_guard = atoi(argv[7])};
     struct run_result *res = calloc(1, sizeof *res);
     struct rep r;
-    int ok = wl && wl->kind == WL_MEMORY && nt >= 1 && count >= 1 && res &&
+    int ok = wl && wl_isolated(wl) && nt >= 1 && count >= 1 && res &&
              run_here(wl, argv[3], nt, &cfg, res) == 0;
     if (ok)
         rep_of_result(res, &r);
@@ -66,12 +67,13 @@ int run_isolated(const struct workload *wl, const char *design, int nt,
     }
     if (pid == 0) {
         close(fd[0]);
-        char nts[16], count[24], fds[16];
+        char nts[16], count[24], fds[16], guard[16];
         snprintf(nts, sizeof nts, "%d", nt);
+        snprintf(guard, sizeof guard, "%d", cfg->stack_guard);
         snprintf(count, sizeof count, "%ld", wl_in_sched(wl) ? cfg->memory_gs : cfg->memory_timers);
         snprintf(fds, sizeof fds, "%d", fd[1]);
         char *args[ISOLATED_ARGC + 1] = {
-            "ptbench", ISOLATED_ARG, (char *)wl->name, (char *)design, nts, count, fds, NULL};
+            "ptbench", ISOLATED_ARG, (char *)wl->name, (char *)design, nts, count, fds, guard, NULL};
         execv("/proc/self/exe", args);
         fprintf(stderr, "ptbench: cannot execute /proc/self/exe: %s\n", strerror(errno));
         _exit(127);

@@ -1,4 +1,4 @@
-/* A memory repetition (memory, memory-g) in a process of its own. */
+/* A repetition of memory, memory-g or spawn-burst in a process of its own. */
 #ifndef PTBENCH_ISOLATED_H
 #define PTBENCH_ISOLATED_H
 
@@ -6,7 +6,7 @@
 
 /* The hidden first argument that makes ptbench the child. */
 #define ISOLATED_ARG "--isolated-rep"
-#define ISOLATED_ARGC 7
+#define ISOLATED_ARGC 8
 
 /* In ptbench executed afresh: one repetition, its struct rep written to
  * the pipe named on the command line. The exit status. */

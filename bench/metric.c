@@ -16,6 +16,8 @@ const char *kind_name(enum wl_kind kind)
         return "ticker";
     case WL_MEMORY:
         return "memory";
+    case WL_BURST:
+        return "burst";
     case WL_NETPOLL:
         return "netpoll";
     }
@@ -29,6 +31,8 @@ const char *metric_name(enum wl_kind kind, bool in_sched)
         return "ns/op/thr";
     case WL_MEMORY:
         return in_sched ? "B/G" : "B/timer";
+    case WL_BURST:
+        return "ns/G";
     case WL_LATENCY:
     case WL_TICKER:
     case WL_NETPOLL:
@@ -41,6 +45,7 @@ double metric_value(const struct row *w)
 {
     switch (w->kind) {
     case WL_THROUGHPUT:
+    case WL_BURST: /* per G, not per thread (report.c) */
         return w->ns_op.median;
     case WL_MEMORY:
         return w->bytes;

@@ -65,7 +65,13 @@ static void usage(FILE *f)
                "      --timeout-ms N    rpc and rpc-pending: each timer's timeout, plus up to\n"
                "                        1 ms of jitter (default 100)\n"
                "      --memory-timers N pending timers in the memory workload (default 1000000)\n"
-               "      --memory-gs N     parked Gs in the memory-g workload (default 100000)\n"
+               "      --memory-gs LIST  parked Gs in memory-g, a row each (default\n"
+               "                        100000,1000000)\n"
+               "      --burst-gs LIST   Gs in spawn-burst, a row each (default\n"
+               "                        10000,100000,1000000)\n"
+               "      --stack-guards LIST  memory-g's and spawn-burst's stack guards, a row\n"
+               "                        each: auto pages canary (default auto,pages: what\n"
+               "                        this kernel gets, and what one before 6.13 gets)\n"
                "      --tickers LIST    ticker counts (default 1000,10000)\n"
                "      --slack-ns N      PR_SET_TIMERSLACK for every thread (default 1000)\n"
                "      --monitor-priority N  the scheduler's monitor thread as SCHED_FIFO at N,\n"
@@ -112,6 +118,22 @@ static int split_ints(char *s, int *out, long hi)
     return n;
 }
 
+/* The names PT_STACK_GUARD takes too (include/ptimer/sched.h). */
+static const char *const guard_names[] = {"auto", "pages", "canary"};
+
+const char *stack_guard_name(int guard)
+{
+    return guard >= 0 && guard < 3 ? guard_names[guard] : "?";
+}
+
+static int stack_guard_of(const char *s)
+{
+    for (int i = 0; i < 3; i++)
+        if (strcmp(s, guard_names[i]) == 0)
+            return i;
+    return -1;
+}
+
 static int bad_option(const char *opt, const char *val)
 {
     fprintf(stderr, "ptbench: bad value for %s: '%s'\n\n", opt, val ? val : "(missing)");
@@ -127,6 +149,8 @@ enum {
     OPT_TIMEOUT_MS,
     OPT_MEMORY_TIMERS,
     OPT_MEMORY_GS,
+    OPT_BURST_GS,
+    OPT_STACK_GUARDS,
     OPT_TICKERS,
     OPT_SLACK_NS,
     OPT_MONITOR_PRIORITY,
@@ -149,6 +173,8 @@ static const struct option long_options[] = {
     {"timeout-ms", required_argument, NULL, OPT_TIMEOUT_MS},
     {"memory-timers", required_argument, NULL, OPT_MEMORY_TIMERS},
     {"memory-gs", required_argument, NULL, OPT_MEMORY_GS},
+    {"burst-gs", required_argument, NULL, OPT_BURST_GS},
+    {"stack-guards", required_argument, NULL, OPT_STACK_GUARDS},
     {"tickers", required_argument, NULL, OPT_TICKERS},
     {"slack-ns", required_argument, NULL, OPT_SLACK_NS},
     {"monitor-priority", required_argument, NULL, OPT_MONITOR_PRIORITY},
@@ -172,7 +198,12 @@ static void defaults(struct options *o)
                           .window = 10000,
                           .timeout_ms = 100,
                           .memory_timers = 1000000,
-                          .memory_gs = 100000,
+                          .memory_gs = {100000, 1000000},
+                          .nmemory_gs = 2,
+                          .burst_gs = {10000, 100000, 1000000},
+                          .nburst_gs = 3,
+                          .stack_guards = {0, 1}, /* auto, pages */
+                          .nstack_guards = 2,
                           .baseline = "timerthread",
                           .out = "results",
                           .peers = true,
@@ -240,8 +271,19 @@ static int apply(struct options *o, int c, const char *opt, char *v)
         n = o->memory_timers = parse_long(v, 1, 100000000);
         break;
     case OPT_MEMORY_GS:
-        n = o->memory_gs = parse_long(v, 1, 10000000);
-        break;
+        o->nmemory_gs = split_ints(v, o->memory_gs, 10000000);
+        return o->nmemory_gs > 0 ? 0 : bad_option(opt, v);
+    case OPT_BURST_GS:
+        o->nburst_gs = split_ints(v, o->burst_gs, 10000000);
+        return o->nburst_gs > 0 ? 0 : bad_option(opt, v);
+    case OPT_STACK_GUARDS: {
+        const char *parts[MAXLIST];
+        o->nstack_guards = split(v, parts);
+        for (int k = 0; k < o->nstack_guards; k++)
+            if ((o->stack_guards[k] = stack_guard_of(parts[k])) < 0)
+                return bad_option(opt, parts[k]);
+        return o->nstack_guards > 0 ? 0 : bad_option(opt, v);
+    }
     case OPT_SLACK_NS:
         n = o->slack_ns = parse_long(v, 1, 1000000000);
         break;

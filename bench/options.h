@@ -19,7 +19,10 @@ struct options {
     long slack_ns;
     int preload, window, tickers[MAXLIST], ntickers;
     long timeout_ms; /* rpc and rpc-pending: each op's timeout */
-    long memory_timers, memory_gs;
+    long memory_timers;
+    int memory_gs[MAXLIST], nmemory_gs; /* memory-g: a row per count */
+    int burst_gs[MAXLIST], nburst_gs;   /* spawn-burst: a row per count */
+    int stack_guards[MAXLIST], nstack_guards; /* enum pt_stack_guard: a row each */
     int monitor_priority;
     const char *baseline;
     const char *out;
@@ -29,5 +32,7 @@ struct options {
 /* 0, or the exit status to leave with (2: a usage error, said on stderr;
  * --help exits 0 itself). Lists are split in argv, in place. */
 int options_parse(int argc, char **argv, struct options *o);
+/* A stack guard's name on the command line and in rows: auto, pages, canary. */
+const char *stack_guard_name(int guard);
 
 #endif

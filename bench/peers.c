@@ -116,7 +116,7 @@ void peers_run(struct report *r, const struct workload *wl, const char *variant,
         }
         progress_rep(workload, variant, threads, p->name, 0, reps);
         /* memory: each repetition in a fresh process, as ptbench does */
-        bool fresh = wl->kind == WL_MEMORY;
+        bool fresh = wl_isolated(wl);
         /* the quantiles to report lateness at: the same as ours */
         char qarg[512];
         size_t off = 0;

@@ -175,12 +175,17 @@ static void lateness_plot(FILE *g, const struct report *r, int first)
 
 /* Memory: bytes per pending timer (per parked G in the scheduler), a bar
  * per design, its own structures' bytes marked on it (the gap is the
- * allocator's and the page's). A file per workload: memory, memory-g. */
+ * allocator's and the page's). A file per row group. */
 static void memory_plot(FILE *g, const struct report *r, const struct row *like)
 {
     char dat[1024];
     const char *what = like->in_sched ? "parked G" : "pending timer";
-    snprintf(dat, sizeof dat, "%s/%s.dat", r->dir, like->workload);
+    /* a file per row group (memory-g has one per G count and guard):
+     * memory-g-N100k-guardauto */
+    char stem[64], var[sizeof like->variant];
+    variant_in_file_name(like->variant, var, sizeof var);
+    snprintf(stem, sizeof stem, "%s%s%s", like->workload, var[0] ? "-" : "", var);
+    snprintf(dat, sizeof dat, "%s/%s.dat", r->dir, stem);
     FILE *d = fopen(dat, "w");
     if (!d)
         return;
@@ -197,9 +202,9 @@ static void memory_plot(FILE *g, const struct report *r, const struct row *like)
     }
     fclose(d);
     for (int t = 0; t < 2; t++) {
-        terminal(g, r, like->workload, t);
-        fprintf(g, "set title 'ptbench %s: resident bytes per %s (lower is better)'\n",
-                like->workload, what);
+        terminal(g, r, stem, t);
+        fprintf(g, "set title 'ptbench %s%s%s: resident bytes per %s (lower is better)'\n",
+                like->workload, like->variant[0] ? " " : "", like->variant, what);
         fprintf(g,
                 "set ylabel 'bytes per %s'; set yrange [0:*]; set grid ytics; "
                 "set key top left; set style fill solid 0.8 border -1; set boxwidth 0.6; "

@@ -70,7 +70,7 @@ static int run_here(const struct workload *wl, const struct design *d, int nt,
 static int run_rep(const struct workload *wl, const struct design *d, int nt,
                    const struct run_config *cfg, struct hist *pool, struct rep *out)
 {
-    if (wl->kind == WL_MEMORY) { /* a fresh process each time */
+    if (wl_isolated(wl)) { /* a fresh process each time */
         if (run_isolated(wl, d->name, nt, cfg, out) != 0) {
             progress_clear();
             fprintf(stderr, "ptbench: %s failed\n", d->name);
@@ -92,17 +92,17 @@ static int run_rep(const struct workload *wl, const struct design *d, int nt,
 }
 
 /* The counts of a repetition in the scheduler: an error if they do not
- * add up; memory-g's Gs parked short of those asked for, a note (from the
- * first repetition: the others reach about as far). */
+ * add up; memory-g's or spawn-burst's Gs short of those asked for, a note
+ * (from the first repetition: the others reach about as far). */
 static void check_rep(struct report *rep, const struct workload *wl, const char *design, int nt,
                       const struct run_config *cfg, const struct rep *p, bool first)
 {
     char why[160];
     if (!rep_counts_ok(wl, p, why, sizeof why))
         report_error(rep, "%s, %s, %d P%s: %s", wl->name, design, nt, nt == 1 ? "" : "s", why);
-    else if (wl_in_sched(wl) && wl->kind == WL_MEMORY && p->spawn_error && first)
+    else if (wl_in_sched(wl) && wl_isolated(wl) && p->spawn_error && first)
         report_note(rep,
-                    "%s: %s parked %llu of %ld Gs, then pt_go said %s (%d); its bytes per G "
+                    "%s: %s started %llu of %ld Gs, then pt_go said %s (%d); its figures "
                     "are at that count",
                     wl->name, design, (unsigned long long)p->gs_started, cfg->memory_gs,
                     strerror(-p->spawn_error), p->spawn_error);
@@ -151,9 +151,29 @@ static pt_nanos duration_ms(const struct options *o, const struct workload *wl)
         return o->latency_ms;
     case WL_THROUGHPUT:
     case WL_MEMORY:
+    case WL_BURST:
         break;
     }
     return o->duration_ms;
+}
+
+/* The G counts a stack workload has a row per. */
+static const int *gs_counts(const struct options *o, const struct workload *wl, int *n)
+{
+    bool burst = wl->kind == WL_BURST;
+    *n = burst ? o->nburst_gs : o->nmemory_gs;
+    return burst ? o->burst_gs : o->memory_gs;
+}
+
+/* 1000000 as 1M, 100000 as 100k: a variant's name stays short. */
+static void count_name(char *out, size_t n, long v)
+{
+    if (v % 1000000 == 0)
+        snprintf(out, n, "%ldM", v / 1000000);
+    else if (v % 1000 == 0)
+        snprintf(out, n, "%ldk", v / 1000);
+    else
+        snprintf(out, n, "%ld", v);
 }
 
 static int run_workload(struct report *rep, const struct options *o, const struct workload *wl,
@@ -162,25 +182,37 @@ static int run_workload(struct report *rep, const struct options *o, const struc
     pt_nanos duration = duration_ms(o, wl) * 1000000;
     if (wl->kind == WL_NETPOLL)
         return netpoll_run(rep, wl, o->reps, duration);
-    /* a ticker row per ticker count; one row otherwise */
-    int nvariants = wl->kind == WL_TICKER ? o->ntickers : 1;
+    /* a ticker row per ticker count; a stack workload's per G count and
+     * stack guard; one row otherwise */
+    int ncounts = 0;
+    const int *counts = wl->stack_rows ? gs_counts(o, wl, &ncounts) : NULL;
+    int nvariants = wl->kind == WL_TICKER ? o->ntickers
+                    : wl->stack_rows      ? ncounts * o->nstack_guards
+                                          : 1;
     for (int vi = 0; vi < nvariants; vi++) {
         struct run_config cfg = {
             .duration = duration,
             /* these run for their time: an op is a tick or a sleep */
             .ops = wl->kind == WL_TICKER || wl->kind == WL_LATENCY ? 0 : o->ops,
             .preload = o->preload,
-            .tickers = o->tickers[vi],
+            .tickers = o->tickers[wl->kind == WL_TICKER ? vi : 0],
             .window = o->window,
             .timeout = (pt_nanos)o->timeout_ms * 1000000,
             .busy = wl->busy,
             .memory_timers = o->memory_timers,
-            .memory_gs = o->memory_gs,
             .monitor_priority = o->monitor_priority,
         };
         char variant[32] = "";
         if (wl->kind == WL_TICKER)
             snprintf(variant, sizeof variant, "T=%d", cfg.tickers);
+        if (wl->stack_rows) { /* the counts, each with every guard in turn */
+            char count[16];
+            cfg.memory_gs = counts[vi / o->nstack_guards];
+            cfg.stack_guard = o->stack_guards[vi % o->nstack_guards];
+            count_name(count, sizeof count, cfg.memory_gs);
+            snprintf(variant, sizeof variant, "N=%s guard=%s", count,
+                     stack_guard_name(cfg.stack_guard));
+        }
         for (int ti = 0; ti < o->nthreads; ti++) {
             int nt = o->threads[ti];
             if (wl_single_thread(wl) && nt != 1)

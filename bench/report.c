@@ -100,9 +100,9 @@ bool rep_counts_ok(const struct workload *wl, const struct rep *p, char *why, si
     why[0] = 0;
     if (!wl_in_sched(wl))
         return true;
-    /* memory-g's spawn error is its capacity, said in a note, not a
-     * miscount: it measures at the count it reached */
-    if (p->spawn_error && wl->kind != WL_MEMORY)
+    /* memory-g's and spawn-burst's spawn error is their capacity, said
+     * in a note, not a miscount: they measure at the count reached */
+    if (p->spawn_error && !wl_isolated(wl))
         snprintf(why, n, "pt_go failed (%d) after %llu Gs", p->spawn_error,
                  (unsigned long long)p->gs_started);
     else if (p->gs_finished != p->gs_started)
@@ -248,8 +248,10 @@ void report_add(struct report *r, const struct workload *wl, const char *variant
         const struct rep *p = &reps[i];
         double secs = p->elapsed_ns / 1e9;
         v[OPS_S][i] = secs > 0 ? (double)p->ops / secs : 0;
-        /* per thread, as the anchors count: each thread's time per op */
-        v[NS_OP][i] = p->ops ? p->elapsed_ns * threads / (double)p->ops : 0;
+        /* per thread, as the anchors count: each thread's time per op;
+         * a burst's wall time per G, however many Ps made and ran them */
+        double per = wl->kind == WL_BURST ? 1 : threads;
+        v[NS_OP][i] = p->ops ? p->elapsed_ns * per / (double)p->ops : 0;
         v[P50][i] = p->p50 / 1e3;
         v[P99][i] = p->p99 / 1e3;
         v[P999][i] = p->p999 / 1e3;
@@ -309,12 +311,19 @@ void report_distribution(struct report *r, const struct workload *wl, const char
     report_distribution_values(r, wl, variant, design, threads, us);
 }
 
+void variant_in_file_name(const char *variant, char *out, size_t n)
+{
+    size_t k = 0;
+    for (; *variant && k + 1 < n; variant++)
+        if (*variant != '=')
+            out[k++] = *variant == ' ' ? '-' : *variant;
+    out[k] = 0;
+}
+
 void dist_name(const struct dist *d, const char *design, char *out, size_t n)
 {
-    char var[sizeof d->variant] = "";
-    for (size_t i = 0, k = 0; d->variant[i] && k + 1 < sizeof var; i++)
-        if (d->variant[i] != '=')
-            var[k++] = d->variant[i], var[k] = 0;
+    char var[sizeof d->variant];
+    variant_in_file_name(d->variant, var, sizeof var);
     snprintf(out, n, "lateness-%s%s%s%s%s-t%d", d->workload, var[0] ? "-" : "", var,
              design ? "-" : "", design ? design : "", d->threads);
 }

@@ -48,7 +48,7 @@ enum {
 };
 
 struct row {
-    char design[24], workload[24], variant[16];
+    char design[24], workload[24], variant[24];
     enum wl_kind kind;
     bool fires; /* lateness was measured */
     bool in_sched;   /* ran in the scheduler: its memory is per parked G */
@@ -70,7 +70,7 @@ struct row {
 /* A lateness distribution written this run: plotted by (workload,
  * variant, threads). */
 struct dist {
-    char design[24], workload[24], variant[16];
+    char design[24], workload[24], variant[24];
     int threads;
 };
 

@@ -40,6 +40,9 @@ void ratio_format(char *out, size_t n, double ratio);
  * (no directory, no extension; the variant without '=': T=1000 is
  * T1000); without a design, its plot's. */
 void dist_name(const struct dist *d, const char *design, char *out, size_t n);
+/* A row group's variant as part of a file name: "N=1M guard=auto" as
+ * "N1M-guardauto". */
+void variant_in_file_name(const char *variant, char *out, size_t n);
 
 void fields_csv_header(FILE *f);
 void fields_csv(FILE *f, const struct row *w);

@@ -57,7 +57,7 @@ void sched_count_finished(struct sched_ctx *c, uint64_t base);
 int sched_run(const struct workload *wl, const struct sched_design *d, int procs,
               const struct run_config *cfg, struct run_result *out);
 
-/* The bodies (sched_workloads.c, sched_memory.c, sched_rpc.c). */
+/* The bodies (sched_workloads.c, sched_memory.c, sched_burst.c, sched_rpc.c). */
 void sched_spawn(struct sched_ctx *c);
 void sched_pingpong(struct sched_ctx *c);
 void sched_chan_timeout(struct sched_ctx *c);
@@ -65,6 +65,7 @@ void sched_sleep(struct sched_ctx *c);
 void sched_sleep_1(struct sched_ctx *c);
 void sched_busy_lateness(struct sched_ctx *c);
 void sched_memory_g(struct sched_ctx *c);
+void sched_spawn_burst(struct sched_ctx *c);
 void sched_rpc(struct sched_ctx *c);
 
 #endif

@@ -29,6 +29,10 @@ const struct sched_design *sched_design_find(const char *name)
 
 bool sched_design_runs(const struct sched_design *d, const struct workload *wl)
 {
+    /* Stacks do not depend on where timers live: the stack workloads run
+     * in one timer mode, Go's. */
+    if (wl->stack_rows && d->timers != PT_TIMERS_PER_P)
+        return false;
     return wl_in_sched(wl) && (!d->kernel_floor || wl->floor_wait > 0);
 }
 
@@ -153,7 +157,8 @@ int sched_run(const struct workload *wl, const struct sched_design *d, int procs
     /* A scheduler per repetition, as an engine per repetition: no G pool,
      * stack or timer left by the last one. Made before the phase, whose
      * clock the first G starts once it runs. */
-    pt_sched_options opt = {.procs = procs, .timers = d->timers};
+    pt_sched_options opt = {
+        .procs = procs, .timers = d->timers, .stack_guard = (enum pt_stack_guard)cfg->stack_guard};
     pt_sched *s;
     int rc = pt_sched_create(&s, &opt);
     if (rc != 0) {

@@ -204,7 +204,9 @@ endforeach()
 
 # The workloads inside the scheduler, where it is built: each on
 # sched-perp and sched-tt at 1 and 2 Ps (memory-g, a process of its own,
-# at 1), the kernel floor beside sleep-1 only. Every G started finished,
+# at 1), the kernel floor beside sleep-1 only; the stack workloads
+# (memory-g, spawn-burst) on sched-perp alone, a row per G count and
+# stack guard. Every G started finished,
 # every wait ended once, no sleep woke early, as many ops as -n asked
 # (ops x Ps), and a verdict line for each, by its figure. ptbench itself
 # exits 1 when a count does not add up.
@@ -215,11 +217,13 @@ set(nsched 0)
 # The scheduler's own suite covers it under TSan; this checks ptbench's
 # plumbing, which the release and ASan runs do.
 if(help MATCHES "sched-perp" AND NOT SANITIZE STREQUAL "thread")
-  set(sched_wls spawn pingpong chan-timeout sleep sleep-1 busy-lateness rpc-sched memory-g)
+  set(sched_wls spawn pingpong chan-timeout sleep sleep-1 busy-lateness rpc-sched memory-g
+                spawn-burst)
   string(REPLACE ";" "," swlist "${sched_wls}")
   execute_process(
     COMMAND ${PTBENCH} -w ${swlist} -d sched-perp,sched-tt,kernel,pheap -t 1,2 -r 1 -n 3000
-            --latency-ms 40 --memory-gs 2000 --no-peers --no-plots -q -o ${OUT}/sched
+            --latency-ms 40 --memory-gs 2000 --burst-gs 2000,3000 --stack-guards auto,pages
+            --no-peers --no-plots -q -o ${OUT}/sched
     RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "ptbench (in the scheduler) failed (${rc}):\n${out}\n${err}")
@@ -237,7 +241,8 @@ if(help MATCHES "sched-perp" AND NOT SANITIZE STREQUAL "thread")
       endif()
       set(${field} ${v})
     endforeach()
-    list(APPEND sseen "${design}/${workload}/${threads}")
+    string(JSON variant GET "${line}" variant)
+    list(APPEND sseen "${design}/${workload}/${threads}" "${workload} ${variant}/${threads}")
     check_quantiles("${line}")
     string(JSON kind GET "${line}" kind)
     string(JSON rss GET "${line}" rss_bytes)
@@ -260,6 +265,8 @@ if(help MATCHES "sched-perp" AND NOT SANITIZE STREQUAL "thread")
       math(EXPR want_gs "100 + ${threads}")
     elseif(workload STREQUAL "memory-g")
       set(want_gs 2000)
+    elseif(workload STREQUAL "spawn-burst") # N=2k or N=3k
+      string(REGEX REPLACE "^N=([0-9]+)k.*" "\\1000" want_gs "${variant}")
     elseif(workload STREQUAL "rpc-sched") # 64 clients, 64 servers
       set(want_gs 128)
     elseif(workload STREQUAL "chan-timeout") # the body's own G only
@@ -285,7 +292,7 @@ if(help MATCHES "sched-perp" AND NOT SANITIZE STREQUAL "thread")
     if(workload STREQUAL "rpc-sched" AND NOT ops EQUAL requests)
       message(FATAL_ERROR "rpc-sched: ${ops} requests answered, not ${requests}: ${line}")
     endif()
-    if(workload MATCHES "^(sleep|sleep-1|busy-lateness|rpc-sched|memory-g|chan-timeout)$"
+    if(workload MATCHES "^(sleep|sleep-1|busy-lateness|rpc-sched|memory-g|chan-timeout|spawn-burst)$"
        AND NOT ops EQUAL wakes)
       message(FATAL_ERROR "${workload}: ${ops} ops but ${wakes} wakes: ${line}")
     endif()
@@ -301,6 +308,9 @@ if(help MATCHES "sched-perp" AND NOT SANITIZE STREQUAL "thread")
           set(want 1)
         endif()
         if(w STREQUAL "memory-g" AND t EQUAL 2)
+          set(want 0)
+        endif()
+        if(w MATCHES "^(memory-g|spawn-burst)$" AND NOT d STREQUAL "sched-perp")
           set(want 0)
         endif()
         if("${d}/${w}/${t}" IN_LIST sseen)
@@ -321,7 +331,9 @@ if(help MATCHES "sched-perp" AND NOT SANITIZE STREQUAL "thread")
             "spawn;1;ns/op/thr" "spawn;2;ns/op/thr" "pingpong;1;ns/op/thr"
             "pingpong;2;ns/op/thr" "sleep;1;ns/op/thr" "sleep;2;ns/op/thr" "sleep-1;1;p99 us"
             "sleep-1;2;p99 us" "busy-lateness;1;p99 us" "busy-lateness;2;p99 us"
-            "rpc-sched;1;ns/op/thr" "rpc-sched;2;ns/op/thr" "memory-g;1;B/G")
+            "rpc-sched;1;ns/op/thr" "rpc-sched;2;ns/op/thr"
+            "memory-g N=2k guard=auto;1;B/G" "memory-g N=2k guard=pages;1;B/G"
+            "spawn-burst N=2k guard=auto;1;ns/G" "spawn-burst N=3k guard=pages;2;ns/G")
     list(GET v 0 wl)
     list(GET v 1 thr)
     list(GET v 2 metric)
@@ -342,7 +354,7 @@ endif()
 
 # Bad options: usage on stderr, exit 2.
 foreach(bad "--bogus" "-t;0" "-t;x" "-d;nosuch" "-w;nosuch" "-r;0" "-r;65" "-D" "--tickers;-5"
-            "-b;nosuch" "--memory-gs;0")
+            "-b;nosuch" "--memory-gs;0" "--burst-gs;1,0" "--stack-guards;auto,bogus")
   execute_process(COMMAND ${PTBENCH} ${bad} -o ${OUT} RESULT_VARIABLE rc
                   OUTPUT_VARIABLE o ERROR_VARIABLE e)
   if(NOT rc EQUAL 2 OR NOT e MATCHES "usage: ptbench")

@@ -19,6 +19,9 @@ static void header(const struct report *r, FILE *f, const struct row *g, bool ba
     case WL_TICKER:
         fprintf(f, " %9s", "delivered");
         break;
+    case WL_BURST: /* per G: started until all are, then run to the end */
+        fprintf(f, " %10s %21s %10s %10s %8s", "ns/G", "[min - max]", "spawn ns", "run ns", "Gs");
+        break;
     case WL_MEMORY:
         if (g->in_sched) /* per G: spawned until parked, released until finished */
             fprintf(f, " %8s %10s %10s %8s", "B/G", "spawn ns", "release ns", "Gs");
@@ -31,7 +34,7 @@ static void header(const struct report *r, FILE *f, const struct row *g, bool ba
     }
     if (g->fires)
         fprintf(f, " %8s %8s %8s %9s", "p50 us", "p99 us", "p999 us", "max us");
-    if (g->kind != WL_MEMORY)
+    if (g->kind != WL_MEMORY && g->kind != WL_BURST)
         fprintf(f, " %8s %6s %5s", "wakeups", "cpu s", "sys%");
     if (base) {
         char title[32];
@@ -56,6 +59,13 @@ static void line(const struct report *r, FILE *f, const struct row *w, bool base
         if (w->rss > 0)
             snprintf(rss, sizeof rss, "%.1f", w->rss / (1024.0 * 1024.0));
         fprintf(f, " %10.1f %21s %9.3f %8s", w->ns_op.median, range, w->ops_s.median / 1e6, rss);
+        break;
+    }
+    case WL_BURST: {
+        char range[48];
+        snprintf(range, sizeof range, "[%.1f - %.1f]", w->ns_op.min, w->ns_op.max);
+        fprintf(f, " %10.1f %21s %10.1f %10.1f %8llu", w->ns_op.median, range, w->create_ns,
+                w->cancel_ns, (unsigned long long)w->last.gs_started);
         break;
     }
     case WL_TICKER: {
@@ -84,7 +94,7 @@ static void line(const struct report *r, FILE *f, const struct row *w, bool base
     }
     if (w->fires)
         fprintf(f, " %8.1f %8.1f %8.1f %9.1f", w->p50, w->p99, w->p999, w->max);
-    if (w->kind != WL_MEMORY) {
+    if (w->kind != WL_MEMORY && w->kind != WL_BURST) {
         char wake[24] = "-"; /* peers do not count theirs */
         if (!is_peer(w))
             snprintf(wake, sizeof wake, "%.0f", w->wakeups);
@@ -173,6 +183,26 @@ static void floor_footer(const struct report *r, FILE *f, const struct row *g)
     }
 }
 
+/* Under a table of Gs' stacks (memory-g, spawn-burst): each design's
+ * figure over Go's goroutines' in the same run, the ratio the stack
+ * work is judged by. Go's rows are a peer's medians, not paired. */
+static void go_footer(const struct report *r, FILE *f, const struct row *g)
+{
+    for (int i = 0; i < r->nrows; i++) {
+        const struct row *go = &r->rows[i];
+        if (strcmp(go->design, "go1.19") || !row_same_group(go, g) || metric_value(go) <= 0)
+            continue;
+        fprintf(f, " threads %d: %s over go1.19's (%.1f):", go->threads,
+                metric_name(go->kind, true), metric_value(go));
+        for (int j = 0; j < r->nrows; j++) {
+            const struct row *w = &r->rows[j];
+            if (row_same_cell(w, go) && w != go && metric_value(w) > 0)
+                fprintf(f, " %s %.2f", w->design, metric_value(w) / metric_value(go));
+        }
+        fprintf(f, "\n");
+    }
+}
+
 static void legend(const struct report *r, FILE *f)
 {
     fprintf(f,
@@ -216,7 +246,14 @@ static void legend(const struct report *r, FILE *f)
                    "             rpc-sched: a request's round trip\n"
                    "  wakeups    times an idle M went to sleep (parked or in the netpoller)\n"
                    "  B/G        resident bytes per parked G, measured in a fresh process;\n"
-                   "             spawn ns and release ns per G; Gs: how many were parked\n");
+                   "             spawn ns and release ns per G; Gs: how many were parked\n"
+                   "  ns/G       spawn-burst: wall time from the first G started to the last\n"
+                   "             finished, over the Gs (none finishes before all are started),\n"
+                   "             in a fresh process; spawn ns and run ns split it there\n"
+                   "  N=, guard= memory-g and spawn-burst rows: the Gs, and the stack guard\n"
+                   "             (auto: guard regions where the kernel has them; pages: what a\n"
+                   "             kernel before 6.13 gets, guard pages within the map budget,\n"
+                   "             then canaries)\n");
 }
 
 static bool first_of_group(const struct report *r, int i)
@@ -247,6 +284,8 @@ void tables_print(const struct report *r, FILE *f)
             floor_footer(r, f, g);
         if (g->kind == WL_LATENCY || g->kind == WL_NETPOLL)
             kernel_footer(r, f, g);
+        if (g->in_sched && (g->kind == WL_MEMORY || g->kind == WL_BURST))
+            go_footer(r, f, g);
     }
     legend(r, f);
 }

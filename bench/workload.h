@@ -19,7 +19,8 @@ struct run_config {
     pt_nanos timeout;  /* rpc, rpc-pending: each op's timeout (plus up to 1 ms) */
     bool busy;         /* keep every core busy meanwhile (latency-busy) */
     long memory_timers; /* memory: pending timers */
-    long memory_gs;     /* memory-g: parked Gs */
+    long memory_gs;     /* memory-g: parked Gs; spawn-burst: Gs in the burst */
+    int stack_guard;    /* workloads in the scheduler: enum pt_stack_guard */
     int monitor_priority; /* the scheduler's monitor: SCHED_FIFO priority, 0 a normal thread */
 };
 
@@ -58,6 +59,7 @@ enum wl_kind {
     WL_LATENCY,    /* one timer at a time, idling until it fires: lateness */
     WL_TICKER,     /* periodic timers: ticks delivered, and their lateness */
     WL_MEMORY,     /* pending timers: resident bytes each */
+    WL_BURST,      /* Gs made in a burst, none from a pool: wall time per G */
     WL_NETPOLL,    /* the netpoller's timed waits, not an engine (netpoll_bench.c) */
 };
 
@@ -86,6 +88,9 @@ struct workload {
     /* What its lateness columns hold, for the plots, where they are not
      * fire (or wake) time - deadline: rpc-sched's are round trips. */
     const char *dist_what;
+    /* A row per G count (--memory-gs, --burst-gs) and per stack guard
+     * (--stack-guards): the workloads that measure stacks. */
+    bool stack_rows;
 };
 
 static inline bool wl_in_sched(const struct workload *wl)
@@ -98,6 +103,13 @@ static inline bool wl_in_sched(const struct workload *wl)
 static inline bool wl_single_thread(const struct workload *wl)
 {
     return wl->kind == WL_MEMORY || wl->kind == WL_NETPOLL;
+}
+
+/* Each repetition in a fresh process (isolated.c): memory a run before
+ * freed would otherwise hide what this one costs. */
+static inline bool wl_isolated(const struct workload *wl)
+{
+    return wl->kind == WL_MEMORY || wl->kind == WL_BURST;
 }
 
 /* Lateness with more workers than cores measures the kernel's scheduler,

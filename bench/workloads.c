@@ -421,10 +421,17 @@ const struct workload workloads[] = {
      .sched_run = sched_rpc,
      .dist_what = "request round trip"},
     {.name = "memory-g",
-     .what = "100k parked Gs (wait group, channel): resident bytes each",
+     .what = "N parked Gs (wait group, channel): resident bytes each",
      .kind = WL_MEMORY,
      .peers = GO,
-     .sched_run = sched_memory_g},
+     .sched_run = sched_memory_g,
+     .stack_rows = true},
+    {.name = "spawn-burst",
+     .what = "N Gs started by one, before any may finish: wall time per G",
+     .kind = WL_BURST,
+     .peers = GO,
+     .sched_run = sched_spawn_burst,
+     .stack_rows = true},
 #endif
 };
 #undef GO

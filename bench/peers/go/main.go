@@ -31,7 +31,7 @@ var (
 	timeoutMs  = flag.Int64("timeout-ms", 100, "rpc, rpc-pending: each timer's timeout (plus up to 1 ms)")
 	tickers    = flag.Int("tickers", 1000, "ticker: tickers in all")
 	busy       = flag.Bool("busy", false, "keep every P busy (latency-busy)")
-	memoryGs   = flag.Int64("gs", 100000, "memory-g: parked goroutines")
+	memoryGs   = flag.Int64("gs", 100000, "memory-g: parked goroutines; spawn-burst: goroutines in the burst")
 	quantiles  = flag.String("quantiles", "", "comma-separated: also print lateness at these (lat_q_ns)")
 )
 

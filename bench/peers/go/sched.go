@@ -24,7 +24,7 @@ import (
 
 func isSched(w string) bool {
 	switch w {
-	case "spawn", "pingpong", "chan-timeout", "sleep", "sleep-1", "busy-lateness", "memory-g", "rpc-sched":
+	case "spawn", "pingpong", "chan-timeout", "sleep", "sleep-1", "busy-lateness", "memory-g", "spawn-burst", "rpc-sched":
 		return true
 	}
 	return false
@@ -305,6 +305,39 @@ func schedMemoryG(r *schedResult) {
 	r.countFinished(base)
 }
 
+// spawn-burst: n goroutines started by one, each waiting on a gate that
+// opens once all are started, so that none finishes (and frees its stack
+// for the next) before the last is made; the time per goroutine from the
+// first go statement until the last has finished.
+func schedSpawnBurst(r *schedResult) {
+	n := *memoryGs
+	var gate, finished sync.WaitGroup
+	var passed int64
+	base := runtime.NumGoroutine()
+	gate.Add(1)
+	finished.Add(int(n))
+	r.begin()
+	t0 := r.start
+	for i := int64(0); i < n; i++ {
+		go func() {
+			gate.Wait()
+			atomic.AddInt64(&passed, 1)
+			finished.Done()
+		}()
+	}
+	r.gsStarted = n
+	t1 := time.Now()
+	gate.Done()
+	finished.Wait()
+	r.finish()
+	t2 := t0.Add(r.elapsed)
+	r.createNs = float64(t1.Sub(t0).Nanoseconds()) / float64(n)
+	r.releaseNs = float64(t2.Sub(t1).Nanoseconds()) / float64(n)
+	r.ops = n
+	r.waits, r.wakes = n, passed
+	r.countFinished(base)
+}
+
 // rpc-sched: 64 client goroutines doing request and response with a
 // server goroutine each over a socketpair, SetDeadline before each request
 // (Go's idiom: one call sets both the write's and the read's); late holds
@@ -436,6 +469,8 @@ func runSched() {
 		schedBusyLateness(&r)
 	case "memory-g":
 		schedMemoryG(&r)
+	case "spawn-burst":
+		schedSpawnBurst(&r)
 	case "rpc-sched":
 		schedRPC(&r)
 	}
