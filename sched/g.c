@@ -64,8 +64,13 @@ static pt_g *g_new(pt_sched *s)
 {
     static _Atomic uint32_t colour;
     struct pt__stack st;
+    uint32_t wanted = atomic_load_explicit(&s->stacks.want, memory_order_relaxed);
     if (pt__stack_alloc(&s->stacks, &st) < 0)
         return NULL;
+    /* A burst of new Gs begins: the monitor prepares their stacks (it
+     * may be in a long sleep). Once a burst, not once a G. */
+    if (!wanted && atomic_load_explicit(&s->stacks.want, memory_order_relaxed))
+        pt__sysmon_kick(s);
     uint32_t c = atomic_fetch_add_explicit(&colour, 1, memory_order_relaxed) % G_COLOURS;
     uintptr_t top = (uintptr_t)st.lo + st.size - 64 * c - sizeof(pt_g);
     pt_g *g = (pt_g *)(top & ~(uintptr_t)63);

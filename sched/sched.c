@@ -341,5 +341,6 @@ void pt_sched_read_stats(pt_sched *s, pt_sched_stats *out)
     out->stacks_guard_page = LOAD(s->stacks.live[PT__STACK_PAGE]);
     out->stacks_canary = LOAD(s->stacks.live[PT__STACK_CANARY]);
     out->stack_reservations = LOAD(s->stacks.nchunks);
+    out->stacks_prepared = LOAD(s->stacks.prepared);
 #undef LOAD
 }

@@ -19,6 +19,7 @@
 #include "sched/stack.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +35,10 @@
 #ifndef MADV_GUARD_INSTALL
 #define MADV_GUARD_INSTALL 102
 #endif
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22
+#define MADV_POPULATE_WRITE 23
+#endif
 
 /* A reservation's size: large enough that a million 64 KiB stacks are
  * about a thousand mappings, small enough that one idle reservation is
@@ -44,12 +49,13 @@
 
 struct pt__stack_chunk {
     char *base;
-    uint32_t carved;  /* slots [0, carved) have their guard */
+    uint32_t carved;  /* slots [0, carved) have been handed out once */
+    uint32_t prep_next; /* where pt__stack_prepare goes on, at least */
     uint32_t nfree;   /* of them, free: their indices in free_slots */
     uint32_t live;    /* handed out */
     uint32_t npages;  /* of the carved, guarded by a PROT_NONE page */
     uint32_t *free_slots;
-    uint8_t *kind;    /* per carved slot */
+    uint8_t *kind;    /* per slot carved or prepared; 0 for none yet */
     struct pt__stack_chunk *next, *next_avail;
     bool in_avail;
 };
@@ -135,15 +141,16 @@ static enum pt__stack_kind guard(char *page, size_t len, enum pt_stack_guard pol
 }
 
 /* A page, once a pool exists (pt__stack_pool_init sets it). */
-static size_t guard_bytes;
+static _Atomic size_t guard_bytes; /* every pool sets the same value */
 
 bool pt__stack_canary_unwritten(const void *lo)
 {
     /* Plain loads the compiler vectorises: 4 KiB in a few dozen cycles,
      * from the zero page, shared by every canary and in cache. */
-    const uint64_t *w = (const uint64_t *)((const char *)lo - guard_bytes);
+    size_t n = atomic_load_explicit(&guard_bytes, memory_order_relaxed);
+    const uint64_t *w = (const uint64_t *)((const char *)lo - n);
     uint64_t any = 0;
-    for (size_t i = 0; i < guard_bytes / sizeof *w; i++)
+    for (size_t i = 0; i < n / sizeof *w; i++)
         any |= w[i];
     return any == 0;
 }
@@ -162,7 +169,7 @@ int pt__stack_pool_init(struct pt__stack_pool *sp, size_t size, enum pt_stack_gu
          policy != PT_STACK_GUARD_CANARY))
         return -EINVAL;
     size_t page = page_size();
-    guard_bytes = page;
+    atomic_store_explicit(&guard_bytes, page, memory_order_relaxed);
     memset(sp, 0, sizeof *sp);
     pt__lock_init(&sp->lock);
     sp->size = (size + page - 1) & ~(page - 1);
@@ -203,7 +210,7 @@ static struct pt__stack_chunk *chunk_map(struct pt__stack_pool *sp, int *err)
     uint32_t n = sp->per_chunk;
     if (c) {
         c->free_slots = malloc(n * sizeof *c->free_slots);
-        c->kind = malloc(n);
+        c->kind = calloc(n, 1);
     }
     if (!c || !c->free_slots || !c->kind) {
         if (c) {
@@ -243,70 +250,121 @@ static void avail_drop_head(struct pt__stack_pool *sp)
     c->in_avail = false;
 }
 
+/* Faults in the page the G will live in (the slot's top) and, under a
+ * canary, maps the zero page the canary check reads: what the G's first
+ * switch in and out would otherwise fault on. Best effort: a kernel
+ * before 5.14 has no MADV_POPULATE_*, and leaves the faults to the G. */
+static void prefault(const struct pt__stack_pool *sp, char *guard_page, enum pt__stack_kind kind)
+{
+    size_t page = sp->slot - sp->size;
+    (void)madvise(guard_page + sp->slot - page, page, MADV_POPULATE_WRITE);
+    if (kind == PT__STACK_CANARY)
+        (void)madvise(guard_page, page, MADV_POPULATE_READ);
+}
+
+/* The first reservation with a slot to hand out (free, or never handed
+ * out), dropping full ones from the list; NULL if none. Under the lock. */
+static struct pt__stack_chunk *avail_head(struct pt__stack_pool *sp)
+{
+    struct pt__stack_chunk *c;
+    while ((c = sp->avail) && c->nfree == 0 && c->carved == sp->per_chunk)
+        avail_drop_head(sp);
+    return c;
+}
+
+/* c had no stack in use left (lock held): kept as the spare if there is
+ * none, else unlinked. Whether the caller must unmap it, once unlocked. */
+static bool chunk_emptied(struct pt__stack_pool *sp, struct pt__stack_chunk *c)
+{
+    /* An empty reservation goes back to the kernel, but for one kept as
+     * a spare: a pool that empties and fills again does not map and
+     * unmap on every round, and a burst that is over leaves one. */
+    if (!sp->spare) {
+        sp->spare = c;
+        return false;
+    }
+    struct pt__stack_chunk **pp = &sp->chunks;
+    while (*pp != c)
+        pp = &(*pp)->next;
+    *pp = c->next;
+    pp = &sp->avail;
+    while (*pp && *pp != c)
+        pp = &(*pp)->next_avail;
+    if (*pp)
+        *pp = c->next_avail;
+    return true;
+}
+
+/* A failed guard: slot back as free, its guard to be made again on reuse
+ * (back as never handed out cannot be: others may follow it). */
+static void slot_unguarded(struct pt__stack_pool *sp, struct pt__stack_chunk *c, uint32_t slot)
+{
+    pt__lock(&sp->lock);
+    c->kind[slot] = 0;
+    c->free_slots[c->nfree++] = slot;
+    c->live--;
+    if (!c->in_avail) {
+        c->next_avail = sp->avail;
+        sp->avail = c;
+        c->in_avail = true;
+    }
+    pt__unlock(&sp->lock);
+}
+
 int pt__stack_alloc(struct pt__stack_pool *sp, struct pt__stack *st)
 {
     if (pt__alloc_should_fail())
         return -ENOMEM;
     int err = 0;
     pt__lock(&sp->lock);
-    struct pt__stack_chunk *c;
-    while ((c = sp->avail) && c->nfree == 0 && c->carved == sp->per_chunk)
-        avail_drop_head(sp);
+    struct pt__stack_chunk *c = avail_head(sp);
     if (!c && !(c = chunk_map(sp, &err))) {
         pt__unlock(&sp->lock);
         return err;
     }
-    uint32_t slot;
-    bool fresh = c->nfree == 0;
-    slot = fresh ? c->carved++ : c->free_slots[--c->nfree];
+    bool fresh = c->nfree == 0, busy = false;
+    uint32_t slot = fresh ? c->carved++ : c->free_slots[--c->nfree];
+    enum pt__stack_kind kind = 0; /* 0: never guarded, or its guard failed */
     c->live++;
     if (sp->spare == c)
         sp->spare = NULL;
+    kind = (enum pt__stack_kind)c->kind[slot]; /* a fresh slot's, if prepared */
+    if (fresh) {
+        busy = sp->prep_chunk == c && sp->prep_slot == slot;
+        /* a burst: keep the preparers going, ahead of it */
+        sp->fresh_run += kind == 0;
+        if (sp->fresh_run >= PT__STACK_BURST ||
+            (kind != 0 && c->prep_next < c->carved + PT__STACK_AHEAD / 2))
+            atomic_store_explicit(&sp->want, 1, memory_order_relaxed);
+    }
     if (c->nfree == 0 && c->carved == sp->per_chunk)
         avail_drop_head(sp);
     pt__unlock(&sp->lock);
 
+    /* Being prepared this moment (rare: preparers keep a few slots
+     * ahead): a few microseconds. */
+    for (unsigned spins = 0; busy;) {
+        if (++spins < 256)
+            pt__cpu_relax();
+        else /* its preparer lost its core */
+            sched_yield();
+        pt__lock(&sp->lock);
+        busy = sp->prep_chunk == c && sp->prep_slot == slot;
+        kind = (enum pt__stack_kind)c->kind[slot];
+        pt__unlock(&sp->lock);
+    }
     char *guard_page = c->base + (size_t)slot * sp->slot;
-    enum pt__stack_kind kind;
-    if (fresh) {
+    if (kind == 0) { /* never guarded, or its guard failed before */
         /* The slot is this caller's alone: its guard goes in unlocked. */
         kind = guard(guard_page, sp->slot - sp->size, sp->policy, &err);
         if (kind == 0) {
-            /* Back as a slot never carved cannot be (others may follow
-             * it): free, its guard to be made again on reuse. */
-            pt__lock(&sp->lock);
-            c->kind[slot] = 0;
-            c->free_slots[c->nfree++] = slot;
-            c->live--;
-            if (!c->in_avail) {
-                c->next_avail = sp->avail;
-                sp->avail = c;
-                c->in_avail = true;
-            }
-            pt__unlock(&sp->lock);
+            slot_unguarded(sp, c, slot);
             return err;
         }
+        pt__lock(&sp->lock);
         c->kind[slot] = (uint8_t)kind;
-        if (kind == PT__STACK_PAGE) {
-            pt__lock(&sp->lock);
-            c->npages++;
-            pt__unlock(&sp->lock);
-        }
-    } else {
-        kind = (enum pt__stack_kind)c->kind[slot];
-        if (kind == 0) { /* a slot whose guard failed before */
-            kind = guard(guard_page, sp->slot - sp->size, sp->policy, &err);
-            pt__lock(&sp->lock);
-            if (kind == 0) {
-                c->free_slots[c->nfree++] = slot;
-                c->live--;
-                pt__unlock(&sp->lock);
-                return err;
-            }
-            c->kind[slot] = (uint8_t)kind;
-            c->npages += kind == PT__STACK_PAGE;
-            pt__unlock(&sp->lock);
-        }
+        c->npages += kind == PT__STACK_PAGE;
+        pt__unlock(&sp->lock);
     }
     atomic_fetch_add_explicit(&sp->live[kind], 1, memory_order_relaxed);
     st->lo = guard_page + (sp->slot - sp->size);
@@ -315,6 +373,71 @@ int pt__stack_alloc(struct pt__stack_pool *sp, struct pt__stack *st)
     st->slot = slot;
     st->kind = (uint8_t)kind;
     return 0;
+}
+
+/* Whether a slot guarded now would get a PROT_NONE page. */
+static bool page_guard_next(const struct pt__stack_pool *sp)
+{
+    return sp->policy != PT_STACK_GUARD_CANARY &&
+           (sp->policy == PT_STACK_GUARD_PAGES ||
+            atomic_load_explicit(&guard_regions, memory_order_relaxed) == 0) &&
+           atomic_load_explicit(&page_guards, memory_order_relaxed) < guard_cap();
+}
+
+/* How far past the taker's next slot preparing starts: at its very next,
+ * the taker would wait for each in turn, and the two would work as one. */
+#define PREP_GAP 8u
+
+bool pt__stack_prepare(struct pt__stack_pool *sp, unsigned max)
+{
+    if (!atomic_load_explicit(&sp->want, memory_order_relaxed) ||
+        atomic_exchange_explicit(&sp->preparer, 1, memory_order_acquire))
+        return false;
+    unsigned done = 0;
+    while (done < max) {
+        pt__lock(&sp->lock);
+        struct pt__stack_chunk *c = avail_head(sp);
+        uint32_t slot = c ? c->carved + PREP_GAP : 0;
+        if (c && c->prep_next > slot)
+            slot = c->prep_next;
+        /* only where the next stacks come from a reservation's unused
+         * slots, and not too far ahead of them */
+        if (!c || c->nfree != 0 || slot >= sp->per_chunk ||
+            slot - c->carved >= PT__STACK_AHEAD || page_guard_next(sp)) {
+            atomic_store_explicit(&sp->want, 0, memory_order_relaxed);
+            sp->fresh_run = 0;
+            pt__unlock(&sp->lock);
+            break;
+        }
+        c->live++; /* pinned: not unmapped while its slot is prepared */
+        if (sp->spare == c)
+            sp->spare = NULL;
+        sp->prep_chunk = c;
+        sp->prep_slot = slot;
+        pt__unlock(&sp->lock);
+
+        int err;
+        char *guard_page = c->base + (size_t)slot * sp->slot;
+        enum pt__stack_kind kind = guard(guard_page, sp->slot - sp->size, sp->policy, &err);
+        if (kind != 0)
+            prefault(sp, guard_page, kind);
+
+        pt__lock(&sp->lock);
+        c->kind[slot] = (uint8_t)kind; /* 0: the taker guards it itself */
+        c->npages += kind == PT__STACK_PAGE;
+        c->prep_next = slot + 1;
+        sp->prep_chunk = NULL;
+        bool unmap = --c->live == 0 && chunk_emptied(sp, c);
+        pt__unlock(&sp->lock);
+        if (unmap)
+            chunk_unmap(sp, c);
+        done++;
+        if (kind == 0)
+            break;
+    }
+    atomic_fetch_add_explicit(&sp->prepared, done, memory_order_relaxed);
+    atomic_store_explicit(&sp->preparer, 0, memory_order_release);
+    return done > 0;
 }
 
 void pt__stack_free(struct pt__stack_pool *sp, struct pt__stack *st)
@@ -329,29 +452,12 @@ void pt__stack_free(struct pt__stack_pool *sp, struct pt__stack *st)
     atomic_fetch_sub_explicit(&sp->live[st->kind], 1, memory_order_relaxed);
     pt__lock(&sp->lock);
     c->free_slots[c->nfree++] = st->slot;
-    bool empty = --c->live == 0;
     if (!c->in_avail) {
         c->next_avail = sp->avail;
         sp->avail = c;
         c->in_avail = true;
     }
-    /* An empty reservation goes back to the kernel, but for one kept as
-     * a spare: a pool that empties and fills again does not map and
-     * unmap on every round, and a burst that is over leaves one. */
-    if (empty && !sp->spare) {
-        sp->spare = c;
-        empty = false;
-    }
-    if (empty) {
-        struct pt__stack_chunk **pp = &sp->chunks;
-        while (*pp != c)
-            pp = &(*pp)->next;
-        *pp = c->next;
-        pp = &sp->avail;
-        while (*pp != c)
-            pp = &(*pp)->next_avail;
-        *pp = c->next_avail;
-    }
+    bool empty = --c->live == 0 && chunk_emptied(sp, c);
     pt__unlock(&sp->lock);
     if (empty)
         chunk_unmap(sp, c);

@@ -42,6 +42,14 @@ struct pt__stack_pool {
     /* stacks handed out now, by kind, and reservations mapped now */
     _Atomic uint64_t live[4];
     _Atomic uint64_t nchunks;
+    /* Slots prepared ahead of a burst (pt__stack_prepare): wanted while
+     * Gs are made faster than slots are prepared; one preparer at a time
+     * (`preparer`), on slot prep_slot of prep_chunk (lock). */
+    _Atomic uint32_t want, preparer;
+    uint32_t fresh_run; /* slots handed out unprepared since preparing last stopped (lock) */
+    struct pt__stack_chunk *prep_chunk;
+    uint32_t prep_slot;
+    _Atomic uint64_t prepared; /* slots prepared ahead, ever */
 };
 
 /* The largest stack_size a scheduler accepts, and the largest slot a
@@ -68,6 +76,18 @@ void pt__stack_pool_fini(struct pt__stack_pool *sp);
  * than a page can step over it unless compiled with
  * -fstack-clash-protection. */
 int pt__stack_alloc(struct pt__stack_pool *sp, struct pt__stack *st);
+
+/* While Gs are being made from slots never used (a burst), prepares up
+ * to `max` of the next ones the pool will hand out: their guard in place
+ * and the page the G will live in faulted in, the work pt__stack_alloc
+ * would do on the spawning thread. Called by the monitor, on a core the
+ * Ps leave it. A burst is PT__STACK_BURST slots handed out unprepared:
+ * a program that starts a few Gs prepares none. At most PT__STACK_AHEAD
+ * slots are kept prepared (a page each). Not slots that would get a PROT_NONE page: splitting the mapping
+ * the spawning thread faults in makes both wait. Whether it prepared any. */
+#define PT__STACK_BURST 32u
+#define PT__STACK_AHEAD 256u
+bool pt__stack_prepare(struct pt__stack_pool *sp, unsigned max);
 
 /* Returns the slot: its pages are given back (MADV_DONTNEED), and a
  * reservation left with no stack in use is unmapped, but for one kept as

@@ -54,6 +54,8 @@
 #define SYSMON_MIN_NS 20000
 #define SYSMON_MAX_NS 10000000
 #define SYSMON_NETPOLL_NS 10000000 /* Go's: poll if nobody has for 10 ms */
+/* Stacks prepared per round, some 4 us each: a round stays under 0.3 ms. */
+#define SYSMON_PREPARE 64
 
 /* sched_setattr's argument (Linux's struct sched_attr, first version). */
 struct slice_attr {
@@ -195,6 +197,10 @@ void *pt__sysmon_main(void *arg)
                 pt__alarm_watch(p->m, g, since[i], now, tick);
             }
         }
+        /* A burst of new Gs: the monitor prepares the stacks they will
+         * take (stack.c), on a core the Ps leave it, while it lasts. */
+        if (pt__stack_prepare(&s->stacks, SYSMON_PREPARE))
+            acted = true;
         if (acted) {
             period = SYSMON_MIN_NS;
             quiet = 0;

@@ -117,6 +117,8 @@ typedef struct pt_sched_stats {
     uint64_t stacks_guard_page;   /* a PROT_NONE page: a mapping of its own */
     uint64_t stacks_canary;       /* a canary, checked at every switch out */
     uint64_t stack_reservations;  /* mappings the stacks are carved from */
+    uint64_t stacks_prepared;     /* stacks an idle M or the monitor made ready (guarded,
+                                   * first page faulted in) ahead of a burst of new Gs */
 } pt_sched_stats;
 
 /* Starts the Ps and their Ms. 0; -EINVAL (out NULL, procs < 0 or > 1024,

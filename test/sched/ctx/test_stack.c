@@ -1,6 +1,9 @@
 /* G stacks: sizes, injected failure, each guard, reuse, many stacks. */
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -356,4 +359,154 @@ void test_forty_thousand_stacks_stay_a_few_mappings(void)
     many_stacks(PT_STACK_GUARD_AUTO, 40000);
     many_stacks(PT_STACK_GUARD_PAGES, 40000);
     many_stacks(PT_STACK_GUARD_CANARY, 40000);
+}
+
+/* ---- slots prepared ahead of a burst ------------------------------------------ */
+
+/* Whether the kernel refuses to read the page at p: a guard's. */
+static bool unreadable(const char *p)
+{
+    int fds[2];
+    CHECK_EQ(pipe(fds), 0);
+    bool refused = write(fds[1], p, 1) < 0 && errno == EFAULT;
+    close(fds[0]);
+    close(fds[1]);
+    return refused;
+}
+
+/* A slot handed out after preparation is the one the pool would have
+ * handed out, guarded as it would have been, with the page its G lives
+ * in already resident; preparation stays a bounded distance ahead, and
+ * stops once nothing is being made. */
+static void prepared_slots(enum pt_stack_guard g)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    struct pt__stack_pool sp;
+    CHECK_EQ(pt__stack_pool_init(&sp, 4 * page, g), 0);
+    enum { N = 400, BURST = PT__STACK_BURST };
+    struct pt__stack st[N];
+    /* a few stacks are not a burst: nothing is prepared for them */
+    for (int i = 0; i < BURST - 1; i++)
+        CHECK_EQ(pt__stack_alloc(&sp, &st[i]), 0);
+    CHECK(!pt__stack_prepare(&sp, 8));
+    CHECK_EQ(pt__stack_alloc(&sp, &st[BURST - 1]), 0); /* now one */
+    if (st[0].kind == PT__STACK_PAGE) { /* a kernel without guard regions */
+        CHECK(!pt__stack_prepare(&sp, 16));
+        for (int i = 0; i < BURST; i++)
+            pt__stack_free(&sp, &st[i]);
+        pt__stack_pool_fini(&sp);
+        return;
+    }
+    CHECK(pt__stack_prepare(&sp, 16));
+    CHECK_EQ(atomic_load(&sp.prepared), 16);
+    /* to the bound, then no further until stacks are taken */
+    while (pt__stack_prepare(&sp, 1000))
+        ;
+    uint64_t ahead = atomic_load(&sp.prepared);
+    CHECK(ahead > 16 && ahead <= PT__STACK_AHEAD);
+    CHECK(!pt__stack_prepare(&sp, 1000));
+    uint64_t resident_at_once = 0;
+    for (int i = BURST; i < N; i++) {
+        CHECK_EQ(pt__stack_alloc(&sp, &st[i]), 0);
+        CHECK(st[i].lo != st[i - 1].lo);
+        CHECK_EQ(st[i].kind, st[0].kind);
+        const char *top = (const char *)st[i].lo + st[i].size - page;
+        resident_at_once += resident_pages(top, page);
+        if (st[i].kind == PT__STACK_CANARY)
+            CHECK(pt__stack_intact(&st[i]));
+        else
+            CHECK(unreadable((const char *)st[i].lo - 1));
+        memset(st[i].lo, 0x5a, st[i].size); /* writable end to end */
+    }
+    /* every prepared slot was handed out with its page in (none was
+     * skipped), and the others without */
+    CHECK_EQ(resident_at_once, ahead);
+    for (int i = 0; i < N; i++)
+        pt__stack_free(&sp, &st[i]);
+    pt__stack_pool_fini(&sp);
+}
+
+void test_prepared_stacks_are_the_next_ones_guarded_and_resident(void)
+{
+    prepared_slots(PT_STACK_GUARD_AUTO);
+    prepared_slots(PT_STACK_GUARD_CANARY);
+    /* Not slots that would get a PROT_NONE page: while the process's
+     * budget of them lasts, preparing is refused. */
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    struct pt__stack_pool sp;
+    CHECK_EQ(pt__stack_pool_init(&sp, 4 * page, PT_STACK_GUARD_PAGES), 0);
+    struct pt__stack many[PT__STACK_BURST];
+    for (unsigned i = 0; i < PT__STACK_BURST; i++) {
+        CHECK_EQ(pt__stack_alloc(&sp, &many[i]), 0);
+        CHECK_EQ(many[i].kind, PT__STACK_PAGE);
+    }
+    CHECK(!pt__stack_prepare(&sp, 8));
+    CHECK_EQ(atomic_load(&sp.prepared), 0);
+    for (unsigned i = 0; i < PT__STACK_BURST; i++)
+        pt__stack_free(&sp, &many[i]);
+    pt__stack_pool_fini(&sp);
+}
+
+/* One thread takes and gives back stacks while another prepares: every
+ * stack handed out is distinct and whole, whichever of the two guarded
+ * it, and the counts come back to nothing. */
+struct prep_race {
+    struct pt__stack_pool sp;
+    atomic_int done;
+};
+
+static void *preparer(void *arg)
+{
+    struct prep_race *r = arg;
+    while (!atomic_load(&r->done))
+        if (!pt__stack_prepare(&r->sp, 3))
+            sched_yield();
+    return NULL;
+}
+
+void test_stacks_taken_while_another_thread_prepares_them(void)
+{
+#ifdef PT__TSAN
+    enum { N = 800, ROUNDS = 3 };
+#else
+    enum { N = 4000, ROUNDS = 3 };
+#endif
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    const enum pt_stack_guard guards[] = {PT_STACK_GUARD_AUTO, PT_STACK_GUARD_CANARY};
+    for (size_t gi = 0; gi < 2; gi++) {
+        struct prep_race r = {.done = 0};
+        CHECK_EQ(pt__stack_pool_init(&r.sp, 2 * page, guards[gi]), 0);
+        pthread_t th;
+        CHECK_EQ(pthread_create(&th, NULL, preparer, &r), 0);
+        struct pt__stack *st = calloc(N, sizeof *st);
+        CHECK(st != NULL);
+        for (int round = 0; round < ROUNDS; round++) {
+            for (int i = 0; i < N; i++) {
+                CHECK_EQ(pt__stack_alloc(&r.sp, &st[i]), 0);
+                CHECK(st[i].kind != 0);
+                *(int *)((char *)st[i].lo + st[i].size - sizeof(int)) = i; /* its top */
+                *(int *)st[i].lo = i;                                      /* its bottom */
+            }
+            for (int i = 0; i < N; i++) {
+                CHECK_EQ(*(int *)((char *)st[i].lo + st[i].size - sizeof(int)), i);
+                CHECK_EQ(*(int *)st[i].lo, i);
+                CHECK(pt__stack_intact(&st[i]));
+            }
+            /* half back, so the next round mixes reused and fresh slots */
+            for (int i = 0; i < N; i += 2)
+                pt__stack_free(&r.sp, &st[i]);
+            for (int i = 0; i < N; i += 2)
+                CHECK_EQ(pt__stack_alloc(&r.sp, &st[i]), 0);
+            for (int i = 0; i < N; i++)
+                pt__stack_free(&r.sp, &st[i]);
+        }
+        atomic_store(&r.done, 1);
+        CHECK_EQ(pthread_join(th, NULL), 0);
+        CHECK_EQ(atomic_load(&r.sp.live[PT__STACK_REGION]) +
+                     atomic_load(&r.sp.live[PT__STACK_PAGE]) +
+                     atomic_load(&r.sp.live[PT__STACK_CANARY]),
+                 0);
+        pt__stack_pool_fini(&r.sp);
+        free(st);
+    }
 }
