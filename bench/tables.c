@@ -20,7 +20,8 @@ static void header(const struct report *r, FILE *f, const struct row *g, bool ba
         fprintf(f, " %9s", "delivered");
         break;
     case WL_BURST: /* per G: started until all are, then run to the end */
-        fprintf(f, " %10s %21s %10s %10s %8s", "ns/G", "[min - max]", "spawn ns", "run ns", "Gs");
+        fprintf(f, " %10s %21s %10s %10s %8s %6s", "ns/G", "[min - max]", "spawn ns", "run ns", "Gs",
+                "cpu s");
         break;
     case WL_MEMORY:
         if (g->in_sched) /* per G: spawned until parked, released until finished */
@@ -64,8 +65,8 @@ static void line(const struct report *r, FILE *f, const struct row *w, bool base
     case WL_BURST: {
         char range[48];
         snprintf(range, sizeof range, "[%.1f - %.1f]", w->ns_op.min, w->ns_op.max);
-        fprintf(f, " %10.1f %21s %10.1f %10.1f %8llu", w->ns_op.median, range, w->create_ns,
-                w->cancel_ns, (unsigned long long)w->last.gs_started);
+        fprintf(f, " %10.1f %21s %10.1f %10.1f %8llu %6.2f", w->ns_op.median, range, w->create_ns,
+                w->cancel_ns, (unsigned long long)w->last.gs_started, w->cpu_s);
         break;
     }
     case WL_TICKER: {
@@ -249,7 +250,9 @@ static void legend(const struct report *r, FILE *f)
                    "             spawn ns and release ns per G; Gs: how many were parked\n"
                    "  ns/G       spawn-burst: wall time from the first G started to the last\n"
                    "             finished, over the Gs (none finishes before all are started),\n"
-                   "             in a fresh process; spawn ns and run ns split it there\n"
+                   "             in a fresh process; spawn ns and run ns split it there;\n"
+                   "             cpu s: the process's CPU time meanwhile, every thread (ours: the\n"
+                   "             monitor's preparing of stacks on an idle core included)\n"
                    "  N=, guard= memory-g and spawn-burst rows: the Gs, and the stack guard\n"
                    "             (auto: guard regions where the kernel has them; pages: what a\n"
                    "             kernel before 6.13 gets, guard pages within the map budget,\n"
