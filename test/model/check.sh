@@ -34,21 +34,21 @@ JOBS=${PT_MODEL_JOBS:-2}
 fails=0
 names=()
 
-# one_run KIND NAME "spin -D flags" [ltl claim] [expected error text] [nofair]:
+# one_run KIND NAME "spin -D flags" [ltl claim] [expected error text] [nofair] [gcc -O level]:
 # prints one result line; the exit status says whether it was as expected.
 # A claim is checked under weak fairness unless the sixth argument is
 # "nofair" (pan -f does not report a run that ends in a deadlock; without
 # it, such a run stutters in its last state and the claim sees it).
 one_run() {
     local fails=0
-    local kind=$1 name=$2 flags=$3 claim=${4:-} expect=${5:-} fair=${6:-}
+    local kind=$1 name=$2 flags=$3 claim=${4:-} expect=${5:-} fair=${6:-} opt=${7:--O0}
     local dir="$work/$name"
     rm -rf "$dir" && mkdir -p "$dir"
     local t0=$SECONDS
     (cd "$dir" && spin $flags -a "$model" >spin.log 2>&1) || { echo "FAIL $name: spin -a failed"; cat "$dir/spin.log"; return 1; }
     # -O0: pan.c is 400 KB of generated C; -O2 takes 25 s to compile and
-    # saves less than that on every run here
-    local cflags="-O0 -DCOLLAPSE -DMEMLIM=$MEMLIM" pflags="-m$DEPTH"
+    # saves less than that on most runs here (those that gain pass -O2)
+    local cflags="$opt -DCOLLAPSE -DMEMLIM=$MEMLIM" pflags="-m$DEPTH"
     if [ -n "$claim" ] && [ "$fair" = nofair ]; then
         pflags="$pflags -a -N $claim"
     elif [ -n "$claim" ]; then
@@ -141,7 +141,8 @@ if [ "$group" = liveness ] || [ "$group" = all ]; then
     run pass race.terminates  "" terminates
     run pass syncmove.terminates "-DCFG_SYNCMOVE" terminates
     run pass syncmove.t0_runs    "-DCFG_SYNCMOVE" t0_runs
-    run pass eager.terminates    "-DCFG_EAGER" terminates
+    # (-O2: 113 s at -O0, 90 s with the compile)
+    run pass eager.terminates    "-DCFG_EAGER" terminates "" "" -O2
     run pass eagermove.t0_runs   "-DCFG_EAGER -DCFG_EAGERMOVE" t0_runs
     model="$here/sched_idle.pml"
     # no fairness needed (the monitor's polls bounded): every run, fair
@@ -151,7 +152,8 @@ if [ "$group" = liveness ] || [ "$group" = all ]; then
     # two Ms under weak fairness (without it one M may idle for ever while
     # the other never runs), the monitor's polls left out: the Ms' own
     # non-blocking polls contend for the claim
-    run pass idle.m2.fd.taken    "-DNM=2 -DEV_FD -DCFG_NOSPIN -DMONPOLLS=0 -DNOWATCH" taken
+    # (-O2: 130 s at -O0, some 70 s with the compile)
+    run pass idle.m2.fd.taken    "-DNM=2 -DEV_FD -DCFG_NOSPIN -DMONPOLLS=0 -DNOWATCH" taken "" "" -O2
     model="$here/ptimer.pml"
     finish
 fi
