@@ -12,7 +12,7 @@ static const struct {
     {"floor", "#2ca02c"},      {"timerthread", "#d62728"}, {"globalheap", "#ff7f0e"},
     {"kernel", "#000000"},     {"go1.19", "#9467bd"},      {"libuv", "#8c564b"},
     {"np-epoll", "#e377c2"},   {"np-timerfd", "#bcbd22"},  {"np-uring", "#7f7f7f"},
-    {"sched-perp", "#1f77b4"}, {"sched-tt", "#d62728"},  {"pwheel", "#9edae5"},
+    {"sched-perp", "#1f77b4"}, {"sched-tt", "#d62728"},  {"pwheel", "#e7ba52"},
 };
 
 static const char *colour_of(const char *design)
