@@ -342,7 +342,7 @@ int pt__stack_alloc(struct pt__stack_pool *sp, struct pt__stack *st)
     pt__unlock(&sp->lock);
 
     /* Being prepared this moment (rare: preparers keep a few slots
-     * ahead): a few microseconds. */
+     * ahead): one guard and one fault to wait out. */
     for (unsigned spins = 0; busy;) {
         if (++spins < 256)
             pt__cpu_relax();

@@ -54,7 +54,8 @@
 #define SYSMON_MIN_NS 20000
 #define SYSMON_MAX_NS 10000000
 #define SYSMON_NETPOLL_NS 10000000 /* Go's: poll if nobody has for 10 ms */
-/* Stacks prepared per round, some 4 us each: a round stays under 0.3 ms. */
+/* Stacks prepared per round: each is a guard and a page fault, so the
+ * round stays short beside the monitor's other work. */
 #define SYSMON_PREPARE 64
 
 /* sched_setattr's argument (Linux's struct sched_attr, first version). */
