@@ -374,6 +374,18 @@ static bool unreadable(const char *p)
     return refused;
 }
 
+/* Whether MADV_POPULATE_WRITE makes a page resident here: a kernel
+ * before 5.14 refuses it, and qemu-user accepts it and does nothing. */
+static bool populate_works(void)
+{
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    char *p = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    CHECK(p != MAP_FAILED);
+    bool works = madvise(p, page, 23 /* MADV_POPULATE_WRITE */) == 0 && resident_pages(p, page) == 1;
+    munmap(p, page);
+    return works;
+}
+
 /* A slot handed out after preparation is the one the pool would have
  * handed out, guarded as it would have been, with the page its G lives
  * in already resident; preparation stays a bounded distance ahead, and
@@ -419,8 +431,9 @@ static void prepared_slots(enum pt_stack_guard g)
         memset(st[i].lo, 0x5a, st[i].size); /* writable end to end */
     }
     /* every prepared slot was handed out with its page in (none was
-     * skipped), and the others without */
-    CHECK_EQ(resident_at_once, ahead);
+     * skipped), and the others without; where populating is a no-op,
+     * none had it */
+    CHECK_EQ(resident_at_once, populate_works() ? ahead : 0);
     for (int i = 0; i < N; i++)
         pt__stack_free(&sp, &st[i]);
     pt__stack_pool_fini(&sp);
