@@ -78,8 +78,9 @@ static void *pw_thread_start(void *eng, int tid)
      * on a page boundary (mimalloc: at 0 or 2048 mod 4096). There the
      * wheel's lock shares an L1 set, and 4K-aliases, with the first timer
      * of a slots chunk and the first words of the slots' arrays, all
-     * page-aligned too: rpc read 84-88 ns at 1 thread there, 44-48 with
-     * the state one line further on. So the state starts 1 to 8 lines into
+     * page-aligned too: rpc took nearly twice as long there as with the
+     * state one line further on (bench/RESULTS.md, "Figures behind the
+     * code's comments"). So the state starts 1 to 8 lines into
      * its block, by thread: ptbench measures the wheel, not that
      * coincidence of its own allocations. */
     size_t colour = 64 * (1 + (size_t)tid % 8);

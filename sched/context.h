@@ -7,9 +7,9 @@
  * bits are callee-saved); aarch64 x19-x28, fp, lr, d8-d15 and FPCR. So a
  * rounding mode stays with the context that set it. Everything else is dead
  * across a call anyway, which is why pt__ctx_switch is an ordinary call.
- * It costs ~11 ns a switch on the development machine (ptbench-switch),
- * most of it the one mispredicted return every switch makes; swapcontext,
- * which saves the signal mask with a system call, ~220.
+ * Most of a switch's cost is the one mispredicted return every switch
+ * makes; swapcontext, which saves the signal mask with a system call,
+ * costs some twenty times as much (ptbench-switch; bench/RESULTS.md).
  *
  * These are raw switches: sanitizers do not see them. The scheduler
  * switches through sched/fiber.h, which annotates them for ASan and TSan.

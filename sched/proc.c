@@ -144,9 +144,10 @@ void pt__wake_timers(void *ctx, pt_nanos when)
  * M of s, else the global queue. On the P, first in line (Go's ready: a
  * G readied by a channel operation runs next, on the same core as its
  * partner), but at the back when a timer readied it. Go puts those first
- * too, and then every fired sleeper jumped the queue: with 1000 sleepers
- * on one P, half the wakes ran at once and the Gs pushed back waited
- * behind them, a p99 of 3 ms against 0.3 ms in line. */
+ * too, and then every fired sleeper jumped the queue: with a thousand
+ * sleepers on one P, half the wakes ran at once and the Gs pushed back
+ * waited behind them, a tail ten times the one in line (bench/RESULTS.md,
+ * "Figures behind the code's comments"). */
 void pt__g_put_runnable(pt_sched *s, pt_g *g)
 {
     struct pt__m *m = pt__cur_m();

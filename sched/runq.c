@@ -14,9 +14,11 @@
  * here keeps its extra Gs behind its ring, in order. The global queue is
  * served every 61st round and when the ring is empty, so Gs spilled there
  * waited many rounds behind younger ones the P kept readying onto its
- * ring (1000 sleepers on one P: a sleep p99 of 11 ms); and the fix that
- * sent every ready behind the global queue instead made each ready take
- * the scheduler's one lock, which cost two Ps 45 % of their sleeps. Order
+ * ring (a thousand sleepers on one P had a tail of many milliseconds);
+ * and the fix that sent every ready behind the global queue instead made
+ * each ready take the scheduler's one lock, which cost two Ps much of
+ * their sleeps' throughput (bench/RESULTS.md, "Figures behind the code's
+ * comments"). Order
  * is kept by one rule: while the overflow holds Gs, the owner appends
  * there, never to the ring, and refills the ring from the overflow's head
  * -- every G in the ring is older than every G in the overflow.
@@ -267,9 +269,9 @@ static uint32_t grab(struct pt__p *p, struct pt__p *victim, uint32_t at, bool ta
              * the victim's runnext took the line from its owner twice a
              * round trip, and, back from a failed steal within
              * microseconds, went idle and was woken again by the next
-             * ready: ptbench's pingpong on 2 Ps read 1030-1216 ns against
-             * 354-377 with the sleep. The kernel's timer slack (50 us
-             * by default) stretches the sleep; the thief stays counted as
+             * ready: pingpong on 2 Ps took about three times as long
+             * (bench/RESULTS.md). The kernel's timer slack stretches the
+             * sleep; the thief stays counted as
              * spinning meanwhile, so readies do not wake another M, and on
              * its last pass it may sleep once per busy P. */
             if (atomic_load_explicit(&victim->m->curg, memory_order_relaxed)) {

@@ -31,13 +31,11 @@
  * one's gets an earlier deadline, so it can preempt that thread at once.
  * With the default slice, when every core runs a G that computes -- the
  * very case the monitor is for -- its wake-up could wait for the next
- * tick: busy-lateness's p99 sat at one tick (4 ms, HZ=250) whenever
- * Ps = cores, and at 0.2-0.4 ms with a core to spare. On the 2-core VM
- * the slice took that p99 at 2 Ps from 4.1-4.6 ms to 3.5-3.7 ms: a part
- * of the tail, not all of it. The rest goes only with a real-time
- * monitor (pt_sched_set_monitor_priority; opt-in, since it needs the
- * privilege and a library should not raise its own threads): 0.24-0.61
- * ms there. */
+ * tick, and busy-lateness's p99 sat at one tick whenever Ps = cores. The
+ * slice takes part of that tail, not all of it; the rest goes only with
+ * a real-time monitor (pt_sched_set_monitor_priority; opt-in, since it
+ * needs the privilege and a library should not raise its own threads).
+ * Figures: bench/RESULTS.md, "Figures behind the code's comments". */
 #define _GNU_SOURCE /* pthread_setname_np */
 #include <limits.h>
 #include <errno.h>

@@ -9,8 +9,9 @@
  *                       with it (tsc.c says why both), else monotonic
  *
  * Why bother: reading the clock is the largest single cost of arming a
- * timer (clock_gettime about 25 ns here, the whole locked heap operation
- * 13-20 ns), and the counter reads in about 21 with the same ordering.
+ * timer, more than the whole locked heap operation, and the counter can
+ * be read for less where the vDSO is slow (bench/RESULTS.md, "What a
+ * clock read costs").
  * Both sources give CLOCK_MONOTONIC nanoseconds, so a pt_nanos from
  * either can be handed to the kernel as an absolute CLOCK_MONOTONIC
  * deadline (futex, timerfd, io_uring): the TSC line stays within a few

@@ -34,9 +34,7 @@
  *   one that got ahead is slowed by at most 5 % until it is back (it
  *   cannot jump back).
  *
- * Costs on the development VM (AMD EPYC, KVM): lfence + rdtsc about 21 ns
- * in a tight loop, clock_gettime 27; in a loop doing 50 ns of other work,
- * 21 against 25-27 (bench/RESULTS.md has pt_nanotime's own figures).
+ * What each read costs: bench/RESULTS.md, "What a clock read costs".
  */
 #include "ptimer/base/tsc.h"
 #include "ptimer/base/lock.h"
