@@ -324,11 +324,11 @@ int pt__stack_alloc(struct pt__stack_pool *sp, struct pt__stack *st)
     }
     bool fresh = c->nfree == 0, busy = false;
     uint32_t slot = fresh ? c->carved++ : c->free_slots[--c->nfree];
-    enum pt__stack_kind kind = 0; /* 0: never guarded, or its guard failed */
+    /* 0: never guarded (a fresh slot not prepared), or its guard failed */
+    enum pt__stack_kind kind = (enum pt__stack_kind)c->kind[slot];
     c->live++;
     if (sp->spare == c)
         sp->spare = NULL;
-    kind = (enum pt__stack_kind)c->kind[slot]; /* a fresh slot's, if prepared */
     if (fresh) {
         busy = sp->prep_chunk == c && sp->prep_slot == slot;
         /* a burst: keep the preparers going, ahead of it */
@@ -395,6 +395,8 @@ bool pt__stack_prepare(struct pt__stack_pool *sp, unsigned max)
         return false;
     unsigned done = 0;
     while (done < max) {
+        /* read before the lock: the first look at the cap reads /proc */
+        bool page_next = page_guard_next(sp);
         pt__lock(&sp->lock);
         struct pt__stack_chunk *c = avail_head(sp);
         uint32_t slot = c ? c->carved + PREP_GAP : 0;
@@ -403,7 +405,7 @@ bool pt__stack_prepare(struct pt__stack_pool *sp, unsigned max)
         /* only where the next stacks come from a reservation's unused
          * slots, and not too far ahead of them */
         if (!c || c->nfree != 0 || slot >= sp->per_chunk ||
-            slot - c->carved >= PT__STACK_AHEAD || page_guard_next(sp)) {
+            slot - c->carved >= PT__STACK_AHEAD || page_next) {
             atomic_store_explicit(&sp->want, 0, memory_order_relaxed);
             sp->fresh_run = 0;
             pt__unlock(&sp->lock);
