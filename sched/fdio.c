@@ -25,8 +25,11 @@
 #define _GNU_SOURCE /* accept4 */
 #include <errno.h>
 #include <limits.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "ptimer/base/lock.h"
@@ -94,6 +97,15 @@ static bool expired(pt_nanos deadline)
     return deadline != 0 && pt_nanotime() >= deadline;
 }
 
+/* Whether f's scheduler had its descriptor calls cancelled. Read under
+ * f's lock, which pt_sched_cancel_fds takes on every descriptor after
+ * setting the flag: a G that queued itself first is woken by it, one
+ * that comes after sees the flag. */
+static bool cancelled(struct pt__fd *f)
+{
+    return atomic_load_explicit(&f->s->fds_cancelled, memory_order_relaxed) != 0;
+}
+
 /* Go's pollWait: parks the calling G on `side` of f until an event moves
  * the side past `seen`, f closes, or the deadline passes. 0: try the call
  * again; -ETIMEDOUT (never before the deadline); -EBADF (closing). */
@@ -107,6 +119,10 @@ static int wait_side(struct pt__fd *f, int side, uint32_t seen, pt_nanos deadlin
     if (atomic_load_explicit(&f->state, memory_order_relaxed) != PT__FD_OPEN) {
         pt__unlock(&f->lock);
         return -EBADF;
+    }
+    if (cancelled(f)) {
+        pt__unlock(&f->lock);
+        return -ECANCELED;
     }
     if (atomic_load_explicit(&sd->seq, memory_order_relaxed) != seen) {
         pt__unlock(&f->lock);
@@ -128,9 +144,12 @@ static int wait_side(struct pt__fd *f, int side, uint32_t seen, pt_nanos deadlin
     if (w.queued)
         unlink_waiter(sd, &w); /* the deadline woke it: nobody took it off */
     uint32_t st = atomic_load_explicit(&f->state, memory_order_relaxed);
+    bool stop = cancelled(f);
     pt__unlock(&f->lock);
     if (st != PT__FD_OPEN)
         return -EBADF;
+    if (stop)
+        return -ECANCELED;
     if (timed && expired(deadline))
         return -ETIMEDOUT;
     return 0;
@@ -171,7 +190,14 @@ static int enter(int fd, pt_nanos deadline, struct pt__fd **f)
 {
     if (deadline < 0)
         return -EINVAL;
-    return pt__fd_acquire(pt_sched_current(), fd, f);
+    int r = pt__fd_acquire(pt_sched_current(), fd, f);
+    if (r == 0 && atomic_load_explicit(&pt_sched_current()->fds_cancelled, memory_order_acquire)) {
+        /* acquire: pairs with pt_sched_cancel_fds's release store (the
+         * flag is read again under the lock wherever the G would park) */
+        pt__fd_release(*f);
+        r = -ECANCELED;
+    }
+    return r;
 }
 
 ssize_t pt_fd_read(int fd, void *buf, size_t n, pt_nanos deadline)
@@ -203,31 +229,63 @@ ssize_t pt_fd_read(int fd, void *buf, size_t n, pt_nanos deadline)
     return r;
 }
 
-ssize_t pt_fd_write(int fd, const void *buf, size_t n, pt_nanos deadline)
+/* How many of a write's segments one system call takes at most: the
+ * caller's array is const, so the call's window (its first segment cut
+ * by what went out) is a copy, on the G's small stack. */
+#define WRITE_WINDOW 8
+
+/* conn.Write over segments: all `total` bytes of iov[0..cnt) by the
+ * deadline, counting in *done what went out. 0 or -errno. */
+static int write_segments(struct pt__fd *f, int fd, const struct iovec *iov, int cnt, size_t total,
+                          pt_nanos deadline, size_t *done)
 {
-    if (!pt_g_current())
-        return -EPERM;
-    if ((!buf && n > 0) || n > SSIZE_MAX)
-        return -EINVAL;
-    struct pt__fd *f;
-    ssize_t r = enter(fd, deadline, &f);
-    if (r < 0)
-        return r;
-    const char *p = buf;
-    size_t done = 0;
-    r = expired(deadline) ? -ETIMEDOUT : 0;
-    while (r == 0 && done < n) {
+    int r = expired(deadline) ? -ETIMEDOUT : 0;
+    int idx = 0;    /* the first segment not yet all out */
+    size_t off = 0; /* how much of it is */
+    while (r == 0 && *done < total) {
         if (atomic_load_explicit(&f->state, memory_order_relaxed) != PT__FD_OPEN) {
             r = -EBADF; /* closed while the write still made progress */
             break;
         }
+        while (iov[idx].iov_len == off) {
+            idx++;
+            off = 0;
+        }
+        struct iovec win[WRITE_WINDOW];
+        int k = 0;
+        for (int i = idx; i < cnt && k < WRITE_WINDOW; i++) {
+            size_t skip = i == idx ? off : 0;
+            if (iov[i].iov_len == skip)
+                continue;
+            win[k].iov_base = (char *)iov[i].iov_base + skip;
+            win[k].iov_len = iov[i].iov_len - skip;
+            k++;
+        }
         uint32_t seen = side_seq(f, PT__FD_WR);
         /* MSG_NOSIGNAL: a peer gone is -EPIPE, not a SIGPIPE that kills
          * the process (Go ignores SIGPIPE on such fds) */
-        ssize_t w =
-            f->sock ? send(fd, p + done, n - done, MSG_NOSIGNAL) : write(fd, p + done, n - done);
+        ssize_t w;
+        if (k == 1)
+            w = f->sock ? send(fd, win[0].iov_base, win[0].iov_len, MSG_NOSIGNAL)
+                        : write(fd, win[0].iov_base, win[0].iov_len);
+        else if (f->sock)
+            w = sendmsg(fd, &(struct msghdr){.msg_iov = win, .msg_iovlen = (size_t)k},
+                        MSG_NOSIGNAL);
+        else
+            w = writev(fd, win, k);
         if (w > 0) {
-            done += (size_t)w;
+            *done += (size_t)w;
+            /* walk past what went out */
+            for (size_t left = (size_t)w; left > 0;) {
+                size_t room = iov[idx].iov_len - off;
+                if (left < room) {
+                    off += left;
+                    break;
+                }
+                left -= room;
+                idx++;
+                off = 0;
+            }
         } else if (w == 0) {
             r = -EIO; /* nothing written and no error: Go's ErrUnexpectedEOF */
         } else if (pt__errno() != EINTR) {
@@ -236,8 +294,40 @@ ssize_t pt_fd_write(int fd, const void *buf, size_t n, pt_nanos deadline)
                 r = wait_side(f, PT__FD_WR, seen, deadline);
         }
     }
+    return r;
+}
+
+ssize_t pt_fd_writev(int fd, const struct iovec *iov, int iovcnt, pt_nanos deadline,
+                     size_t *written)
+{
+    size_t done = 0;
+    if (written)
+        *written = 0;
+    if (!pt_g_current())
+        return -EPERM;
+    if (iovcnt < 0 || iovcnt > IOV_MAX || (!iov && iovcnt > 0))
+        return -EINVAL;
+    size_t total = 0;
+    for (int i = 0; i < iovcnt; i++) {
+        if ((!iov[i].iov_base && iov[i].iov_len > 0) || iov[i].iov_len > SSIZE_MAX - total)
+            return -EINVAL;
+        total += iov[i].iov_len;
+    }
+    struct pt__fd *f;
+    ssize_t r = enter(fd, deadline, &f);
+    if (r < 0)
+        return r;
+    r = write_segments(f, fd, iov, iovcnt, total, deadline, &done);
     pt__fd_release(f);
-    return r < 0 ? r : (ssize_t)n;
+    if (written)
+        *written = done;
+    return r < 0 ? r : (ssize_t)total;
+}
+
+ssize_t pt_fd_write(int fd, const void *buf, size_t n, pt_nanos deadline)
+{
+    struct iovec one = {(void *)buf, n};
+    return pt_fd_writev(fd, &one, 1, deadline, NULL);
 }
 
 int pt_fd_accept(int lfd, struct sockaddr *sa, socklen_t *len, pt_nanos deadline)
@@ -266,6 +356,10 @@ int pt_fd_accept(int lfd, struct sockaddr *sa, socklen_t *len, pt_nanos deadline
                 break;
             }
             pt__fd_release(nf);
+            /* Go's newTCPConn: a request/response protocol wants its
+             * small writes sent now, not held for the last one's ack */
+            if (f->tcp)
+                (void)setsockopt(nfd, IPPROTO_TCP, TCP_NODELAY, &(int){1}, sizeof(int));
             r = nfd;
             break;
         }
@@ -361,4 +455,31 @@ int pt_fd_close(int fd)
     }
     /* never registered here: a plain close */
     return close(fd) < 0 && pt__errno() != EINTR ? -pt__errno() : 0;
+}
+
+/* ---- cancelling every call: how a server's Gs are told to stop -------- */
+
+static void cancel_one(struct pt__fd *f, void *arg)
+{
+    pt_sched *s = arg;
+    /* the lock even on a FREE one: a G registering it now checks the flag
+     * under the lock after us, or is on a side list before we look */
+    pt__lock(&f->lock);
+    struct pt__fd_waiter *woken = NULL;
+    if (f->s == s && atomic_load_explicit(&f->state, memory_order_relaxed) == PT__FD_OPEN) {
+        woken = take_waiters(&f->side[PT__FD_RD], NULL);
+        woken = take_waiters(&f->side[PT__FD_WR], woken);
+    }
+    pt__unlock(&f->lock);
+    ready_all(woken);
+}
+
+int pt_sched_cancel_fds(pt_sched *s)
+{
+    if (!s || s->magic != PT__SCHED_MAGIC)
+        return -EINVAL;
+    /* release: pairs with enter's acquire load */
+    atomic_store_explicit(&s->fds_cancelled, 1, memory_order_release);
+    pt__fd_walk(cancel_one, s);
+    return 0;
 }

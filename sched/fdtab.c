@@ -20,6 +20,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <sched.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -81,9 +82,12 @@ static int do_register(struct pt__fd *f, pt_sched *s, int fd)
         pt_pollfd_close(&f->pd);
         return err;
     }
-    int type;
+    int type, proto;
     socklen_t len = sizeof type;
     f->sock = getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0;
+    len = sizeof proto;
+    f->tcp = f->sock && type == SOCK_STREAM &&
+             getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &len) == 0 && proto == IPPROTO_TCP;
     f->s = s;
     if (f->pollable)
         atomic_fetch_add_explicit(&s->nfds, 1, memory_order_relaxed);
@@ -178,33 +182,42 @@ int pt__fd_finish_close(struct pt__fd *f, int fd)
     return err;
 }
 
-void pt__fd_forget_sched(pt_sched *s)
+void pt__fd_walk(void (*fn)(struct pt__fd *f, void *arg), void *arg)
 {
     for (unsigned c = 0; c < NCHUNKS; c++) {
         struct pt__fd *chunk = atomic_load_explicit(&chunks[c], memory_order_acquire);
-        for (unsigned i = 0; chunk && i < CHUNK_LEN; i++) {
-            struct pt__fd *f = &chunk[i];
-            if (atomic_load_explicit(&f->state, memory_order_relaxed) == PT__FD_FREE)
-                continue; /* a hint: one being registered now is another scheduler's */
-            for (;;) {
-                pt__lock(&f->lock);
-                uint32_t st = atomic_load_explicit(&f->state, memory_order_relaxed);
-                if (f->s != s || st != PT__FD_CLOSING)
-                    break;
-                /* a thread's pt_fd_close still needs s: let it finish */
-                pt__unlock(&f->lock);
-                sched_yield();
-            }
-            if (f->s == s) {
-                /* no G is left, so no call is in flight and none waits */
-                if (f->pollable) {
-                    pt_pollfd_close(&f->pd);
-                    atomic_fetch_sub_explicit(&s->nfds, 1, memory_order_relaxed);
-                }
-                f->s = NULL;
-                atomic_store_explicit(&f->state, PT__FD_FREE, memory_order_relaxed);
-            }
-            pt__unlock(&f->lock);
-        }
+        for (unsigned i = 0; chunk && i < CHUNK_LEN; i++)
+            fn(&chunk[i], arg);
     }
+}
+
+static void forget_one(struct pt__fd *f, void *arg)
+{
+    pt_sched *s = arg;
+    if (atomic_load_explicit(&f->state, memory_order_relaxed) == PT__FD_FREE)
+        return; /* a hint: one being registered now is another scheduler's */
+    for (;;) {
+        pt__lock(&f->lock);
+        uint32_t st = atomic_load_explicit(&f->state, memory_order_relaxed);
+        if (f->s != s || st != PT__FD_CLOSING)
+            break;
+        /* a thread's pt_fd_close still needs s: let it finish */
+        pt__unlock(&f->lock);
+        sched_yield();
+    }
+    if (f->s == s) {
+        /* no G is left, so no call is in flight and none waits */
+        if (f->pollable) {
+            pt_pollfd_close(&f->pd);
+            atomic_fetch_sub_explicit(&s->nfds, 1, memory_order_relaxed);
+        }
+        f->s = NULL;
+        atomic_store_explicit(&f->state, PT__FD_FREE, memory_order_relaxed);
+    }
+    pt__unlock(&f->lock);
+}
+
+void pt__fd_forget_sched(pt_sched *s)
+{
+    pt__fd_walk(forget_one, s);
 }

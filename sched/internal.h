@@ -253,6 +253,7 @@ struct pt_sched {
     _Atomic uint64_t next_gid;
     _Atomic uint32_t stopping;
     _Atomic uint32_t nfds;               /* descriptors registered for Gs (fdtab.c) */
+    _Atomic uint32_t fds_cancelled;      /* pt_sched_cancel_fds was called (fdio.c) */
     _Atomic pt_nanos last_poll;          /* when an M or sysmon last took the netpoller's events */
     _Atomic int64_t time_timers;         /* pt_time_* timers made by its Gs, not yet freed */
 
@@ -363,6 +364,7 @@ struct pt__fd {
     _Atomic uint32_t refs;  /* calls in flight (the lock; a closing thread sleeps on it) */
     bool pollable;          /* registered with s->np (not a regular file) */
     bool sock;              /* a socket: writes use send(MSG_NOSIGNAL) */
+    bool tcp;               /* a TCP socket: what it accepts gets TCP_NODELAY */
     pt_sched *s;            /* whose netpoller reports it */
     pt_g *closer;           /* a closing G waiting for refs to reach 0 */
     struct pt__fd_side side[2];
@@ -381,6 +383,9 @@ struct pt__fd *pt__fd_find(int fd);
 int pt__fd_finish_close(struct pt__fd *f, int fd);
 /* Destroy: unregisters every fd s still holds (they stay open). */
 void pt__fd_forget_sched(pt_sched *s);
+/* Calls fn on every descriptor the table ever made, whatever its state
+ * or owner, with no lock held. */
+void pt__fd_walk(void (*fn)(struct pt__fd *f, void *arg), void *arg);
 /* Events from s's netpoller: readies the Gs waiting on those sides. */
 void pt__fd_dispatch(pt_sched *s, const pt_poll_event *ev, int n);
 

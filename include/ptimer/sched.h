@@ -37,6 +37,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 
 #include "ptimer/clock.h"
 
@@ -314,9 +315,10 @@ PT_API int pt_select(pt_select_case *cases, int n, pt_nanos deadline, bool block
  * only a deadline already past is checked.
  *
  * Errors common to the calls marked G: -EPERM outside a G; -EBADF (not
- * an open fd, or closed by pt_fd_close, now or while waiting); -EINVAL
- * (NULL where data is needed, a negative deadline, an fd registered by
- * another scheduler, an fd number of 2^20 or more); -ENOMEM; -ETIMEDOUT;
+ * an open fd, or closed by pt_fd_close, now or while waiting);
+ * -ECANCELED (pt_sched_cancel_fds); -EINVAL (NULL where data is needed,
+ * a negative deadline, an fd registered by another scheduler, an fd
+ * number of 2^20 or more); -ENOMEM; -ETIMEDOUT;
  * else the system call's -errno. Writes to a socket never raise SIGPIPE
  * (-EPIPE instead); to a pipe they do, as write(2) does. */
 
@@ -325,13 +327,27 @@ PT_API int pt_select(pt_select_case *cases, int n, pt_nanos deadline, bool block
 PT_API ssize_t pt_fd_read(int fd, void *buf, size_t n, pt_nanos deadline);
 
 /* conn.Write (G): all n bytes, returning n; or -ETIMEDOUT or an error,
- * after which some of the bytes may have been written. */
+ * after which some of the bytes may have been written (pt_fd_writev says
+ * how many). */
 PT_API ssize_t pt_fd_write(int fd, const void *buf, size_t n, pt_nanos deadline);
+
+/* conn.Write's (n, err), over segments (Go's net.Buffers): writes all
+ * bytes of iov[0..iovcnt) in order by the deadline, several segments to a
+ * system call (a response's head and body in one). Returns their total,
+ * or an error as pt_fd_write's; either way *written (when not NULL) is
+ * how many bytes went out. -EINVAL for iovcnt outside [0, IOV_MAX], a
+ * NULL segment with a length, or a total past SSIZE_MAX. */
+PT_API ssize_t pt_fd_writev(int fd, const struct iovec *iov, int iovcnt, pt_nanos deadline,
+                            size_t *written);
 
 /* Accept (G) on a listening socket: the new connection's fd, non-blocking,
  * close-on-exec and registered like lfd; its address in sa, *len as for
  * accept(2) (sa and len may both be NULL). A connection aborted before it
- * was accepted is skipped, as Go does. */
+ * was accepted is skipped, as Go does. A TCP connection comes with
+ * TCP_NODELAY set, as Go's do (clear it for Nagle's batching). Go's other
+ * default, a 15 s keep-alive probe, is left off: a server here holds a
+ * read deadline on every connection, which ends a vanished peer sooner
+ * (set SO_KEEPALIVE where a connection may idle without one). */
 PT_API int pt_fd_accept(int lfd, struct sockaddr *sa, socklen_t *len, pt_nanos deadline);
 
 /* Dial (G): connects the socket fd to sa, waiting for the handshake up to
@@ -344,6 +360,18 @@ PT_API int pt_fd_connect(int fd, const struct sockaddr *sa, socklen_t len, pt_na
  * to return, unregisters it and closes it. An fd never used here is just
  * closed. 0; -EBADF (not open, or a close of it already under way). */
 PT_API int pt_fd_close(int fd);
+
+/* Stops every G of s that waits on a descriptor, for good: each pt_fd_*
+ * call of its Gs parked now, and each one made from now on, returns
+ * -ECANCELED (pt_fd_close still works, for the Gs to close what they
+ * hold). How a server stops: a G reads SIGINT/SIGTERM from a signalfd
+ * (the signals blocked in main before the scheduler starts: its threads
+ * inherit the mask), closes its listeners with pt_fd_close, lets the
+ * requests under way finish, then calls this; its connection Gs unwind,
+ * and pt_sched_wait returns once every G has ended. Waits on channels,
+ * timers and sleeps are not touched. From a G or any thread (not a
+ * signal handler). 0; -EINVAL. */
+PT_API int pt_sched_cancel_fds(pt_sched *s);
 
 /* ---- Go's time package: Timer, AfterFunc, Ticker (time/sleep.go, tick.go)
  *

@@ -76,9 +76,10 @@ void test_reads_agree_with_clock_monotonic_within_bound(void)
  * vCPUs, so the offset between two changes from run to run and can
  * outgrow the fastest hand-off between them, and then a read on one lands
  * a few ns behind one published by the other. CLOCK_MONOTONIC reads the
- * same counter and inherits the same skew; the line adds nothing to it. What the bound cannot tell from skew
- * (a read misordered by less than SKEW_NS) is left to the check within
- * each thread, which sees every re-anchor too. */
+ * same counter and inherits the same skew; the line adds nothing to it.
+ * What the bound cannot tell from skew (a read misordered by less than
+ * SKEW_NS) is left to the check within each thread, which sees every
+ * re-anchor too. */
 #define SKEW_NS 250
 static _Atomic int64_t published;
 enum { THREADS = 4 };

@@ -47,6 +47,12 @@ PT_TEST(stress, hundred_clients_request_response_per_p)
 PT_TEST(stress, hundred_clients_request_response_timerthread)
 PT_TEST(unit, fd_reader_wakes_while_every_p_runs_yielding_gs)
 PT_TEST(unit, every_fd_call_rejects_bad_input)
+/* what a server needs: segments with a count, socket defaults, a stop */
+PT_TEST(unit, fd_writev_sends_every_segment_in_order)
+PT_TEST(unit, fd_writev_cut_by_its_deadline_counts_what_went_out)
+PT_TEST(unit, fd_accept_gives_tcp_connections_nodelay)
+PT_TEST(unit, cancel_fds_stops_every_parked_g_and_every_later_call)
+PT_TEST(stress, cancel_fds_racing_gs_entering_their_waits_loses_none)
 /* liveness: the netpoller's claim, idle Ms and the monitor */
 PT_TEST(unit, a_descriptor_ready_after_a_poll_held_the_claim_wakes_its_g_per_p)
 PT_TEST(unit, a_descriptor_ready_after_a_poll_held_the_claim_wakes_its_g_timerthread)

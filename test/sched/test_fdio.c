@@ -7,11 +7,13 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -578,6 +580,16 @@ static void bad_calls(void *arg)
     CHECK_EQ(pt_fd_read(1 << 20, b, 1, 0), -EINVAL);
     CHECK_EQ(pt_fd_accept(bad_lfd, (struct sockaddr *)&sa, NULL, 0), -EINVAL);
     CHECK_EQ(pt_fd_connect(bad_sv[0], NULL, 0, 0), -EINVAL);
+    size_t wn = 99;
+    struct iovec v[2] = {{b, 1}, {NULL, 1}};
+    CHECK_EQ(pt_fd_writev(bad_sv[0], v, -1, 0, &wn), -EINVAL);
+    CHECK_EQ(wn, 0);
+    CHECK_EQ(pt_fd_writev(bad_sv[0], v, IOV_MAX + 1, 0, NULL), -EINVAL);
+    CHECK_EQ(pt_fd_writev(bad_sv[0], NULL, 1, 0, NULL), -EINVAL);
+    CHECK_EQ(pt_fd_writev(bad_sv[0], v, 2, 0, NULL), -EINVAL); /* NULL with a length */
+    v[1] = (struct iovec){b, (size_t)SSIZE_MAX};
+    CHECK_EQ(pt_fd_writev(bad_sv[0], v, 2, 0, NULL), -EINVAL); /* past SSIZE_MAX */
+    CHECK_EQ(pt_fd_writev(bad_sv[0], v, 1, -1, NULL), -EINVAL);
     /* an fd another scheduler registered */
     CHECK_EQ(pt_fd_read(other_fd, b, 1, 0), -EINVAL);
     /* zero bytes: at once */
@@ -640,6 +652,7 @@ void test_every_fd_call_rejects_bad_input(void)
     /* outside a G */
     CHECK_EQ(pt_fd_read(0, b, 1, 0), -EPERM);
     CHECK_EQ(pt_fd_write(1, b, 1, 0), -EPERM);
+    CHECK_EQ(pt_fd_writev(1, &(struct iovec){b, 1}, 1, 0, NULL), -EPERM);
     CHECK_EQ(pt_fd_accept(0, (struct sockaddr *)&sa, &slen, 0), -EPERM);
     CHECK_EQ(pt_fd_connect(0, (struct sockaddr *)&sa, slen, 0), -EPERM);
     CHECK_EQ(pt_fd_close(-1), -EBADF);
