@@ -1,0 +1,3 @@
+module ptbench-go-http
+
+go 1.19
