@@ -15,7 +15,7 @@ struct field {
     unsigned long long u;
 };
 
-enum { NFIELDS_MAX = 48 };
+enum { NFIELDS_MAX = 64 };
 
 static int row_fields(const struct row *w, struct field *f)
 {
@@ -58,6 +58,9 @@ static int row_fields(const struct row *w, struct field *f)
      * phase, and their growth over the run (medians; 0 elsewhere) */
     D("rss_bytes", w->rss, 0);
     D("rss_growth_bytes", w->rss_growth, 0);
+    /* http: the client's errors and CPU seconds (medians; 0 elsewhere) */
+    D("errors", w->errors, 0);
+    D("client_cpu_s", w->client_cpu, 4);
     I("timer_bytes", w->timer_bytes);
     I("ops", l->ops);
     I("scheduled", l->scheduled);

@@ -20,6 +20,8 @@ const char *kind_name(enum wl_kind kind)
         return "burst";
     case WL_NETPOLL:
         return "netpoll";
+    case WL_HTTP:
+        return "http";
     }
     return "?";
 }
@@ -33,6 +35,8 @@ const char *metric_name(enum wl_kind kind, bool in_sched)
         return in_sched ? "B/G" : "B/timer";
     case WL_BURST:
         return "ns/G";
+    case WL_HTTP:
+        return "ns/req";
     case WL_LATENCY:
     case WL_TICKER:
     case WL_NETPOLL:
@@ -46,6 +50,7 @@ double metric_value(const struct row *w)
     switch (w->kind) {
     case WL_THROUGHPUT:
     case WL_BURST: /* per G, not per thread (report.c) */
+    case WL_HTTP:  /* per request, however many Ps served it */
         return w->ns_op.median;
     case WL_MEMORY:
         return w->bytes;

@@ -69,6 +69,9 @@ static void usage(FILE *f)
                "                        100000,1000000)\n"
                "      --burst-gs LIST   Gs in spawn-burst, a row each (default\n"
                "                        10000,100000,1000000)\n"
+               "      --http-conns LIST wrk's connections in http, a row each (default\n"
+               "                        100,1000,10000)\n"
+               "      --http-secs N     wrk's run in each http repetition (default 5)\n"
                "      --stack-guards LIST  memory-g's and spawn-burst's stack guards, a row\n"
                "                        each: auto pages canary (default auto,pages: what\n"
                "                        this kernel gets, and what one before 6.13 gets)\n"
@@ -150,6 +153,8 @@ enum {
     OPT_MEMORY_TIMERS,
     OPT_MEMORY_GS,
     OPT_BURST_GS,
+    OPT_HTTP_CONNS,
+    OPT_HTTP_SECS,
     OPT_STACK_GUARDS,
     OPT_TICKERS,
     OPT_SLACK_NS,
@@ -174,6 +179,8 @@ static const struct option long_options[] = {
     {"memory-timers", required_argument, NULL, OPT_MEMORY_TIMERS},
     {"memory-gs", required_argument, NULL, OPT_MEMORY_GS},
     {"burst-gs", required_argument, NULL, OPT_BURST_GS},
+    {"http-conns", required_argument, NULL, OPT_HTTP_CONNS},
+    {"http-secs", required_argument, NULL, OPT_HTTP_SECS},
     {"stack-guards", required_argument, NULL, OPT_STACK_GUARDS},
     {"tickers", required_argument, NULL, OPT_TICKERS},
     {"slack-ns", required_argument, NULL, OPT_SLACK_NS},
@@ -202,6 +209,9 @@ static void defaults(struct options *o)
                           .nmemory_gs = 2,
                           .burst_gs = {10000, 100000, 1000000},
                           .nburst_gs = 3,
+                          .http_conns = {100, 1000, 10000},
+                          .nhttp_conns = 3,
+                          .http_secs = 5,
                           .stack_guards = {0, 1}, /* auto, pages */
                           .nstack_guards = 2,
                           .baseline = "timerthread",
@@ -276,6 +286,12 @@ static int apply(struct options *o, int c, const char *opt, char *v)
     case OPT_BURST_GS:
         o->nburst_gs = split_ints(v, o->burst_gs, 10000000);
         return o->nburst_gs > 0 ? 0 : bad_option(opt, v);
+    case OPT_HTTP_CONNS:
+        o->nhttp_conns = split_ints(v, o->http_conns, 1000000);
+        return o->nhttp_conns > 0 ? 0 : bad_option(opt, v);
+    case OPT_HTTP_SECS:
+        n = o->http_secs = parse_long(v, 1, 3600);
+        break;
     case OPT_STACK_GUARDS: {
         const char *parts[MAXLIST];
         o->nstack_guards = split(v, parts);

@@ -22,6 +22,8 @@ struct options {
     long memory_timers;
     int memory_gs[MAXLIST], nmemory_gs; /* memory-g: a row per count */
     int burst_gs[MAXLIST], nburst_gs;   /* spawn-burst: a row per count */
+    int http_conns[MAXLIST], nhttp_conns; /* http: wrk's connections, a row per count */
+    long http_secs;                       /* http: wrk's run per repetition */
     int stack_guards[MAXLIST], nstack_guards; /* enum pt_stack_guard: a row each */
     int monitor_priority;
     const char *baseline;

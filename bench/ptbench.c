@@ -19,6 +19,7 @@
 #include "report.h"
 #include "workload.h"
 #ifdef PTBENCH_HAVE_SCHED
+#include "http_bench.h"
 #include "sched_bench.h"
 #endif
 
@@ -149,6 +150,7 @@ static pt_nanos duration_ms(const struct options *o, const struct workload *wl)
     case WL_LATENCY:
     case WL_NETPOLL:
         return o->latency_ms;
+    case WL_HTTP:
     case WL_THROUGHPUT:
     case WL_MEMORY:
     case WL_BURST:
@@ -182,6 +184,10 @@ static int run_workload(struct report *rep, const struct options *o, const struc
     pt_nanos duration = duration_ms(o, wl) * 1000000;
     if (wl->kind == WL_NETPOLL)
         return netpoll_run(rep, wl, o->reps, duration);
+#ifdef PTBENCH_HAVE_SCHED
+    if (wl->kind == WL_HTTP)
+        return http_run(rep, o, wl);
+#endif
     /* a ticker row per ticker count; a stack workload's per G count and
      * stack guard; one row otherwise */
     int ncounts = 0;

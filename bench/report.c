@@ -242,7 +242,10 @@ void report_add(struct report *r, const struct workload *wl, const char *variant
     w->threads = threads;
     w->reps = n;
     w->timer_bytes = timer_bytes;
-    enum { OPS_S, NS_OP, P50, P99, P999, MAX, WAKEUPS, CPU, SYS, BYTES, CREATE, CANCEL, RSS, RSSG, NV };
+    enum {
+        OPS_S, NS_OP, P50, P99, P999, MAX, WAKEUPS, CPU, SYS, BYTES, CREATE, CANCEL, RSS, RSSG,
+        ERRORS, CLIENT_CPU, NV
+    };
     double v[NV][REPORT_MAXREPS];
     for (int i = 0; i < n; i++) {
         const struct rep *p = &reps[i];
@@ -250,7 +253,7 @@ void report_add(struct report *r, const struct workload *wl, const char *variant
         v[OPS_S][i] = secs > 0 ? (double)p->ops / secs : 0;
         /* per thread, as the anchors count: each thread's time per op;
          * a burst's wall time per G, however many Ps made and ran them */
-        double per = wl->kind == WL_BURST ? 1 : threads;
+        double per = wl->kind == WL_BURST || wl->kind == WL_HTTP ? 1 : threads;
         v[NS_OP][i] = p->ops ? p->elapsed_ns * per / (double)p->ops : 0;
         v[P50][i] = p->p50 / 1e3;
         v[P99][i] = p->p99 / 1e3;
@@ -264,6 +267,8 @@ void report_add(struct report *r, const struct workload *wl, const char *variant
         v[CANCEL][i] = p->cancel_ns;
         v[RSS][i] = p->rss_bytes;
         v[RSSG][i] = p->rss_growth;
+        v[ERRORS][i] = p->errors;
+        v[CLIENT_CPU][i] = p->client_cpu_s;
         w->ticks_fired += p->fired;
         w->ticks_due += p->expected_ticks;
     }
@@ -290,6 +295,8 @@ void report_add(struct report *r, const struct workload *wl, const char *variant
     w->cancel_ns = stat3_of(v[CANCEL], n).median;
     w->rss = stat3_of(v[RSS], n).median;
     w->rss_growth = stat3_of(v[RSSG], n).median;
+    w->errors = stat3_of(v[ERRORS], n).median;
+    w->client_cpu = stat3_of(v[CLIENT_CPU], n).median;
     w->last = reps[n - 1];
     fields_json(r->jsonl, w);
     fields_csv(r->csv, w);

@@ -28,6 +28,9 @@ struct rep {
     uint64_t gs_started, gs_finished, waits, wakes, early_wakes;
     uint64_t timers_owner, timers_stolen, timers_sysmon, steals, overflowed, handoffs;
     int spawn_error;
+    /* http: the client's errors (connect, read, write, status, timeout)
+     * and its CPU time; cpu_s, sys_s and rss_bytes are the server's */
+    double errors, client_cpu_s;
 };
 
 void rep_of_result(const struct run_result *res, struct rep *out);
@@ -62,6 +65,7 @@ struct row {
     double p50, p99, p999, max;
     double wakeups, cpu_s, sys_s, bytes, create_ns, cancel_ns; /* medians */
     double rss, rss_growth; /* medians, bytes: resident at the end of a throughput run */
+    double errors, client_cpu; /* http: medians of the client's errors and CPU seconds */
     double ns_op_rep[REPORT_MAXREPS]; /* each repetition's, in order: paired ratios */
     uint64_t ticks_fired, ticks_due;  /* ticker: every repetition's, summed */
     struct rep last; /* counts, from the last repetition */

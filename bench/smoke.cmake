@@ -352,13 +352,53 @@ if(help MATCHES "sched-perp" AND NOT SANITIZE STREQUAL "thread")
   endif()
 endif()
 
+# http, where wrk is installed and the scheduler built: our server in both
+# timer modes for a second under 50 connections (the peers' servers need
+# Go and nginx, which the main job installs). Every row has requests, no
+# client errors, the server's memory and CPU, and ordered quantiles; the
+# table and the verdict have their lines. Not under TSan (as above).
+find_program(WRK wrk)
+set(nhttp 0)
+if(WRK AND help MATCHES "sched-perp" AND NOT SANITIZE STREQUAL "thread")
+  execute_process(
+    COMMAND ${PTBENCH} -w http -d sched-perp,sched-tt -t 1 -r 1 --http-conns 50 --http-secs 1
+            --no-peers --no-plots -q -o ${OUT}/http
+    RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "ptbench -w http failed (${rc}):\n${out}\n${err}")
+  endif()
+  file(STRINGS ${OUT}/http/ptbench.jsonl hlines)
+  list(LENGTH hlines nhttp)
+  if(NOT nhttp EQUAL 2)
+    message(FATAL_ERROR "http: expected a row for sched-perp and sched-tt, got ${nhttp}:\n${out}")
+  endif()
+  foreach(line IN LISTS hlines)
+    foreach(field kind variant ops errors rss_bytes cpu_s client_cpu_s ops_per_s)
+      string(JSON ${field} GET "${line}" ${field})
+    endforeach()
+    if(NOT kind STREQUAL "http" OR NOT variant STREQUAL "c=50" OR ops LESS_EQUAL 0
+       OR NOT errors EQUAL 0 OR rss_bytes LESS_EQUAL 0 OR cpu_s LESS_EQUAL 0
+       OR client_cpu_s LESS_EQUAL 0)
+      message(FATAL_ERROR "http row: ${line}")
+    endif()
+    check_quantiles("${line}")
+  endforeach()
+  file(READ ${OUT}/http/table.txt htable)
+  if(NOT htable MATCHES "\nhttp c=50 +1  ns/req  +sched-[a-z]+ +[0-9.]+ [|]"
+     OR NOT htable MATCHES "\n== http c=50\n[^\n]*req/s[^\n]*cli cpu"
+     OR NOT htable MATCHES "threads 1: sched-perp's req/s / p99 over: sched-tt [0-9.]+ / [0-9.]+")
+    message(FATAL_ERROR "http: the table's verdict line, header or footer:\n${htable}")
+  endif()
+endif()
+
 # Bad options: usage on stderr, exit 2.
 foreach(bad "--bogus" "-t;0" "-t;x" "-d;nosuch" "-w;nosuch" "-r;0" "-r;65" "-D" "--tickers;-5"
-            "-b;nosuch" "--memory-gs;0" "--burst-gs;1,0" "--stack-guards;auto,bogus")
+            "-b;nosuch" "--memory-gs;0" "--burst-gs;1,0" "--stack-guards;auto,bogus"
+            "--http-conns;0" "--http-secs;0")
   execute_process(COMMAND ${PTBENCH} ${bad} -o ${OUT} RESULT_VARIABLE rc
                   OUTPUT_VARIABLE o ERROR_VARIABLE e)
   if(NOT rc EQUAL 2 OR NOT e MATCHES "usage: ptbench")
     message(FATAL_ERROR "ptbench ${bad}: exit ${rc}, stderr: ${e}")
   endif()
 endforeach()
-message(STATUS "ptbench smoke: ${n} rows, ${nsched} in the scheduler, counts add up")
+message(STATUS "ptbench smoke: ${n} rows, ${nsched} in the scheduler, ${nhttp} http, counts add up")

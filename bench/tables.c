@@ -29,13 +29,17 @@ static void header(const struct report *r, FILE *f, const struct row *g, bool ba
         else
             fprintf(f, " %8s %6s %10s %10s", "B/timer", "own B", "create ns", "cancel ns");
         break;
+    case WL_HTTP: /* the server's CPU and memory; the client's CPU */
+        fprintf(f, " %10s %21s %9s %7s %7s %7s %8s", "ns/req", "[min - max]", "req/s", "errors",
+                "srv cpu", "cli cpu", "RSS MiB");
+        break;
     case WL_LATENCY:
     case WL_NETPOLL:
         break;
     }
     if (g->fires)
         fprintf(f, " %8s %8s %8s %9s", "p50 us", "p99 us", "p999 us", "max us");
-    if (g->kind != WL_MEMORY && g->kind != WL_BURST)
+    if (g->kind != WL_MEMORY && g->kind != WL_BURST && g->kind != WL_HTTP)
         fprintf(f, " %8s %6s %5s", "wakeups", "cpu s", "sys%");
     if (base) {
         char title[32];
@@ -89,13 +93,20 @@ static void line(const struct report *r, FILE *f, const struct row *w, bool base
         fprintf(f, " %8.1f %6s %10.1f %10.1f", w->bytes, own, w->create_ns, w->cancel_ns);
         break;
     }
+    case WL_HTTP: {
+        char range[48];
+        snprintf(range, sizeof range, "[%.1f - %.1f]", w->ns_op.min, w->ns_op.max);
+        fprintf(f, " %10.1f %21s %9.0f %7.0f %7.2f %7.2f %8.1f", w->ns_op.median, range,
+                w->ops_s.median, w->errors, w->cpu_s, w->client_cpu, w->rss / (1024.0 * 1024.0));
+        break;
+    }
     case WL_LATENCY:
     case WL_NETPOLL:
         break;
     }
     if (w->fires)
         fprintf(f, " %8.1f %8.1f %8.1f %9.1f", w->p50, w->p99, w->p999, w->max);
-    if (w->kind != WL_MEMORY && w->kind != WL_BURST) {
+    if (w->kind != WL_MEMORY && w->kind != WL_BURST && w->kind != WL_HTTP) {
         char wake[24] = "-"; /* peers do not count theirs */
         if (!is_peer(w))
             snprintf(wake, sizeof wake, "%.0f", w->wakeups);
@@ -257,6 +268,22 @@ static void legend(const struct report *r, FILE *f)
                    "             (auto: guard regions where the kernel has them; pages: what a\n"
                    "             kernel before 6.13 gets, guard pages within the map budget,\n"
                    "             then canaries)\n");
+    bool http = false;
+    for (int i = 0; i < r->nrows; i++)
+        http |= r->rows[i].kind == WL_HTTP;
+    if (http)
+        fprintf(f, "In the http tables (a server process each, fresh every repetition, wrk -t1 on\n"
+                   "the same cores; c= wrk's connections, thr the server's Ps, GOMAXPROCS or\n"
+                   "nginx's workers):\n"
+                   "  ns/req     wrk's wall time / requests answered; req/s its inverse\n"
+                   "  errors     wrk's connect, read, write, timeout and non-2xx errors\n"
+                   "  srv cpu    the server's CPU seconds over the load (every process of it)\n"
+                   "  cli cpu    wrk's own CPU seconds: on 2 cores, what the server did not get\n"
+                   "  RSS MiB    the server's resident memory less shared pages, at the end\n"
+                   "  p50 .. max a request's latency as wrk measured it (its histogram)\n"
+                   "  sched-perp, sched-tt: examples/httpd.c on the scheduler, timers per P or on\n"
+                   "             the TimerThread; go1.19: raw net.Conn with SetReadDeadline per\n"
+                   "             request; go1.19-http: net/http, same timeouts; nginx: return 200\n");
 }
 
 static bool first_of_group(const struct report *r, int i)
@@ -265,6 +292,30 @@ static bool first_of_group(const struct report *r, int i)
         if (row_same_group(&r->rows[j], &r->rows[i]))
             return false;
     return true;
+}
+
+/* Under an http table: per P count, sched-perp's requests per second
+ * over each other server's, and its p99 over theirs (in one run, the
+ * servers' repetitions alternated). */
+static void http_footer(const struct report *r, FILE *f, const struct row *g)
+{
+    bool any = false;
+    for (int i = 0; i < r->nrows; i++) {
+        const struct row *k = &r->rows[i];
+        if (!row_same_group(k, g) || strcmp(k->design, "sched-perp") != 0 || k->ops_s.median <= 0)
+            continue;
+        fprintf(f, "%s threads %d: sched-perp's req/s / p99 over:", any ? "\n" : "", k->threads);
+        any = true;
+        for (int j = 0; j < r->nrows; j++) {
+            const struct row *w = &r->rows[j];
+            if (!row_same_cell(w, k) || w == k || w->ops_s.median <= 0 || w->p99 <= 0)
+                continue;
+            fprintf(f, " %s %.2f / %.2f", w->design, k->ops_s.median / w->ops_s.median,
+                    k->p99 / w->p99);
+        }
+    }
+    if (any)
+        fprintf(f, "\n");
 }
 
 void tables_print(const struct report *r, FILE *f)
@@ -289,6 +340,8 @@ void tables_print(const struct report *r, FILE *f)
             kernel_footer(r, f, g);
         if (g->in_sched && (g->kind == WL_MEMORY || g->kind == WL_BURST))
             go_footer(r, f, g);
+        if (g->kind == WL_HTTP)
+            http_footer(r, f, g);
     }
     legend(r, f);
 }

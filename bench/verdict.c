@@ -157,6 +157,9 @@ static void legend(const struct report *r, FILE *f)
     legend_kind(r, f, WL_MEMORY, false, "resident bytes per pending timer");
     legend_kind(r, f, WL_MEMORY, true, "resident bytes per parked G");
     legend_kind(r, f, WL_BURST, true, "wall time per G of a burst, none from a pool");
+    legend_kind(r, f, WL_HTTP, false,
+                "wrk's wall time / requests served (1 / requests per second);\n"
+                "             a server process each, wrk on the same cores");
     fprintf(f, "Lateness: our designs' samples of every repetition pooled, the peers' (go1.19,\n"
                "libuv) medians of their repetitions'. kernel is a floor, a futex wait with the\n"
                "same deadline and no timer structure: its ratio is shown, it never wins.\n");

@@ -377,6 +377,13 @@ const struct workload workloads[] = {
      .kind = WL_NETPOLL,
      .fires = true},
 #ifdef PTBENCH_HAVE_SCHED
+    /* Run by http_bench.c: examples/httpd.c and the peers' servers, each
+     * a process of its own, under wrk. */
+    {.name = "http",
+     .what = "HTTP servers under wrk (ours, Go's, nginx): time per request",
+     .kind = WL_HTTP,
+     .fires = true,
+     .dist_what = "request latency"},
     /* Inside the scheduler (sched_workloads.c, sched_memory.c): threads are
      * Ps, the designs sched-perp and sched-tt. */
     {.name = "spawn",
