@@ -61,6 +61,7 @@ static int row_fields(const struct row *w, struct field *f)
     /* http: the client's errors and CPU seconds (medians; 0 elsewhere) */
     D("errors", w->errors, 0);
     D("client_cpu_s", w->client_cpu, 4);
+    D("load_req_per_s", w->load_rps, 0); /* http-idle */
     I("timer_bytes", w->timer_bytes);
     I("ops", l->ops);
     I("scheduled", l->scheduled);

@@ -1,492 +1,62 @@
 /* The http workload: a real server under a real client. Each design is a
- * server process -- examples/httpd.c on the scheduler in either timer
- * mode, Go 1.19's raw net.Conn and net/http servers (bench/peers/go-http),
- * nginx -- started fresh for every repetition on 127.0.0.1, asked once by
- * hand, then loaded by wrk for a fixed time. A row per (connections, Ps);
- * the repetitions go round the servers, the order turning each time.
+ * server process (http_server.c) -- examples/httpd.c on the scheduler in
+ * either timer mode, Go 1.19's raw net.Conn and net/http servers, nginx
+ * -- started fresh for every repetition, asked once by hand, then loaded
+ * by wrk for a fixed time. A row per (connections, Ps); the repetitions
+ * go round the servers, the order turning each time.
  *
  * Figures: requests per second and wrk's latency quantiles (its own
  * histogram, read through a Lua hook), wrk's errors, the server's CPU
  * time over the load and its resident memory at the end, and wrk's own
  * CPU time: on a 2-core machine client and server share the cores, which
  * the client's CPU says. */
-#define _GNU_SOURCE
 #include "http_bench.h"
 
-#include <arpa/inet.h>
-#include <dirent.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
-#include <netinet/in.h>
-#include <signal.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/time.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "http_server.h"
 #include "progress.h"
-
-#ifndef PT_SOURCE_DIR
-#define PT_SOURCE_DIR "."
-#endif
-#ifndef PT_BINARY_DIR
-#define PT_BINARY_DIR "."
-#endif
-
-enum server_kind { SRV_PTIMER, SRV_GO, SRV_NGINX };
-
-struct server {
-    const char *name;
-    enum server_kind kind;
-    const char *arg; /* httpd's -m, go-http's -server */
-};
-
-static const struct server servers[] = {
-    {"sched-perp", SRV_PTIMER, "per-p"},
-    {"sched-tt", SRV_PTIMER, "timerthread"},
-    {"go1.19", SRV_GO, "raw"},
-    {"go1.19-http", SRV_GO, "nethttp"},
-    {"nginx", SRV_NGINX, NULL},
-};
-enum { NSERVERS = sizeof servers / sizeof servers[0] };
-
-/* ---- what is installed -------------------------------------------------- */
-
-static bool executable(const char *path)
-{
-    return access(path, X_OK) == 0;
-}
-
-/* The Go servers' binary, built once per process (as peers.c builds the
- * Go peer); NULL with the reason in *why. */
-static const char *go_http(const char **why)
-{
-    static int built; /* 0: not tried, 1: usable, -1: not */
-    static const char *reason;
-    if (built == 0) {
-        const char *go = executable("/usr/lib/go-1.19/bin/go") ? "/usr/lib/go-1.19/bin/go"
-                         : system("command -v go >/dev/null 2>&1") == 0 ? "go"
-                                                                          : NULL;
-        if (go) {
-            char cmd[1024];
-            snprintf(cmd, sizeof cmd,
-                     "cd " PT_SOURCE_DIR "/bench/peers/go-http && GOCACHE=" PT_BINARY_DIR
-                     "/go-cache GOFLAGS=-mod=mod %s build -o " PT_BINARY_DIR
-                     "/ptbench-go-http . >/dev/null 2>&1",
-                     go);
-            built = system(cmd) == 0 ? 1 : -1;
-            reason = "go build failed in bench/peers/go-http";
-        } else {
-            built = executable(PT_BINARY_DIR "/ptbench-go-http") ? 1 : -1;
-            reason = "no Go toolchain: apt-get install golang-1.19-go";
-        }
-    }
-    *why = reason;
-    return built > 0 ? PT_BINARY_DIR "/ptbench-go-http" : NULL;
-}
-
-static const char *nginx_path(void)
-{
-    return executable("/usr/sbin/nginx") ? "/usr/sbin/nginx" : NULL;
-}
-
-/* Whether server s can run here; if not, why (said once in the report). */
-static bool available(const struct server *s, const char **why)
-{
-    switch (s->kind) {
-    case SRV_PTIMER:
-        *why = "ptbench-httpd was not built";
-        return executable(PT_BINARY_DIR "/bench/ptbench-httpd");
-    case SRV_GO:
-        return go_http(why) != NULL;
-    case SRV_NGINX:
-        *why = "nginx is not installed: apt-get install nginx-light";
-        return nginx_path() != NULL;
-    }
-    return false;
-}
-
-/* ---- one server process ---------------------------------------------------- */
-
-struct running {
-    pid_t pid;
-    int port;
-};
-
-/* A port the kernel has free now, for nginx, which is told its port. */
-static int free_port(void)
-{
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t len = sizeof a;
-    int port = -1;
-    if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
-        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
-        port = ntohs(a.sin_port);
-    if (fd >= 0)
-        close(fd);
-    return port;
-}
-
-/* nginx's configuration for `procs` workers on `port`, each with room
- * for `conns` connections (its connection table is allocated whole at
- * start: sized to the load, as an operator would, not to a million):
- * keep-alive as long as the others' idle timeout, no logging, everything
- * under dir. */
-static int nginx_conf(const char *dir, int procs, int conns, int port, char *path, size_t n)
-{
-    snprintf(path, n, "%.512s/nginx.conf", dir);
-    /* no more descriptors than the hard limit lets it have */
-    int nofile = 2 * conns + 1024;
-    struct rlimit rl;
-    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_max != RLIM_INFINITY &&
-        (rlim_t)nofile > rl.rlim_max)
-        nofile = (int)rl.rlim_max;
-    FILE *f = fopen(path, "w");
-    if (!f)
-        return -1;
-    fprintf(f,
-            "worker_processes %d;\n"
-            "worker_rlimit_nofile %d;\n"
-            "daemon off;\n"
-            "pid %s/nginx.pid;\n"
-            "error_log %s/nginx-error.log error;\n"
-            "events { worker_connections %d; }\n"
-            "http {\n"
-            "  access_log off;\n"
-            "  client_body_temp_path %s;\n  proxy_temp_path %s;\n  fastcgi_temp_path %s;\n"
-            "  uwsgi_temp_path %s;\n  scgi_temp_path %s;\n"
-            "  keepalive_timeout 10s;\n"
-            "  keepalive_requests 100000000;\n"
-            "  server {\n"
-            "    listen 127.0.0.1:%d backlog=4096;\n"
-            "    location / { default_type text/plain; return 200 \"ok\\n\"; }\n"
-            "  }\n"
-            "}\n",
-            procs, nofile, dir, dir, conns + 1024, dir, dir, dir, dir, dir, port);
-    return fclose(f);
-}
-
-/* Connects to the port; 0 once something answers "HTTP/1.1 200". */
-static int ask_once(int port)
-{
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0)
-        return -1;
-    struct timeval tv = {2, 0};
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
-                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    static const char req[] = "GET / HTTP/1.1\r\nHost: ptbench\r\nConnection: close\r\n\r\n";
-    char buf[256] = "";
-    int rc = -1;
-    if (connect(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
-        write(fd, req, sizeof req - 1) == (ssize_t)(sizeof req - 1)) {
-        ssize_t got = 0, r;
-        while (got < 12 && (r = read(fd, buf + got, sizeof buf - 1 - (size_t)got)) > 0)
-            got += r;
-        rc = got >= 12 && strncmp(buf, "HTTP/1.1 200", 12) == 0 ? 0 : -1;
-    }
-    close(fd);
-    return rc;
-}
-
-/* Starts s with procs Ps (workers, GOMAXPROCS) for conns connections,
- * waits until it answers:
- * 0, or -1 with the reason in why. */
-static int server_start(const struct server *s, int procs, int conns, const char *dir,
-                        struct running *out, char *why, size_t nwhy)
-{
-    int out_pipe[2] = {-1, -1};
-    int port = 0;
-    char conf[600], nprocs[16];
-    snprintf(nprocs, sizeof nprocs, "%d", procs);
-    if (s->kind == SRV_NGINX) {
-        port = free_port();
-        if (port < 0 || nginx_conf(dir, procs, conns, port, conf, sizeof conf) != 0) {
-            snprintf(why, nwhy, "cannot write nginx's configuration in %s", dir);
-            return -1;
-        }
-    } else if (pipe2(out_pipe, O_CLOEXEC) != 0) {
-        snprintf(why, nwhy, "pipe: %s", strerror(errno));
-        return -1;
-    }
-    const char *go_why;
-    pid_t pid = fork();
-    if (pid == 0) {
-        setpgid(0, 0); /* its own group: nginx's workers are stopped with it */
-        if (out_pipe[1] >= 0)
-            dup2(out_pipe[1], 1);
-        int null = open("/dev/null", O_WRONLY);
-        if (null >= 0)
-            dup2(null, 2);
-        switch (s->kind) {
-        case SRV_PTIMER:
-            execl(PT_BINARY_DIR "/bench/ptbench-httpd", "ptbench-httpd", "-P", nprocs, "-m", s->arg,
-                  (char *)NULL);
-            break;
-        case SRV_GO:
-            setenv("GOMAXPROCS", nprocs, 1);
-            execl(go_http(&go_why), "ptbench-go-http", "-server", s->arg, (char *)NULL);
-            break;
-        case SRV_NGINX:
-            execl(nginx_path(), "nginx", "-p", dir, "-c", conf, (char *)NULL);
-            break;
-        }
-        _exit(127);
-    }
-    if (out_pipe[1] >= 0)
-        close(out_pipe[1]);
-    if (pid < 0) {
-        snprintf(why, nwhy, "fork: %s", strerror(errno));
-        if (out_pipe[0] >= 0)
-            close(out_pipe[0]);
-        return -1;
-    }
-    out->pid = pid;
-    if (out_pipe[0] >= 0) { /* ours and Go's say where they listen */
-        FILE *f = fdopen(out_pipe[0], "r");
-        if (!f || fscanf(f, "listening on 127.0.0.1:%d", &port) != 1)
-            port = -1;
-        if (f)
-            fclose(f);
-        else
-            close(out_pipe[0]);
-    }
-    out->port = port;
-    /* up to 5 s for it to answer (nginx says nothing when it is ready) */
-    for (int i = 0; port > 0 && i < 500; i++) {
-        if (ask_once(port) == 0)
-            return 0;
-        if (waitpid(pid, NULL, WNOHANG) == pid)
-            break;
-        usleep(10000);
-    }
-    snprintf(why, nwhy, "%s did not answer on 127.0.0.1:%d", s->name, port);
-    kill(-pid, SIGKILL);
-    waitpid(pid, NULL, 0);
-    return -1;
-}
-
-static void server_stop(struct running *r)
-{
-    kill(-r->pid, SIGKILL);
-    kill(r->pid, SIGKILL);
-    waitpid(r->pid, NULL, 0);
-}
-
-/* ---- what the server used: its process group's CPU and memory ----------- */
-
-/* CPU seconds (user + system) and resident bytes less shared pages of
- * every process in group pgid. */
-static void group_usage(pid_t pgid, double *cpu, double *sys, double *rss)
-{
-    *cpu = *sys = *rss = 0;
-    DIR *d = opendir("/proc");
-    if (!d)
-        return;
-    long tick = sysconf(_SC_CLK_TCK), page = sysconf(_SC_PAGESIZE);
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        char path[300], buf[1024];
-        if (e->d_name[0] < '0' || e->d_name[0] > '9')
-            continue;
-        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
-        FILE *f = fopen(path, "r");
-        if (!f)
-            continue;
-        size_t n = fread(buf, 1, sizeof buf - 1, f);
-        fclose(f);
-        buf[n] = 0;
-        /* fields after the command's closing parenthesis: state is the
-         * 3rd; pgrp the 5th; utime, stime the 14th, 15th */
-        char *p = strrchr(buf, ')');
-        long pgrp = 0;
-        unsigned long ut = 0, st = 0;
-        if (!p || sscanf(p + 2, "%*c %*d %ld %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &pgrp,
-                         &ut, &st) != 3 ||
-            pgrp != pgid)
-            continue;
-        *cpu += (double)(ut + st) / (double)tick;
-        *sys += (double)st / (double)tick;
-        snprintf(path, sizeof path, "/proc/%s/statm", e->d_name);
-        if ((f = fopen(path, "r"))) {
-            long size, res, shared;
-            if (fscanf(f, "%ld %ld %ld", &size, &res, &shared) == 3)
-                *rss += (double)(res - shared) * (double)page;
-            fclose(f);
-        }
-    }
-    closedir(d);
-}
-
-/* ---- the client ------------------------------------------------------------- */
-
-/* wrk's done() hook: its own counts and latency histogram, one line. */
-static const char wrk_lua[] =
-    "done = function(summary, latency, requests)\n"
-    "  local e = summary.errors\n"
-    "  io.write(string.format('ptbench %d %d %d %d %d %d %d %d %d %d %d\\n',\n"
-    "    summary.requests, summary.duration, e.connect, e.read, e.write, e.status, e.timeout,\n"
-    "    latency:percentile(50), latency:percentile(99), latency:percentile(99.9), latency.max))\n"
-    "end\n";
-
-/* wrk -c conns for secs against port: the repetition's figures in *out.
- * 0, or -1 with the reason in why. */
-static int client_run(int port, int conns, long secs, const char *lua, pid_t server_group,
-                      struct rep *out, char *why, size_t nwhy)
-{
-    char cfg[32], dur[32], url[64], to[24];
-    snprintf(cfg, sizeof cfg, "%d", conns);
-    snprintf(dur, sizeof dur, "%lds", secs);
-    snprintf(to, sizeof to, "%lds", secs < 5 ? 5 : secs);
-    snprintf(url, sizeof url, "http://127.0.0.1:%d/", port);
-    int p[2];
-    if (pipe2(p, O_CLOEXEC) != 0) {
-        snprintf(why, nwhy, "pipe: %s", strerror(errno));
-        return -1;
-    }
-    double cpu0, sys0, rss;
-    group_usage(server_group, &cpu0, &sys0, &rss);
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(p[1], 1);
-        int null = open("/dev/null", O_WRONLY);
-        if (null >= 0)
-            dup2(null, 2);
-        execlp("wrk", "wrk", "-t1", "-c", cfg, "-d", dur, "--timeout", to, "-s", lua, url,
-               (char *)NULL);
-        _exit(127);
-    }
-    close(p[1]);
-    if (pid < 0) {
-        close(p[0]);
-        snprintf(why, nwhy, "fork: %s", strerror(errno));
-        return -1;
-    }
-    FILE *f = fdopen(p[0], "r");
-    char line[512];
-    unsigned long long v[11];
-    int got = 0;
-    while (f && fgets(line, sizeof line, f))
-        if (sscanf(line, "ptbench %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0],
-                   &v[1], &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9], &v[10]) == 11)
-            got = 1;
-    if (f)
-        fclose(f);
-    else
-        close(p[0]);
-    int status;
-    struct rusage ru;
-    wait4(pid, &status, 0, &ru);
-    double cpu1, sys1;
-    group_usage(server_group, &cpu1, &sys1, &rss);
-    if (!got || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        snprintf(why, nwhy, "wrk -c %d failed (status 0x%x)", conns, status);
-        return -1;
-    }
-    *out = (struct rep){
-        .ops = v[0],
-        .elapsed_ns = (double)v[1] * 1e3,
-        .errors = (double)(v[2] + v[3] + v[4] + v[5] + v[6]),
-        .p50 = (double)v[7] * 1e3,
-        .p99 = (double)v[8] * 1e3,
-        .p999 = (double)v[9] * 1e3,
-        .max = (double)v[10] * 1e3,
-        .cpu_s = cpu1 - cpu0,
-        .sys_s = sys1 - sys0,
-        .rss_bytes = rss,
-        .client_cpu_s = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
-                        (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6,
-    };
-    return 0;
-}
-
-/* ---- the rows ------------------------------------------------------------------ */
-
-static bool wanted(const struct options *o, const struct server *s)
-{
-    if (s->kind != SRV_PTIMER)
-        return o->peers;
-    for (int i = 0; i < o->ndesigns; i++)
-        if (strcmp(o->designs[i], s->name) == 0)
-            return true;
-    return o->ndesigns == 0;
-}
 
 int http_run(struct report *r, const struct options *o, const struct workload *wl)
 {
-    if (system("command -v wrk >/dev/null 2>&1") != 0) {
-        report_note(r, "http: skipped: wrk is not installed (apt-get install wrk)");
-        return 0;
-    }
-    /* wrk and the servers hold a descriptor per connection */
-    struct rlimit rl;
-    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-        rl.rlim_cur = rl.rlim_max;
-        setrlimit(RLIMIT_NOFILE, &rl);
-    }
-    char dir[512], lua[PATH_MAX];
-    snprintf(dir, sizeof dir, "%s/http", o->out);
-    if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
-        fprintf(stderr, "ptbench: cannot create %s: %s\n", dir, strerror(errno));
-        return -1;
-    }
-    if (realpath(dir, lua) && strlen(lua) < sizeof dir) /* nginx wants its prefix absolute */
-        memcpy(dir, lua, strlen(lua) + 1);
-    snprintf(lua, sizeof lua, "%.512s/report.lua", dir);
-    FILE *f = fopen(lua, "w");
-    if (!f || fputs(wrk_lua, f) < 0 || fclose(f) != 0) {
-        fprintf(stderr, "ptbench: cannot write %s\n", lua);
-        return -1;
-    }
-    const struct server *run[NSERVERS];
-    int nrun = 0;
-    for (int i = 0; i < NSERVERS; i++) {
-        const char *why = "";
-        if (!wanted(o, &servers[i]))
-            continue;
-        if (!available(&servers[i], &why)) {
-            report_note(r, "http: %s skipped (%s)", servers[i].name, why);
-            continue;
-        }
-        run[nrun++] = &servers[i];
-    }
-    static struct rep reps[NSERVERS][REPORT_MAXREPS];
+    struct http_env env;
+    const struct http_server *run[HTTP_MAX_SERVERS];
+    int nrun = http_setup(r, o, wl->name, &env, run);
+    if (nrun <= 0)
+        return nrun;
+    static struct rep reps[HTTP_MAX_SERVERS][REPORT_MAXREPS];
     for (int ci = 0; ci < o->nhttp_conns; ci++) {
+        int conns = o->http_conns[ci];
         char variant[24];
-        snprintf(variant, sizeof variant, "c=%d", o->http_conns[ci]);
+        snprintf(variant, sizeof variant, "c=%d", conns);
         for (int ti = 0; ti < o->nthreads; ti++) {
             int procs = o->threads[ti];
-            bool failed[NSERVERS] = {false};
+            if (procs > sysconf(_SC_NPROCESSORS_ONLN))
+                continue; /* wrk needs a core too: more Ps than cores measure the kernel */
+            bool failed[HTTP_MAX_SERVERS] = {false};
             for (int k = 0; k < o->reps; k++)
                 for (int j = 0; j < nrun; j++) {
                     int si = (j + k) % nrun; /* the order turns each repetition */
-                    const struct server *s = run[si];
                     if (failed[si])
                         continue;
-                    progress_rep(wl->name, variant, procs, s->name, k + 1, o->reps);
-                    struct running srv;
+                    progress_rep(wl->name, variant, procs, run[si]->name, k + 1, o->reps);
+                    struct http_running srv;
                     char why[768] = "";
                     struct rep *out = &reps[si][k];
                     memset(out, 0, sizeof *out);
-                    int rc = server_start(s, procs, o->http_conns[ci], dir, &srv, why, sizeof why);
+                    int rc = http_server_start(run[si], procs, conns, 0, env.dir, &srv, why,
+                                               sizeof why);
                     if (rc == 0) {
-                        rc = client_run(srv.port, o->http_conns[ci], o->http_secs, lua, srv.pid,
-                                        out, why, sizeof why);
-                        server_stop(&srv);
+                        rc = http_wrk_run(srv.port, conns, o->http_secs, env.lua, srv.pid, out,
+                                          why, sizeof why);
+                        http_server_stop(&srv);
                     }
                     if (rc != 0) {
                         progress_clear();
-                        report_note(r, "http %s, %d P: %s failed: %s", variant, procs, s->name,
-                                    why);
+                        report_note(r, "http %s, %d P: %s failed: %s", variant, procs,
+                                    run[si]->name, why);
                         failed[si] = true;
                     }
                 }

@@ -22,6 +22,8 @@ const char *kind_name(enum wl_kind kind)
         return "netpoll";
     case WL_HTTP:
         return "http";
+    case WL_IDLE:
+        return "idle";
     }
     return "?";
 }
@@ -40,6 +42,7 @@ const char *metric_name(enum wl_kind kind, bool in_sched)
     case WL_LATENCY:
     case WL_TICKER:
     case WL_NETPOLL:
+    case WL_IDLE:
         break;
     }
     return "p99 us";
@@ -57,6 +60,7 @@ double metric_value(const struct row *w)
     case WL_LATENCY:
     case WL_TICKER:
     case WL_NETPOLL:
+    case WL_IDLE:
         break;
     }
     return w->p99;

@@ -71,7 +71,11 @@ static void usage(FILE *f)
                "                        10000,100000,1000000)\n"
                "      --http-conns LIST wrk's connections in http, a row each (default\n"
                "                        100,1000,10000)\n"
-               "      --http-secs N     wrk's run in each http repetition (default 5)\n"
+               "      --http-secs N     wrk's run in each http repetition, and the load's in\n"
+               "                        http-idle (default 3)\n"
+               "      --idle-conns LIST idle connections in http-idle, a row each (default\n"
+               "                        10000)\n"
+               "      --idle-ms N       the servers' idle timeout in http-idle (default 2000)\n"
                "      --stack-guards LIST  memory-g's and spawn-burst's stack guards, a row\n"
                "                        each: auto pages canary (default auto,pages: what\n"
                "                        this kernel gets, and what one before 6.13 gets)\n"
@@ -155,6 +159,8 @@ enum {
     OPT_BURST_GS,
     OPT_HTTP_CONNS,
     OPT_HTTP_SECS,
+    OPT_IDLE_CONNS,
+    OPT_IDLE_MS,
     OPT_STACK_GUARDS,
     OPT_TICKERS,
     OPT_SLACK_NS,
@@ -181,6 +187,8 @@ static const struct option long_options[] = {
     {"burst-gs", required_argument, NULL, OPT_BURST_GS},
     {"http-conns", required_argument, NULL, OPT_HTTP_CONNS},
     {"http-secs", required_argument, NULL, OPT_HTTP_SECS},
+    {"idle-conns", required_argument, NULL, OPT_IDLE_CONNS},
+    {"idle-ms", required_argument, NULL, OPT_IDLE_MS},
     {"stack-guards", required_argument, NULL, OPT_STACK_GUARDS},
     {"tickers", required_argument, NULL, OPT_TICKERS},
     {"slack-ns", required_argument, NULL, OPT_SLACK_NS},
@@ -211,7 +219,10 @@ static void defaults(struct options *o)
                           .nburst_gs = 3,
                           .http_conns = {100, 1000, 10000},
                           .nhttp_conns = 3,
-                          .http_secs = 5,
+                          .http_secs = 3,
+                          .idle_conns = {10000},
+                          .nidle_conns = 1,
+                          .idle_ms = 2000,
                           .stack_guards = {0, 1}, /* auto, pages */
                           .nstack_guards = 2,
                           .baseline = "timerthread",
@@ -291,6 +302,12 @@ static int apply(struct options *o, int c, const char *opt, char *v)
         return o->nhttp_conns > 0 ? 0 : bad_option(opt, v);
     case OPT_HTTP_SECS:
         n = o->http_secs = parse_long(v, 1, 3600);
+        break;
+    case OPT_IDLE_CONNS:
+        o->nidle_conns = split_ints(v, o->idle_conns, 1000000);
+        return o->nidle_conns > 0 ? 0 : bad_option(opt, v);
+    case OPT_IDLE_MS:
+        n = o->idle_ms = parse_long(v, 1, 3600000);
         break;
     case OPT_STACK_GUARDS: {
         const char *parts[MAXLIST];

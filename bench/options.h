@@ -24,6 +24,8 @@ struct options {
     int burst_gs[MAXLIST], nburst_gs;   /* spawn-burst: a row per count */
     int http_conns[MAXLIST], nhttp_conns; /* http: wrk's connections, a row per count */
     long http_secs;                       /* http: wrk's run per repetition */
+    int idle_conns[MAXLIST], nidle_conns; /* http-idle: a row per count */
+    long idle_ms;                         /* http-idle: the servers' idle timeout */
     int stack_guards[MAXLIST], nstack_guards; /* enum pt_stack_guard: a row each */
     int monitor_priority;
     const char *baseline;

@@ -20,6 +20,7 @@
 #include "workload.h"
 #ifdef PTBENCH_HAVE_SCHED
 #include "http_bench.h"
+#include "http_idle.h"
 #include "sched_bench.h"
 #endif
 
@@ -151,6 +152,7 @@ static pt_nanos duration_ms(const struct options *o, const struct workload *wl)
     case WL_NETPOLL:
         return o->latency_ms;
     case WL_HTTP:
+    case WL_IDLE:
     case WL_THROUGHPUT:
     case WL_MEMORY:
     case WL_BURST:
@@ -187,6 +189,8 @@ static int run_workload(struct report *rep, const struct options *o, const struc
 #ifdef PTBENCH_HAVE_SCHED
     if (wl->kind == WL_HTTP)
         return http_run(rep, o, wl);
+    if (wl->kind == WL_IDLE)
+        return http_idle_run(rep, o, wl);
 #endif
     /* a ticker row per ticker count; a stack workload's per G count and
      * stack guard; one row otherwise */

@@ -244,7 +244,7 @@ void report_add(struct report *r, const struct workload *wl, const char *variant
     w->timer_bytes = timer_bytes;
     enum {
         OPS_S, NS_OP, P50, P99, P999, MAX, WAKEUPS, CPU, SYS, BYTES, CREATE, CANCEL, RSS, RSSG,
-        ERRORS, CLIENT_CPU, NV
+        ERRORS, CLIENT_CPU, LOAD, NV
     };
     double v[NV][REPORT_MAXREPS];
     for (int i = 0; i < n; i++) {
@@ -269,6 +269,7 @@ void report_add(struct report *r, const struct workload *wl, const char *variant
         v[RSSG][i] = p->rss_growth;
         v[ERRORS][i] = p->errors;
         v[CLIENT_CPU][i] = p->client_cpu_s;
+        v[LOAD][i] = p->load_rps;
         w->ticks_fired += p->fired;
         w->ticks_due += p->expected_ticks;
     }
@@ -297,6 +298,7 @@ void report_add(struct report *r, const struct workload *wl, const char *variant
     w->rss_growth = stat3_of(v[RSSG], n).median;
     w->errors = stat3_of(v[ERRORS], n).median;
     w->client_cpu = stat3_of(v[CLIENT_CPU], n).median;
+    w->load_rps = stat3_of(v[LOAD], n).median;
     w->last = reps[n - 1];
     fields_json(r->jsonl, w);
     fields_csv(r->csv, w);

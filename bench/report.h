@@ -31,6 +31,7 @@ struct rep {
     /* http: the client's errors (connect, read, write, status, timeout)
      * and its CPU time; cpu_s, sys_s and rss_bytes are the server's */
     double errors, client_cpu_s;
+    double load_rps; /* http-idle: the load's requests per second */
 };
 
 void rep_of_result(const struct run_result *res, struct rep *out);
@@ -66,6 +67,7 @@ struct row {
     double wakeups, cpu_s, sys_s, bytes, create_ns, cancel_ns; /* medians */
     double rss, rss_growth; /* medians, bytes: resident at the end of a throughput run */
     double errors, client_cpu; /* http: medians of the client's errors and CPU seconds */
+    double load_rps;           /* http-idle: median of the load's requests per second */
     double ns_op_rep[REPORT_MAXREPS]; /* each repetition's, in order: paired ratios */
     uint64_t ticks_fired, ticks_due;  /* ticker: every repetition's, summed */
     struct rep last; /* counts, from the last repetition */

@@ -361,25 +361,33 @@ find_program(WRK wrk)
 set(nhttp 0)
 if(WRK AND help MATCHES "sched-perp" AND NOT SANITIZE STREQUAL "thread")
   execute_process(
-    COMMAND ${PTBENCH} -w http -d sched-perp,sched-tt -t 1 -r 1 --http-conns 50 --http-secs 1
-            --no-peers --no-plots -q -o ${OUT}/http
+    COMMAND ${PTBENCH} -w http,http-idle -d sched-perp,sched-tt -t 1 -r 1 --http-conns 50
+            --http-secs 1 --idle-conns 300 --idle-ms 300 --no-peers --no-plots -q -o ${OUT}/http
     RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
   if(NOT rc EQUAL 0)
     message(FATAL_ERROR "ptbench -w http failed (${rc}):\n${out}\n${err}")
   endif()
   file(STRINGS ${OUT}/http/ptbench.jsonl hlines)
   list(LENGTH hlines nhttp)
-  if(NOT nhttp EQUAL 2)
-    message(FATAL_ERROR "http: expected a row for sched-perp and sched-tt, got ${nhttp}:\n${out}")
+  if(NOT nhttp EQUAL 4)
+    message(FATAL_ERROR "http: expected a row for sched-perp and sched-tt in each of http and "
+                        "http-idle, got ${nhttp}:\n${out}")
   endif()
+  # http-idle: every idle connection closed, none early or lost, the
+  # server's bytes per connection and the load's requests counted
   foreach(line IN LISTS hlines)
-    foreach(field kind variant ops errors rss_bytes cpu_s client_cpu_s ops_per_s)
+    foreach(field kind variant ops errors rss_bytes cpu_s client_cpu_s bytes_per_timer
+                  load_req_per_s)
       string(JSON ${field} GET "${line}" ${field})
     endforeach()
-    if(NOT kind STREQUAL "http" OR NOT variant STREQUAL "c=50" OR ops LESS_EQUAL 0
-       OR NOT errors EQUAL 0 OR rss_bytes LESS_EQUAL 0 OR cpu_s LESS_EQUAL 0
-       OR client_cpu_s LESS_EQUAL 0)
-      message(FATAL_ERROR "http row: ${line}")
+    if(kind STREQUAL "http")
+      if(NOT variant STREQUAL "c=50" OR ops LESS_EQUAL 0 OR NOT errors EQUAL 0
+         OR rss_bytes LESS_EQUAL 0 OR cpu_s LESS_EQUAL 0 OR client_cpu_s LESS_EQUAL 0)
+        message(FATAL_ERROR "http row: ${line}")
+      endif()
+    elseif(NOT kind STREQUAL "idle" OR NOT variant STREQUAL "idle=300" OR NOT ops EQUAL 300
+           OR NOT errors EQUAL 0 OR bytes_per_timer LESS_EQUAL 0 OR load_req_per_s LESS_EQUAL 0)
+      message(FATAL_ERROR "http-idle row: ${line}")
     endif()
     check_quantiles("${line}")
   endforeach()
@@ -394,7 +402,7 @@ endif()
 # Bad options: usage on stderr, exit 2.
 foreach(bad "--bogus" "-t;0" "-t;x" "-d;nosuch" "-w;nosuch" "-r;0" "-r;65" "-D" "--tickers;-5"
             "-b;nosuch" "--memory-gs;0" "--burst-gs;1,0" "--stack-guards;auto,bogus"
-            "--http-conns;0" "--http-secs;0")
+            "--http-conns;0" "--http-secs;0" "--idle-conns;0" "--idle-ms;x")
   execute_process(COMMAND ${PTBENCH} ${bad} -o ${OUT} RESULT_VARIABLE rc
                   OUTPUT_VARIABLE o ERROR_VARIABLE e)
   if(NOT rc EQUAL 2 OR NOT e MATCHES "usage: ptbench")

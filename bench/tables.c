@@ -29,6 +29,10 @@ static void header(const struct report *r, FILE *f, const struct row *g, bool ba
         else
             fprintf(f, " %8s %6s %10s %10s", "B/timer", "own B", "create ns", "cancel ns");
         break;
+    case WL_IDLE:
+        fprintf(f, " %8s %7s %7s %9s %7s %8s", "B/conn", "closed", "errors", "load r/s",
+                "srv cpu", "RSS MiB");
+        break;
     case WL_HTTP: /* the server's CPU and memory; the client's CPU */
         fprintf(f, " %10s %21s %9s %7s %7s %7s %8s", "ns/req", "[min - max]", "req/s", "errors",
                 "srv cpu", "cli cpu", "RSS MiB");
@@ -39,7 +43,7 @@ static void header(const struct report *r, FILE *f, const struct row *g, bool ba
     }
     if (g->fires)
         fprintf(f, " %8s %8s %8s %9s", "p50 us", "p99 us", "p999 us", "max us");
-    if (g->kind != WL_MEMORY && g->kind != WL_BURST && g->kind != WL_HTTP)
+    if (g->kind != WL_MEMORY && g->kind != WL_BURST && g->kind != WL_HTTP && g->kind != WL_IDLE)
         fprintf(f, " %8s %6s %5s", "wakeups", "cpu s", "sys%");
     if (base) {
         char title[32];
@@ -93,6 +97,10 @@ static void line(const struct report *r, FILE *f, const struct row *w, bool base
         fprintf(f, " %8.1f %6s %10.1f %10.1f", w->bytes, own, w->create_ns, w->cancel_ns);
         break;
     }
+    case WL_IDLE:
+        fprintf(f, " %8.0f %7llu %7.0f %9.0f %7.2f %8.1f", w->bytes, (unsigned long long)w->last.ops,
+                w->errors, w->load_rps, w->cpu_s, w->rss / (1024.0 * 1024.0));
+        break;
     case WL_HTTP: {
         char range[48];
         snprintf(range, sizeof range, "[%.1f - %.1f]", w->ns_op.min, w->ns_op.max);
@@ -106,7 +114,8 @@ static void line(const struct report *r, FILE *f, const struct row *w, bool base
     }
     if (w->fires)
         fprintf(f, " %8.1f %8.1f %8.1f %9.1f", w->p50, w->p99, w->p999, w->max);
-    if (w->kind != WL_MEMORY && w->kind != WL_BURST && w->kind != WL_HTTP) {
+    if (w->kind != WL_MEMORY && w->kind != WL_BURST && w->kind != WL_HTTP &&
+        w->kind != WL_IDLE) {
         char wake[24] = "-"; /* peers do not count theirs */
         if (!is_peer(w))
             snprintf(wake, sizeof wake, "%.0f", w->wakeups);
@@ -270,7 +279,7 @@ static void legend(const struct report *r, FILE *f)
                    "             then canaries)\n");
     bool http = false;
     for (int i = 0; i < r->nrows; i++)
-        http |= r->rows[i].kind == WL_HTTP;
+        http |= r->rows[i].kind == WL_HTTP || r->rows[i].kind == WL_IDLE;
     if (http)
         fprintf(f, "In the http tables (a server process each, fresh every repetition, wrk -t1 on\n"
                    "the same cores; c= wrk's connections, thr the server's Ps, GOMAXPROCS or\n"
@@ -283,7 +292,12 @@ static void legend(const struct report *r, FILE *f)
                    "  p50 .. max a request's latency as wrk measured it (its histogram)\n"
                    "  sched-perp, sched-tt: examples/httpd.c on the scheduler, timers per P or on\n"
                    "             the TimerThread; go1.19: raw net.Conn with SetReadDeadline per\n"
-                   "             request; go1.19-http: net/http, same timeouts; nginx: return 200\n");
+                   "             request; go1.19-http: net/http, same timeouts; nginx: return 200\n"
+                   "  http-idle, idle=N: N connections, one request each, then idle until the\n"
+                   "             server closes them (--idle-ms) while wrk -c100 loads it;\n"
+                   "             p50 .. max: close - (answer + idle timeout); B/conn: the\n"
+                   "             server's growth over N; closed: of N (last repetition);\n"
+                   "             errors: early closes, connections never closed or never made\n");
 }
 
 static bool first_of_group(const struct report *r, int i)

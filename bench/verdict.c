@@ -160,6 +160,9 @@ static void legend(const struct report *r, FILE *f)
     legend_kind(r, f, WL_HTTP, false,
                 "wrk's wall time / requests served (1 / requests per second);\n"
                 "             a server process each, wrk on the same cores");
+    legend_kind(r, f, WL_IDLE, false,
+                "99th percentile of an idle connection's close - (its answer\n"
+                "             + the idle timeout), with wrk loading 100 more meanwhile");
     fprintf(f, "Lateness: our designs' samples of every repetition pooled, the peers' (go1.19,\n"
                "libuv) medians of their repetitions'. kernel is a floor, a futex wait with the\n"
                "same deadline and no timer structure: its ratio is shown, it never wins.\n");

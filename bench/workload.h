@@ -62,6 +62,7 @@ enum wl_kind {
     WL_BURST,      /* Gs made in a burst, none from a pool: wall time per G */
     WL_NETPOLL,    /* the netpoller's timed waits, not an engine (netpoll_bench.c) */
     WL_HTTP,       /* server processes under wrk, not an engine (http_bench.c) */
+    WL_IDLE,       /* a server's idle connections closed on time (http_idle.c) */
 };
 
 /* kind says what a workload measures and is judged by, wherever it runs:

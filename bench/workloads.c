@@ -384,6 +384,12 @@ const struct workload workloads[] = {
      .kind = WL_HTTP,
      .fires = true,
      .dist_what = "request latency"},
+    /* Run by http_idle.c, on the same servers. */
+    {.name = "http-idle",
+     .what = "N idle keep-alive connections closed by the idle timeout, under load",
+     .kind = WL_IDLE,
+     .fires = true,
+     .dist_what = "close - (answer + idle timeout)"},
     /* Inside the scheduler (sched_workloads.c, sched_memory.c): threads are
      * Ps, the designs sched-perp and sched-tt. */
     {.name = "spawn",

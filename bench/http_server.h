@@ -1,0 +1,71 @@
+/* The http workloads' processes (http_server.c): the servers, what they
+ * used, and wrk. */
+#ifndef PTBENCH_HTTP_SERVER_H
+#define PTBENCH_HTTP_SERVER_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "options.h"
+#include "report.h"
+
+enum server_kind { SRV_PTIMER, SRV_GO, SRV_NGINX };
+
+struct http_server {
+    const char *name;
+    enum server_kind kind;
+    const char *arg; /* httpd's -m, go-http's -server */
+};
+
+enum { HTTP_MAX_SERVERS = 8 };
+extern const struct http_server http_servers[];
+extern const int nhttp_servers;
+
+/* Where a workload's files go (nginx's prefix, wrk's script), made. */
+struct http_env {
+    char dir[512];
+    char lua[PATH_MAX];
+};
+
+/* Ready to run: wrk installed (else a note, and 0 servers), the
+ * descriptor limit raised, env made; the servers that -d, --no-peers and
+ * what is installed allow in run[] (notes for those left out). The
+ * count, or -1 on an error (said). */
+int http_setup(struct report *r, const struct options *o, const char *workload,
+               struct http_env *env, const struct http_server *run[HTTP_MAX_SERVERS]);
+
+struct http_running {
+    pid_t pid; /* also its process group */
+    int port;
+};
+
+/* Starts s with procs Ps (workers, GOMAXPROCS) for up to conns
+ * connections, closing a connection idle for idle_ms (0: 10 s), and waits
+ * until it answers: 0, or -1 with the reason in why. */
+int http_server_start(const struct http_server *s, int procs, int conns, long idle_ms,
+                      const char *dir, struct http_running *out, char *why, size_t nwhy);
+void http_server_stop(struct http_running *r);
+
+/* CPU seconds (user + system), system seconds, and resident bytes less
+ * shared pages, of every process in group pgid. */
+void http_group_usage(pid_t pgid, double *cpu, double *sys, double *rss);
+
+/* wrk -t1 -c conns for secs against port: requests, duration, errors,
+ * latency, wrk's CPU into *out, and the server group's CPU over the run
+ * and memory at its end. 0, or -1 with the reason in why. */
+int http_wrk_run(int port, int conns, long secs, const char *lua, pid_t server_group,
+                 struct rep *out, char *why, size_t nwhy);
+
+/* The same in two halves, for a caller with other work meanwhile: fd
+ * reads end of file once wrk is done; finish then waits for it. */
+struct http_wrk {
+    pid_t pid, group;
+    int fd, conns;
+    double cpu0, sys0;
+};
+int http_wrk_start(int port, int conns, long secs, const char *lua, pid_t server_group,
+                   struct http_wrk *w, char *why, size_t nwhy);
+int http_wrk_finish(struct http_wrk *w, struct rep *out, char *why, size_t nwhy);
+
+#endif
