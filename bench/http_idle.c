@@ -5,8 +5,10 @@
  *
  * Each repetition starts a fresh server (http_server.c) with an idle
  * timeout of --idle-ms, opens N connections to it from here (at most a
- * thousand connecting at once), sends one request on each and reads its
- * answer, which starts the connection's idle time; then wrk loads 100
+ * thousand connecting at once, from source addresses 127.0.0.1 to .64 in
+ * turn, each with ephemeral ports of its own toward the server's one
+ * port), sends one request on each and reads its answer, which starts
+ * the connection's idle time; then wrk loads 100
  * more connections for --http-secs while this process watches every idle
  * one for the server's close, through epoll. A close's lateness is when
  * it was seen less (its answer's arrival + the idle timeout). The
@@ -91,9 +93,14 @@ static int open_one(struct idle_run *r, int i)
     *c = (struct idle_conn){.fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)};
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)r->port),
                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    /* 127.0.0.x: the port is picked at connect, for the whole 4-tuple */
+    struct sockaddr_in src = {.sin_family = AF_INET,
+                              .sin_addr.s_addr = htonl(INADDR_LOOPBACK + (uint32_t)(i % 64))};
     struct epoll_event ev = {.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP, .data.u32 = (uint32_t)i};
     int one = 1;
     if (c->fd < 0 || setsockopt(c->fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof one) != 0 ||
+        setsockopt(c->fd, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof one) != 0 ||
+        bind(c->fd, (struct sockaddr *)&src, sizeof src) != 0 ||
         (connect(c->fd, (struct sockaddr *)&a, sizeof a) != 0 && errno != EINPROGRESS) ||
         epoll_ctl(r->ep, EPOLL_CTL_ADD, c->fd, &ev) != 0) {
         if (c->fd >= 0)

@@ -422,11 +422,27 @@ int http_setup(struct report *r, const struct options *o, const char *workload,
         return 0;
     }
     /* wrk, the servers and the idle workload's client hold a descriptor
-     * per connection */
+     * per connection: the hard limit raised where this may (root), then
+     * the soft one to it; the servers inherit both */
+    long most = 0;
+    for (int i = 0; i < o->nhttp_conns; i++)
+        most = o->http_conns[i] > most ? o->http_conns[i] : most;
+    for (int i = 0; i < o->nidle_conns; i++)
+        most = o->idle_conns[i] > most ? o->idle_conns[i] : most;
+    rlim_t want = (rlim_t)(2 * most + 4096);
     struct rlimit rl;
-    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-        rl.rlim_cur = rl.rlim_max;
-        setrlimit(RLIMIT_NOFILE, &rl);
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+        if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < want &&
+            setrlimit(RLIMIT_NOFILE, &(struct rlimit){want, want}) == 0)
+            getrlimit(RLIMIT_NOFILE, &rl);
+        if (rl.rlim_cur < rl.rlim_max) {
+            rl.rlim_cur = rl.rlim_max;
+            setrlimit(RLIMIT_NOFILE, &rl);
+        }
+        if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < want)
+            report_note(r, "%s: %llu descriptors a process at most here, under the %llu its "
+                           "largest row wants",
+                        workload, (unsigned long long)rl.rlim_cur, (unsigned long long)want);
     }
     snprintf(env->dir, sizeof env->dir, "%.400s/%s", o->out, workload);
     if (mkdir(env->dir, 0755) != 0 && errno != EEXIST) {
