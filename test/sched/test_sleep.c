@@ -156,6 +156,12 @@ void test_new_earliest_timer_breaks_the_netpoll_sleep(void)
 static atomic_int sleeper_woke, spinner_stopped_first;
 static pt_sched *busy_s;
 
+/* How long a busy P spins at most: the claim is that its 10 ms sleeper
+ * wakes while the P is still busy, which a design leaving the timer to
+ * that P never does. Long, so that a loaded machine's delays fit in it;
+ * the spin ends as soon as the sleeper has woken. */
+#define SPIN (3 * SEC)
+
 static void ten_ms_sleeper(void *arg)
 {
     (void)arg;
@@ -173,7 +179,7 @@ static void spinner(void *arg)
     pt_yield(); /* the sleeper runs and parks; this G goes to the global queue */
     if (grow_to)
         CHECK_EQ(pt_sched_set_procs(busy_s, grow_to), 0);
-    pt_nanos end = pt_nanotime() + BOUND;
+    pt_nanos end = pt_nanotime() + SPIN;
     while (!atomic_load(&sleeper_woke) && pt_nanotime() < end)
         ;
     if (!atomic_load(&sleeper_woke))
@@ -230,20 +236,24 @@ static void spinner_then_release(void *arg)
     /* Both Ps busy (the holder has the other): only the monitor can run
      * the overdue timer. Spin until it has (the sleeper is then runnable
      * on the global queue), then let the holder go. */
-    pt_nanos end = pt_nanotime() + BOUND;
+    pt_nanos end = pt_nanotime() + SPIN;
     while (stats_of(busy_s).timers_run_sysmon == 0 && pt_nanotime() < end)
         ;
+    if (stats_of(busy_s).timers_run_sysmon == 0)
+        atomic_store(&spinner_stopped_first, 1); /* not while both were busy */
     atomic_store(&hold, 0);
 }
 
 void test_busy_ps_timers_are_run_by_sysmon(void)
 {
     atomic_store(&sleeper_woke, 0);
+    atomic_store(&spinner_stopped_first, 0);
     atomic_store(&hold, 1);
     busy_s = make_sched(2, PT_TIMERS_PER_P);
     CHECK_EQ(pt_go(busy_s, holder, NULL), 0);
     CHECK_EQ(pt_go(busy_s, spinner_then_release, NULL), 0);
     CHECK_EQ(pt_sched_wait(busy_s), 0);
+    CHECK_EQ(atomic_load(&spinner_stopped_first), 0);
     CHECK_EQ(atomic_load(&sleeper_woke), 1);
     print_stats("every P busy", busy_s);
     CHECK(stats_of(busy_s).timers_run_sysmon >= 1);
@@ -368,30 +378,41 @@ void test_monitor_priority_is_real_time_or_refused(void)
 
 /* ---- set_procs ------------------------------------------------------------- */
 
-#define PROCS_SLEEPERS 1000
-static atomic_int wakes[PROCS_SLEEPERS];
+#define PROCS_WAVE 1000 /* sleepers in each of two waves */
+static atomic_int wakes[2 * PROCS_WAVE], woken;
 
 static void numbered_sleeper(void *arg)
 {
     int i = (int)(intptr_t)arg;
     CHECK_EQ(pt_sleep(20 * MS + (i % 50) * MS), 0);
     CHECK_EQ(atomic_fetch_add(&wakes[i], 1), 0); /* exactly once */
+    atomic_fetch_add(&woken, 1);
 }
 
+/* First wave: 1000 Gs asleep on 4 Ps, then down to 1. No P comes back
+ * until every one has woken, so the removed Ps' timers must have moved to
+ * the P left and fired there (a timer left behind would never fire, and
+ * the wait below would end the test). Second wave: up to 4 while they
+ * sleep, then down to 2. Every sleeper wakes exactly once. */
 void test_set_procs_down_and_up_wakes_every_sleeper_once(void)
 {
-    for (int i = 0; i < PROCS_SLEEPERS; i++)
+    for (int i = 0; i < 2 * PROCS_WAVE; i++)
         atomic_store(&wakes[i], 0);
+    atomic_store(&woken, 0);
     pt_sched *s = make_sched(4, PT_TIMERS_PER_P);
-    for (int i = 0; i < PROCS_SLEEPERS; i++)
+    for (int i = 0; i < PROCS_WAVE; i++)
         CHECK_EQ(pt_go(s, numbered_sleeper, (void *)(intptr_t)i), 0);
     CHECK_EQ(pt_sched_procs(s), 4);
     CHECK_EQ(pt_sched_set_procs(s, 1), 0);
     CHECK_EQ(pt_sched_procs(s), 1);
-    nap_ms();
+    WAIT_FOR(atomic_load(&woken) == PROCS_WAVE);
+    CHECK_EQ(pt_sched_procs(s), 1);
     CHECK_EQ(pt_sched_set_procs(s, 4), 0);
+    for (int i = PROCS_WAVE; i < 2 * PROCS_WAVE; i++)
+        CHECK_EQ(pt_go(s, numbered_sleeper, (void *)(intptr_t)i), 0);
+    nap_ms();
     CHECK_EQ(pt_sched_set_procs(s, 2), 0);
     finish_sched(s);
-    for (int i = 0; i < PROCS_SLEEPERS; i++)
+    for (int i = 0; i < 2 * PROCS_WAVE; i++)
         CHECK_EQ(atomic_load(&wakes[i]), 1);
 }
