@@ -1,5 +1,5 @@
 /* The http workloads' processes: the servers (examples/httpd.c on the
- * scheduler, Go 1.19's, nginx), each started fresh on 127.0.0.1 and
+ * scheduler, Go 1.19's, tokio's, nginx), each started fresh on 127.0.0.1 and
  * stopped with its process group, what they used, and wrk. */
 #define _GNU_SOURCE
 #include "http_server.h"
@@ -33,6 +33,7 @@ const struct http_server http_servers[] = {
     {"sched-tt", SRV_PTIMER, "timerthread"},
     {"go1.19", SRV_GO, "raw"},
     {"go1.19-http", SRV_GO, "nethttp"},
+    {"tokio", SRV_TOKIO, NULL},
     {"nginx", SRV_NGINX, NULL},
 };
 const int nhttp_servers = sizeof http_servers / sizeof http_servers[0];
@@ -72,6 +73,32 @@ static const char *go_http(const char **why)
     return built > 0 ? PT_BINARY_DIR "/ptbench-go-http" : NULL;
 }
 
+/* The tokio server's binary, built once per process with cargo against
+ * Debian's crates, offline (bench/peers/tokio-http/.cargo/config.toml);
+ * NULL with the reason in *why. */
+static const char *tokio_http(const char **why)
+{
+    static int built; /* 0: not tried, 1: usable, -1: not */
+    static const char *reason;
+    if (built == 0) {
+        if (system("command -v cargo >/dev/null 2>&1") != 0) {
+            reason = "no cargo: apt-get install cargo";
+            built = -1;
+        } else if (system("ls -d /usr/share/cargo/registry/tokio-1.* >/dev/null 2>&1") != 0) {
+            reason = "tokio's crates are not installed: apt-get install librust-tokio-dev";
+            built = -1;
+        } else {
+            int rc = system("cd " PT_SOURCE_DIR "/bench/peers/tokio-http && cargo build "
+                            "--release --quiet --target-dir " PT_BINARY_DIR
+                            "/tokio-target >/dev/null 2>&1");
+            built = rc == 0 ? 1 : -1;
+            reason = "cargo build failed in bench/peers/tokio-http";
+        }
+    }
+    *why = reason;
+    return built > 0 ? PT_BINARY_DIR "/tokio-target/release/ptbench-tokio-http" : NULL;
+}
+
 static const char *nginx_path(void)
 {
     return executable("/usr/sbin/nginx") ? "/usr/sbin/nginx" : NULL;
@@ -86,6 +113,8 @@ static bool available(const struct http_server *s, const char **why)
         return executable(PT_BINARY_DIR "/bench/ptbench-httpd");
     case SRV_GO:
         return go_http(why) != NULL;
+    case SRV_TOKIO:
+        return tokio_http(why) != NULL;
     case SRV_NGINX:
         *why = "nginx is not installed: apt-get install nginx-light";
         return nginx_path() != NULL;
@@ -197,7 +226,7 @@ int http_server_start(const struct http_server *s, int procs, int conns, long id
         snprintf(why, nwhy, "pipe: %s", strerror(errno));
         return -1;
     }
-    const char *go_why;
+    const char *unused_why;
     pid_t pid = fork();
     if (pid == 0) {
         setpgid(0, 0); /* its own group: nginx's workers are stopped with it */
@@ -213,7 +242,11 @@ int http_server_start(const struct http_server *s, int procs, int conns, long id
             break;
         case SRV_GO:
             setenv("GOMAXPROCS", nprocs, 1);
-            execl(go_http(&go_why), "ptbench-go-http", "-server", s->arg, "-idle-ms", idle,
+            execl(go_http(&unused_why), "ptbench-go-http", "-server", s->arg, "-idle-ms", idle,
+                  (char *)NULL);
+            break;
+        case SRV_TOKIO:
+            execl(tokio_http(&unused_why), "ptbench-tokio-http", "-P", nprocs, "-idle-ms", idle,
                   (char *)NULL);
             break;
         case SRV_NGINX:

@@ -10,7 +10,7 @@
 #include "options.h"
 #include "report.h"
 
-enum server_kind { SRV_PTIMER, SRV_GO, SRV_NGINX };
+enum server_kind { SRV_PTIMER, SRV_GO, SRV_TOKIO, SRV_NGINX };
 
 struct http_server {
     const char *name;

@@ -98,8 +98,9 @@ static void line(const struct report *r, FILE *f, const struct row *w, bool base
         break;
     }
     case WL_IDLE:
-        fprintf(f, " %8.0f %7llu %7.0f %9.0f %7.2f %8.1f", w->bytes, (unsigned long long)w->last.ops,
-                w->errors, w->load_rps, w->cpu_s, w->rss / (1024.0 * 1024.0));
+        fprintf(f, " %8.0f %7llu %7.0f %9.0f %7.2f %8.1f", w->bytes,
+                (unsigned long long)w->last.ops, w->errors, w->load_rps, w->cpu_s,
+                w->rss / (1024.0 * 1024.0));
         break;
     case WL_HTTP: {
         char range[48];
@@ -292,7 +293,9 @@ static void legend(const struct report *r, FILE *f)
                    "  p50 .. max a request's latency as wrk measured it (its histogram)\n"
                    "  sched-perp, sched-tt: examples/httpd.c on the scheduler, timers per P or on\n"
                    "             the TimerThread; go1.19: raw net.Conn with SetReadDeadline per\n"
-                   "             request; go1.19-http: net/http, same timeouts; nginx: return 200\n"
+                   "             request; go1.19-http: net/http, same timeouts; tokio: a task per\n"
+                   "             connection, timeout() around each read (bench/peers/tokio-http);\n"
+                   "             nginx: return 200\n"
                    "  http-idle, idle=N: N connections, one request each, then idle until the\n"
                    "             server closes them (--idle-ms) while wrk -c100 loads it;\n"
                    "             p50 .. max: close - (answer + idle timeout); B/conn: the\n"

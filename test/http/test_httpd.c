@@ -298,7 +298,8 @@ void test_oversized_head_gets_431_and_chunked_body_501(void)
     CHECK_EQ(read_answer(fd, &closes), 431);
     CHECK(closes);
     close(fd);
-    expect_refused("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n", 501);
+    expect_refused("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n",
+                   501);
     /* a head just under the limit is served */
     fd = dial();
     n = snprintf(big, sizeof big, "GET / HTTP/1.1\r\nX-Big: ");
@@ -315,7 +316,9 @@ void test_clients_vanishing_mid_request_leave_the_server_serving(void)
     start("-P", "2", NULL);
     for (int i = 0; i < 60; i++) {
         int fd = dial();
-        send_str(fd, i % 3 == 0 ? "GET / HT" : i % 3 == 1 ? "POST / HTTP/1.1\r\nContent-Length: 100\r\n\r\nab" : GET);
+        static const char *const partial[] = {
+            "GET / HT", "POST / HTTP/1.1\r\nContent-Length: 100\r\n\r\nab", GET};
+        send_str(fd, partial[i % 3]);
         if (i % 2) {
             /* a reset rather than a close */
             struct linger l = {1, 0};
