@@ -272,7 +272,7 @@ static int idle_rep(const struct options *o, const struct http_env *env, struct 
     double cpu2, sys2, rss2;
     http_group_usage(srv->pid, &cpu2, &sys2, &rss2);
     int never = n - r.closed - r.failed;
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < r.made; i++) /* the rest were never opened */
         if (!r.c[i].closed)
             drop(&r, &r.c[i], false);
     *out = (struct rep){

@@ -30,6 +30,7 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <ptimer/sched.h>
 #include <signal.h>
@@ -51,20 +52,29 @@
 static pt_nanos idle_timeout = 10000 * MS, grace = 5000 * MS;
 static int listen_fd;
 static _Atomic int stopping; /* set once: answers say close, connections end after one */
-static _Atomic int busy;     /* connections with a request under way */
+/* Connections with a request under way; STOPPED once the stop has let
+ * the last one finish: a request read after that is not started. */
+static _Atomic int busy;
+#define STOPPED (INT_MIN / 2)
+/* How long a last answer's connection waits for the client to close
+ * (Go's closeWriteAndWait) */
+#define LINGER (500 * MS)
 
 /* ---- answers ---------------------------------------------------------------- */
 
 static const char ok_body[] = "ok\n";
 
-/* Writes a whole answer by the deadline: head and body in one call. */
-static int answer(int fd, int status, const char *reason, bool close_after, const char *body,
-                  size_t body_len)
+/* Writes a whole answer by the deadline: head and body in one call.
+ * `connection`: the Connection header's value, or NULL for none. */
+static int answer(int fd, int status, const char *reason, const char *connection,
+                  const char *body, size_t body_len)
 {
-    char head[160];
+    char head[192], conn_hdr[32] = "";
+    if (connection)
+        snprintf(conn_hdr, sizeof conn_hdr, "Connection: %s\r\n", connection);
     int n = snprintf(head, sizeof head,
                      "HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\nContent-Length: %zu\r\n%s\r\n",
-                     status, reason, body_len, close_after ? "Connection: close\r\n" : "");
+                     status, reason, body_len, conn_hdr);
     struct iovec v[2] = {{head, (size_t)n}, {(void *)body, body_len}};
     ssize_t w = pt_fd_writev(fd, v, 2, pt_nanotime() + WRITE_TIMEOUT, NULL);
     return w < 0 ? (int)w : 0;
@@ -74,6 +84,7 @@ static int answer(int fd, int status, const char *reason, bool close_after, cons
 
 struct request {
     bool close;             /* the client asked to close, or spoke 1.0 without keep-alive */
+    bool http10;            /* HTTP/1.0: keep-alive only when asked, and said in the answer */
     bool chunked;           /* Transfer-Encoding: we do not take request bodies that way */
     long long content_len;  /* the body's length, to be skipped */
 };
@@ -113,7 +124,8 @@ static int parse_head(const char *buf, const char *end, struct request *rq)
     char minor = q[8];
     if (minor != '0' && minor != '1')
         return -1;
-    rq->close = minor == '0'; /* 1.0: close unless it asks to keep alive */
+    rq->http10 = minor == '0';
+    rq->close = rq->http10; /* 1.0: close unless it asks to keep alive */
     /* headers: NAME ":" VALUE, up to the blank line */
     for (p = eol + 2; p < end - 2; p = eol + 2) {
         eol = memmem(p, (size_t)(end - p), "\r\n", 2);
@@ -154,6 +166,21 @@ static int parse_head(const char *buf, const char *end, struct request *rq)
 
 /* ---- a connection ------------------------------------------------------------- */
 
+/* Closes after a last answer. A close with request bytes still unread
+ * makes the kernel reset the connection, which can discard the answer
+ * still on its way; so the write side is shut first (the client reads its
+ * end of file after the answer), and what the client still sends is read
+ * and dropped until it closes, for LINGER at most. */
+static void close_after_answer(int fd)
+{
+    char sink[1024];
+    shutdown(fd, SHUT_WR);
+    pt_nanos until = pt_nanotime() + LINGER;
+    while (pt_fd_read(fd, sink, sizeof sink, until) > 0)
+        ;
+    pt_fd_close(fd);
+}
+
 /* Requests until the client closes or asks to, a deadline passes, a
  * request is bad, or the server stops. */
 static void conn(void *arg)
@@ -162,7 +189,7 @@ static void conn(void *arg)
     char buf[HEAD_MAX];
     size_t have = 0;
     long long skip = 0; /* body bytes of the last request still to drop */
-    bool working = false;
+    bool working = false, answered_last = false;
     pt_nanos deadline = pt_nanotime() + idle_timeout;
     for (;;) {
         if (skip > 0 && have > 0) {
@@ -174,7 +201,8 @@ static void conn(void *arg)
         char *end = skip == 0 ? memmem(buf, have, "\r\n\r\n", 4) : NULL;
         if (!end) {
             if (have == sizeof buf) {
-                answer(fd, 431, "Request Header Fields Too Large", true, "", 0);
+                answered_last =
+                    answer(fd, 431, "Request Header Fields Too Large", "close", "", 0) == 0;
                 break;
             }
             if (working && have == 0 && skip == 0) {
@@ -187,8 +215,11 @@ static void conn(void *arg)
             if (r <= 0)
                 break; /* closed, timed out, cancelled, or an error */
             if (!working) {
+                if (atomic_fetch_add(&busy, 1) < 0) {
+                    atomic_fetch_sub(&busy, 1);
+                    break; /* read after the stop let the last request finish */
+                }
                 working = true;
-                atomic_fetch_add(&busy, 1);
             }
             have += (size_t)r;
             continue;
@@ -196,16 +227,21 @@ static void conn(void *arg)
         end += 4;
         struct request rq;
         if (parse_head(buf, end, &rq) != 0) {
-            answer(fd, 400, "Bad Request", true, "", 0);
+            answered_last = answer(fd, 400, "Bad Request", "close", "", 0) == 0;
             break;
         }
         if (rq.chunked) {
-            answer(fd, 501, "Not Implemented", true, "", 0);
+            answered_last = answer(fd, 501, "Not Implemented", "close", "", 0) == 0;
             break;
         }
         bool close_after = rq.close || atomic_load(&stopping);
-        if (answer(fd, 200, "OK", close_after, ok_body, sizeof ok_body - 1) < 0 || close_after)
+        const char *connection = close_after ? "close" : rq.http10 ? "keep-alive" : NULL;
+        if (answer(fd, 200, "OK", connection, ok_body, sizeof ok_body - 1) < 0)
             break;
+        if (close_after) {
+            answered_last = true;
+            break;
+        }
         have -= (size_t)(end - buf);
         memmove(buf, end, have);
         skip = rq.content_len;
@@ -213,7 +249,10 @@ static void conn(void *arg)
     }
     if (working)
         atomic_fetch_sub(&busy, 1);
-    pt_fd_close(fd);
+    if (answered_last)
+        close_after_answer(fd);
+    else
+        pt_fd_close(fd);
 }
 
 static void acceptor(void *arg)
@@ -221,8 +260,11 @@ static void acceptor(void *arg)
     (void)arg;
     for (;;) {
         int fd = pt_fd_accept(listen_fd, NULL, NULL, 0);
-        if (atomic_load(&stopping) || fd == -ECANCELED)
+        if (atomic_load(&stopping) || fd == -ECANCELED) {
+            if (fd >= 0)
+                pt_fd_close(fd); /* accepted as the stop began */
             return; /* the stop closed the listener (the number may be reused) */
+        }
         if (fd < 0) {
             if (fd == -EMFILE || fd == -ENFILE || fd == -ENOBUFS || fd == -ENOMEM)
                 pt_sleep(10 * MS); /* out of descriptors: let some close */
@@ -245,9 +287,15 @@ static void stopper(void *arg)
         return;
     atomic_store(&stopping, 1);
     pt_fd_close(listen_fd); /* the acceptor wakes with -EBADF */
+    /* the requests under way, up to the grace; taking busy from 0 to
+     * STOPPED in one step means no request starts after the last ended */
     pt_nanos until = pt_nanotime() + grace;
-    while (atomic_load(&busy) > 0 && pt_nanotime() < until)
+    for (;;) {
+        int idle = 0;
+        if (atomic_compare_exchange_strong(&busy, &idle, STOPPED) || pt_nanotime() >= until)
+            break;
         pt_sleep(MS);
+    }
     /* the idle connections, and any request past its grace */
     pt_sched_cancel_fds(pt_sched_current());
 }

@@ -1,5 +1,6 @@
 /* examples/httpd.c under a client of the test's own, over 127.0.0.1 */
 PT_TEST(unit, keep_alive_answers_every_request_on_one_connection)
+PT_TEST(unit, last_answer_survives_a_client_still_sending)
 PT_TEST(unit, pipelined_requests_with_bodies_are_answered_in_order)
 PT_TEST(unit, idle_connection_is_closed_once_its_timeout_passes)
 PT_TEST(unit, malformed_requests_get_400_and_a_close)

@@ -114,6 +114,8 @@ static void send_str(int fd, const char *s)
     send_all(fd, s, strlen(s));
 }
 
+static char last_head[1024]; /* the last answer's head, for its headers */
+
 /* One answer: its status, whether it says it closes, its body (the
  * server's are small); -1 at end of file before any byte. */
 static int read_answer(int fd, bool *closes)
@@ -141,6 +143,8 @@ static int read_answer(int fd, bool *closes)
         }
     }
     int status = 0;
+    memcpy(last_head, buf, (size_t)(end - buf));
+    last_head[end - buf] = 0;
     CHECK_EQ(sscanf(buf, "HTTP/1.1 %d", &status), 1);
     *closes = memmem(buf, (size_t)(end - buf), "Connection: close", 17) != NULL;
     return status;
@@ -182,7 +186,34 @@ void test_keep_alive_answers_every_request_on_one_connection(void)
     send_str(fd, "GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n");
     CHECK_EQ(read_answer(fd, &closes), 200);
     CHECK(!closes);
+    CHECK(strstr(last_head, "\r\nConnection: keep-alive") != NULL); /* a 1.0 client needs it */
+    send_str(fd, "GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n");
+    CHECK_EQ(read_answer(fd, &closes), 200);
     close(fd);
+    stop();
+}
+
+/* A last answer while the client is still sending (a body the server
+ * does not want, after Connection: close): the server must not reset the
+ * connection, which would throw away the answer on its way and fail the
+ * client's send; it shuts its side and drains until the client closes. */
+void test_last_answer_survives_a_client_still_sending(void)
+{
+    start(NULL);
+    enum { BODY = 32 << 20 }; /* more than the socket buffers on both sides hold */
+    char *req = malloc(BODY + 128);
+    CHECK(req != NULL);
+    int n = snprintf(req, 128, "POST / HTTP/1.1\r\nConnection: close\r\nContent-Length: %d\r\n\r\n",
+                     BODY);
+    memset(req + n, 'b', BODY);
+    int fd = dial();
+    send_all(fd, req, (size_t)n + BODY); /* a reset fails this */
+    bool closes;
+    CHECK_EQ(read_answer(fd, &closes), 200);
+    CHECK(closes);
+    expect_closed(fd);
+    close(fd);
+    free(req);
     stop();
 }
 
