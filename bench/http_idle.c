@@ -49,7 +49,6 @@
 #include <unistd.h>
 
 #include "http_server.h"
-#include "progress.h"
 
 #define MS ((pt_nanos)1000000)
 #define SEC (1000 * MS)
@@ -293,6 +292,28 @@ static int idle_rep(const struct options *o, const struct http_env *env, struct 
     return rc;
 }
 
+struct idle_ctx {
+    struct report *r;
+    const struct options *o;
+    const struct http_env *env;
+    int n;
+    bool said_normal; /* the note that the observer could not be SCHED_FIFO */
+};
+
+static int idle_cell_rep(void *ctx, struct http_running *srv, struct rep *out, struct hist *pool,
+                         char *why, size_t nwhy)
+{
+    struct idle_ctx *c = ctx;
+    bool rt = false;
+    int rc = idle_rep(c->o, c->env, srv, c->n, pool, out, &rt, why, nwhy);
+    if (!rt && !c->said_normal) {
+        report_note(c->r, "http-idle: the closes' observer could not run as SCHED_FIFO here: "
+                          "its own delays are in the lateness");
+        c->said_normal = true;
+    }
+    return rc;
+}
+
 int http_idle_run(struct report *r, const struct options *o, const struct workload *wl)
 {
     struct http_env env;
@@ -300,58 +321,18 @@ int http_idle_run(struct report *r, const struct options *o, const struct worklo
     int nrun = http_setup(r, o, wl->name, &env, run);
     if (nrun <= 0)
         return nrun;
-    static struct rep reps[HTTP_MAX_SERVERS][REPORT_MAXREPS];
-    static struct hist pooled[HTTP_MAX_SERVERS];
-    bool said_normal = false;
+    struct idle_ctx c = {r, o, &env, 0, false};
     for (int ni = 0; ni < o->nidle_conns; ni++) {
-        int n = o->idle_conns[ni];
+        c.n = o->idle_conns[ni];
         char variant[24];
-        if (n % 1000 == 0)
-            snprintf(variant, sizeof variant, "idle=%dk", n / 1000);
+        if (c.n % 1000 == 0)
+            snprintf(variant, sizeof variant, "idle=%dk", c.n / 1000);
         else
-            snprintf(variant, sizeof variant, "idle=%d", n);
-        for (int ti = 0; ti < o->nthreads; ti++) {
-            int procs = o->threads[ti];
-            if (procs > sysconf(_SC_NPROCESSORS_ONLN))
-                continue; /* wrk needs a core too: more Ps than cores measure the kernel */
-            bool failed[HTTP_MAX_SERVERS] = {false};
-            memset(pooled, 0, sizeof pooled);
-            for (int k = 0; k < o->reps; k++)
-                for (int j = 0; j < nrun; j++) {
-                    int si = (j + k) % nrun; /* the order turns each repetition */
-                    if (failed[si])
-                        continue;
-                    progress_rep(wl->name, variant, procs, run[si]->name, k + 1, o->reps);
-                    struct http_running srv;
-                    char why[768] = "";
-                    int rc = http_server_start(run[si], procs, n + 2 * LOAD_CONNS, o->idle_ms,
-                                               env.dir, &srv, why, sizeof why);
-                    if (rc == 0) {
-                        bool rt = false;
-                        rc = idle_rep(o, &env, &srv, n, &pooled[si], &reps[si][k], &rt, why,
-                                      sizeof why);
-                        if (!rt && !said_normal) {
-                            report_note(r, "http-idle: the closes' observer could not run as "
-                                           "SCHED_FIFO here: its own delays are in the lateness");
-                            said_normal = true;
-                        }
-                        http_server_stop(&srv);
-                    }
-                    if (rc != 0) {
-                        progress_clear();
-                        report_note(r, "http-idle %s, %d P: %s failed: %s", variant, procs,
-                                    run[si]->name, why);
-                        failed[si] = true;
-                    }
-                }
-            for (int si = 0; si < nrun; si++)
-                if (!failed[si]) {
-                    report_add(r, wl, variant, run[si]->name, procs, 0, reps[si], o->reps,
-                               &pooled[si],
-                               ROW_INTERLEAVED | (run[si]->kind == SRV_PTIMER ? 0 : ROW_PEER));
-                    report_distribution(r, wl, variant, run[si]->name, procs, &pooled[si]);
-                }
-        }
+            snprintf(variant, sizeof variant, "idle=%d", c.n);
+        for (int ti = 0; ti < o->nthreads; ti++)
+            http_cell_run(r, o, wl, &env, run, nrun,
+                          &(struct http_cell){variant, o->threads[ti], c.n + 2 * LOAD_CONNS,
+                                              o->idle_ms, idle_cell_rep, &c});
     }
     return 0;
 }

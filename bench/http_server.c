@@ -21,12 +21,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#ifndef PT_SOURCE_DIR
-#define PT_SOURCE_DIR "."
-#endif
-#ifndef PT_BINARY_DIR
-#define PT_BINARY_DIR "."
-#endif
+#include "peer_build.h"
+#include "progress.h"
 
 const struct http_server http_servers[] = {
     {"sched-perp", SRV_PTIMER, "per-p"},
@@ -45,58 +41,21 @@ static bool executable(const char *path)
     return access(path, X_OK) == 0;
 }
 
-/* The Go servers' binary, built once per process (as peers.c builds the
- * Go peer); NULL with the reason in *why. */
-static const char *go_http(const char **why)
-{
-    static int built; /* 0: not tried, 1: usable, -1: not */
-    static const char *reason;
-    if (built == 0) {
-        const char *go = executable("/usr/lib/go-1.19/bin/go") ? "/usr/lib/go-1.19/bin/go"
-                         : system("command -v go >/dev/null 2>&1") == 0 ? "go"
-                                                                          : NULL;
-        if (go) {
-            char cmd[1024];
-            snprintf(cmd, sizeof cmd,
-                     "cd " PT_SOURCE_DIR "/bench/peers/go-http && GOCACHE=" PT_BINARY_DIR
-                     "/go-cache GOFLAGS=-mod=mod %s build -o " PT_BINARY_DIR
-                     "/ptbench-go-http . >/dev/null 2>&1",
-                     go);
-            built = system(cmd) == 0 ? 1 : -1;
-            reason = "go build failed in bench/peers/go-http";
-        } else {
-            built = executable(PT_BINARY_DIR "/ptbench-go-http") ? 1 : -1;
-            reason = "no Go toolchain: apt-get install golang-1.19-go";
-        }
-    }
-    *why = reason;
-    return built > 0 ? PT_BINARY_DIR "/ptbench-go-http" : NULL;
-}
+static struct peer_build go_http = {.dir = "go-http", .name = "ptbench-go-http"};
+static struct peer_build tokio_http = {.dir = "tokio-http", .name = "ptbench-tokio-http"};
 
-/* The tokio server's binary, built once per process with cargo against
- * Debian's crates, offline (bench/peers/tokio-http/.cargo/config.toml);
- * NULL with the reason in *why. */
-static const char *tokio_http(const char **why)
+/* The tokio server; NULL with the reason in *why. */
+static const char *tokio_server(const char **why)
 {
-    static int built; /* 0: not tried, 1: usable, -1: not */
-    static const char *reason;
-    if (built == 0) {
-        if (system("command -v cargo >/dev/null 2>&1") != 0) {
-            reason = "no cargo: apt-get install cargo";
-            built = -1;
-        } else if (system("ls -d /usr/share/cargo/registry/tokio-1.* >/dev/null 2>&1") != 0) {
-            reason = "tokio's crates are not installed: apt-get install librust-tokio-dev";
-            built = -1;
-        } else {
-            int rc = system("cd " PT_SOURCE_DIR "/bench/peers/tokio-http && cargo build "
-                            "--release --quiet --target-dir " PT_BINARY_DIR
-                            "/tokio-target >/dev/null 2>&1");
-            built = rc == 0 ? 1 : -1;
-            reason = "cargo build failed in bench/peers/tokio-http";
-        }
+    if (tokio_http.state == 0 &&
+        system("ls -d /usr/share/cargo/registry/tokio-1.* >/dev/null 2>&1") != 0) {
+        tokio_http.state = -1;
+        snprintf(tokio_http.why, sizeof tokio_http.why,
+                 "tokio's crates are not installed: apt-get install librust-tokio-dev");
     }
-    *why = reason;
-    return built > 0 ? PT_BINARY_DIR "/tokio-target/release/ptbench-tokio-http" : NULL;
+    const char *path = peer_cargo_build(&tokio_http);
+    *why = tokio_http.why;
+    return path;
 }
 
 static const char *nginx_path(void)
@@ -112,9 +71,10 @@ static bool available(const struct http_server *s, const char **why)
         *why = "ptbench-httpd was not built";
         return executable(PT_BINARY_DIR "/bench/ptbench-httpd");
     case SRV_GO:
-        return go_http(why) != NULL;
+        *why = go_http.why;
+        return peer_go_build(&go_http) != NULL;
     case SRV_TOKIO:
-        return tokio_http(why) != NULL;
+        return tokio_server(why) != NULL;
     case SRV_NGINX:
         *why = "nginx is not installed: apt-get install nginx-light";
         return nginx_path() != NULL;
@@ -226,7 +186,6 @@ int http_server_start(const struct http_server *s, int procs, int conns, long id
         snprintf(why, nwhy, "pipe: %s", strerror(errno));
         return -1;
     }
-    const char *unused_why;
     pid_t pid = fork();
     if (pid == 0) {
         setpgid(0, 0); /* its own group: nginx's workers are stopped with it */
@@ -242,11 +201,11 @@ int http_server_start(const struct http_server *s, int procs, int conns, long id
             break;
         case SRV_GO:
             setenv("GOMAXPROCS", nprocs, 1);
-            execl(go_http(&unused_why), "ptbench-go-http", "-server", s->arg, "-idle-ms", idle,
+            execl(go_http.path, "ptbench-go-http", "-server", s->arg, "-idle-ms", idle,
                   (char *)NULL);
             break;
         case SRV_TOKIO:
-            execl(tokio_http(&unused_why), "ptbench-tokio-http", "-P", nprocs, "-idle-ms", idle,
+            execl(tokio_http.path, "ptbench-tokio-http", "-P", nprocs, "-idle-ms", idle,
                   (char *)NULL);
             break;
         case SRV_NGINX:
@@ -503,4 +462,53 @@ int http_setup(struct report *r, const struct options *o, const char *workload,
         run[n++] = &http_servers[i];
     }
     return n;
+}
+
+/* ---- one row ------------------------------------------------------------------ */
+
+void http_cell_run(struct report *r, const struct options *o, const struct workload *wl,
+                   const struct http_env *env, const struct http_server *const *run, int nrun,
+                   const struct http_cell *cell)
+{
+    if (cell->procs > sysconf(_SC_NPROCESSORS_ONLN))
+        return; /* wrk needs a core too: more Ps than cores measure the kernel */
+    static struct rep reps[HTTP_MAX_SERVERS][REPORT_MAXREPS];
+    static struct hist pooled[HTTP_MAX_SERVERS];
+    bool failed[HTTP_MAX_SERVERS] = {false};
+    memset(pooled, 0, sizeof pooled);
+    for (int k = 0; k < o->reps; k++)
+        for (int j = 0; j < nrun; j++) {
+            int si = (j + k) % nrun; /* the order turns each repetition */
+            if (failed[si])
+                continue;
+            progress_rep(wl->name, cell->variant, cell->procs, run[si]->name, k + 1, o->reps);
+            struct http_running srv;
+            char why[768] = "";
+            struct rep *out = &reps[si][k];
+            memset(out, 0, sizeof *out);
+            int rc = http_server_start(run[si], cell->procs, cell->conns, cell->idle_ms, env->dir,
+                                       &srv, why, sizeof why);
+            if (rc == 0) {
+                rc = cell->rep(cell->ctx, &srv, out, &pooled[si], why, sizeof why);
+                http_server_stop(&srv);
+            }
+            if (rc != 0) {
+                progress_clear();
+                report_note(r, "%s %s, %d P: %s failed: %s", wl->name, cell->variant,
+                            cell->procs, run[si]->name, why);
+                failed[si] = true;
+            }
+        }
+    for (int si = 0; si < nrun; si++) {
+        if (failed[si])
+            continue;
+        /* lateness pooled where the repetitions kept samples, else wrk's
+         * quantiles, medians of the repetitions' */
+        bool pool = atomic_load(&pooled[si].count) > 0;
+        report_add(r, wl, cell->variant, run[si]->name, cell->procs, 0, reps[si], o->reps,
+                   pool ? &pooled[si] : NULL,
+                   ROW_INTERLEAVED | (run[si]->kind == SRV_PTIMER ? 0 : ROW_PEER));
+        if (pool)
+            report_distribution(r, wl, cell->variant, run[si]->name, cell->procs, &pooled[si]);
+    }
 }

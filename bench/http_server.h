@@ -68,4 +68,23 @@ int http_wrk_start(int port, int conns, long secs, const char *lua, pid_t server
                    struct http_wrk *w, char *why, size_t nwhy);
 int http_wrk_finish(struct http_wrk *w, struct rep *out, char *why, size_t nwhy);
 
+/* One row of a workload: its repetitions of every server in run[], a
+ * fresh server each, the order turning each repetition; a server that
+ * fails is said in a note and has no row. */
+struct http_cell {
+    const char *variant;
+    int procs;    /* the servers' Ps; a row is run only up to one a core (wrk needs one) */
+    int conns;    /* the connections a server must have room for */
+    long idle_ms; /* the servers' idle timeout (0: their default) */
+    /* One repetition on `srv`, up and answering: its figures into *out,
+     * any lateness samples into *pool (pooled for the row). 0, or -1
+     * with the reason in why. */
+    int (*rep)(void *ctx, struct http_running *srv, struct rep *out, struct hist *pool,
+               char *why, size_t nwhy);
+    void *ctx;
+};
+void http_cell_run(struct report *r, const struct options *o, const struct workload *wl,
+                   const struct http_env *env, const struct http_server *const *run, int nrun,
+                   const struct http_cell *cell);
+
 #endif

@@ -6,15 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "peer_build.h"
 #include "progress.h"
 #include "report.h"
-
-#ifndef PT_SOURCE_DIR
-#define PT_SOURCE_DIR "."
-#endif
-#ifndef PT_BINARY_DIR
-#define PT_BINARY_DIR "."
-#endif
 
 static double field(const char *line, const char *key)
 {
@@ -52,37 +46,11 @@ struct peer {
     const char *missing; /* why, when command() says NULL */
 };
 
-/* Why the Go peer is missing, once go_command has said NULL. */
-static const char *go_missing = "no Go toolchain: apt-get install golang-1.19-go";
+static struct peer_build go_peer = {.dir = "go", .name = "ptbench-go"};
 
 static const char *go_command(void)
 {
-    /* Built once per ptbench process with Debian's Go 1.19; go build's
-     * cache makes that quick when the sources have not changed, and a
-     * changed source is never run stale. Without a toolchain, a binary
-     * built earlier is used as it is. */
-    static int built; /* 0: not tried, 1: usable, -1: not */
-    if (built == 0) {
-        const char *go = NULL;
-        if (system("test -x /usr/lib/go-1.19/bin/go") == 0)
-            go = "/usr/lib/go-1.19/bin/go";
-        else if (system("command -v go >/dev/null 2>&1") == 0)
-            go = "go";
-        if (go) {
-            char cmd[1024];
-            snprintf(cmd, sizeof cmd,
-                     "cd " PT_SOURCE_DIR "/bench/peers/go && GOCACHE=" PT_BINARY_DIR
-                     "/go-cache GOFLAGS=-mod=mod %s build -o " PT_BINARY_DIR
-                     "/ptbench-go . >/dev/null 2>&1",
-                     go);
-            built = system(cmd) == 0 ? 1 : -1;
-            if (built < 0)
-                go_missing = "go build failed in bench/peers/go";
-        } else {
-            built = system("test -x " PT_BINARY_DIR "/ptbench-go") == 0 ? 1 : -1;
-        }
-    }
-    return built > 0 ? PT_BINARY_DIR "/ptbench-go" : NULL;
+    return peer_go_build(&go_peer);
 }
 
 static const char *uv_command(void)
@@ -110,7 +78,7 @@ void peers_run(struct report *r, const struct workload *wl, const char *variant,
             static bool said[8];
             if (!said[i])
                 report_note(r, "peer %s: skipped (%s)", p->name,
-                            p->missing ? p->missing : go_missing);
+                            p->missing ? p->missing : go_peer.why);
             said[i] = true;
             continue;
         }
