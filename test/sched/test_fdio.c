@@ -20,11 +20,6 @@
 
 /* ---- helpers ----------------------------------------------------------------- */
 
-static void socket_pair(int sv[2])
-{
-    CHECK_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
-}
-
 /* A TCP socket listening on 127.0.0.1, on a port the kernel picks. */
 static int listen_loopback(struct sockaddr_in *addr)
 {
@@ -328,11 +323,7 @@ void test_fd_write_bigger_than_the_socket_buffer_arrives_whole_in_order(void)
     for (size_t i = 0; i < BIG; i++)
         big_out[i] = (unsigned char)pt__xorshift64(&x);
     socket_pair(big_sv);
-    int buf = 16 * 1024, got;
-    socklen_t len = sizeof got;
-    CHECK_EQ(setsockopt(big_sv[0], SOL_SOCKET, SO_SNDBUF, &buf, sizeof buf), 0);
-    CHECK_EQ(getsockopt(big_sv[0], SOL_SOCKET, SO_SNDBUF, &got, &len), 0);
-    CHECK((unsigned)got < BIG / 8);
+    CHECK((unsigned)small_sndbuf(big_sv[0]) < BIG / 8);
     pt_sched *s = make_sched(2, PT_TIMERS_PER_P);
     CHECK_EQ(pt_go(s, big_reader, NULL), 0);
     CHECK_EQ(pt_go(s, big_writer, NULL), 0);

@@ -22,20 +22,6 @@
 
 #include "util.h"
 
-static void socket_pair(int sv[2])
-{
-    CHECK_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
-}
-
-static int small_sndbuf(int fd)
-{
-    int buf = 16 * 1024, got;
-    socklen_t len = sizeof got;
-    CHECK_EQ(setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof buf), 0);
-    CHECK_EQ(getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &got, &len), 0);
-    return got;
-}
-
 /* ---- writev: every segment, in order; the count of a cut write ----------- */
 
 #define SEGS 40

@@ -24,7 +24,7 @@
  * it one. */
 #define STALL_BOUND (10 * SEC)
 
-static void socket_pair(int sv[2])
+static void nonblocking_pair(int sv[2])
 {
     CHECK_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv), 0);
 }
@@ -110,7 +110,7 @@ static bool forced_case(int procs, enum pt_timer_mode mode, pt_nanos timeout)
 {
     pt_sched *s = make_sched(procs, mode);
     int sv[2];
-    socket_pair(sv);
+    nonblocking_pair(sv);
     struct forced f = {.s = s, .fd = sv[0]};
     hold_claim(s);
     f.deadline = timeout ? pt_nanotime() + timeout : 0;
@@ -244,7 +244,7 @@ static void stress_mode(int procs, enum pt_timer_mode mode, int bytes)
     st.s = make_sched(procs, mode);
     struct reader_arg args[NPAIRS];
     for (int i = 0; i < NPAIRS; i++) {
-        socket_pair(st.sv[i]);
+        nonblocking_pair(st.sv[i]);
         args[i] = (struct reader_arg){&st, i};
         CHECK_EQ(pt_go(st.s, stress_reader, &args[i]), 0);
     }

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <signal.h>
 #include <stdio.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -38,6 +39,23 @@ static inline void finish_sched(pt_sched *s)
 {
     CHECK_EQ(pt_sched_wait(s), 0);
     CHECK_EQ(pt_sched_destroy(s), 0);
+}
+
+/* A connected pair of Unix stream sockets, blocking until a G uses them. */
+static inline void socket_pair(int sv[2])
+{
+    CHECK_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+}
+
+/* Shrinks fd's send buffer to about 16 KiB, so that a write of a few
+ * hundred KiB parks many times; the size the kernel granted. */
+static inline int small_sndbuf(int fd)
+{
+    int buf = 16 * 1024, got;
+    socklen_t len = sizeof got;
+    CHECK_EQ(setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof buf), 0);
+    CHECK_EQ(getsockopt(fd, SOL_SOCKET, SO_SNDBUF, &got, &len), 0);
+    return got;
 }
 
 /* 1 ms of the calling thread's sleep, outside any G. */
