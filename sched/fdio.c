@@ -330,6 +330,22 @@ ssize_t pt_fd_write(int fd, const void *buf, size_t n, pt_nanos deadline)
     return pt_fd_writev(fd, &one, 1, deadline, NULL);
 }
 
+/* Whether listener f is TCP: asked of the kernel at its first accept,
+ * not at every registration (an accepted socket never needs it).
+ * Relaxed: every G that asks stores the same answer. */
+static bool listener_is_tcp(struct pt__fd *f, int lfd)
+{
+    signed char tcp = atomic_load_explicit(&f->tcp, memory_order_relaxed);
+    if (tcp < 0) {
+        int proto;
+        socklen_t len = sizeof proto;
+        tcp = f->sock && getsockopt(lfd, SOL_SOCKET, SO_PROTOCOL, &proto, &len) == 0 &&
+              proto == IPPROTO_TCP;
+        atomic_store_explicit(&f->tcp, tcp, memory_order_relaxed);
+    }
+    return tcp > 0;
+}
+
 int pt_fd_accept(int lfd, struct sockaddr *sa, socklen_t *len, pt_nanos deadline)
 {
     if (!pt_g_current())
@@ -358,7 +374,7 @@ int pt_fd_accept(int lfd, struct sockaddr *sa, socklen_t *len, pt_nanos deadline
             pt__fd_release(nf);
             /* Go's newTCPConn: a request/response protocol wants its
              * small writes sent now, not held for the last one's ack */
-            if (f->tcp)
+            if (listener_is_tcp(f, lfd))
                 (void)setsockopt(nfd, IPPROTO_TCP, TCP_NODELAY, &(int){1}, sizeof(int));
             r = nfd;
             break;

@@ -20,7 +20,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <sched.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -82,12 +81,10 @@ static int do_register(struct pt__fd *f, pt_sched *s, int fd)
         pt_pollfd_close(&f->pd);
         return err;
     }
-    int type, proto;
+    int type;
     socklen_t len = sizeof type;
     f->sock = getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0;
-    len = sizeof proto;
-    f->tcp = f->sock && type == SOCK_STREAM &&
-             getsockopt(fd, SOL_SOCKET, SO_PROTOCOL, &proto, &len) == 0 && proto == IPPROTO_TCP;
+    atomic_store_explicit(&f->tcp, -1, memory_order_relaxed);
     f->s = s;
     if (f->pollable)
         atomic_fetch_add_explicit(&s->nfds, 1, memory_order_relaxed);
