@@ -87,7 +87,9 @@ static void usage(FILE *f)
                "                        (default timerthread; the verdict's ratios are\n"
                "                        against each line's winner)\n"
                "  -o, --out DIR         results folder (default results)\n"
-               "      --no-peers        skip Go and libuv\n"
+               "      --peers LIST      only these peers: go1.19, libuv, tokio, tokio-warm\n"
+               "                        (default: all whose toolchain is present)\n"
+               "      --no-peers        skip them all\n"
                "      --no-plots        skip gnuplot\n"
                "  -q, --quiet           no progress on stderr (on a terminal: a line\n"
                "                        rewritten per repetition; else a line per row)\n");
@@ -165,6 +167,7 @@ enum {
     OPT_TICKERS,
     OPT_SLACK_NS,
     OPT_MONITOR_PRIORITY,
+    OPT_PEERS,
     OPT_NO_PEERS,
     OPT_NO_PLOTS,
 };
@@ -195,6 +198,7 @@ static const struct option long_options[] = {
     {"monitor-priority", required_argument, NULL, OPT_MONITOR_PRIORITY},
     {"baseline", required_argument, NULL, 'b'},
     {"out", required_argument, NULL, 'o'},
+    {"peers", required_argument, NULL, OPT_PEERS},
     {"no-peers", no_argument, NULL, OPT_NO_PEERS},
     {"no-plots", no_argument, NULL, OPT_NO_PLOTS},
     {"quiet", no_argument, NULL, 'q'},
@@ -326,13 +330,18 @@ static int apply(struct options *o, int c, const char *opt, char *v)
         break;
     case 'b':
         /* the peers' rows can be the baseline too */
-        if (!design_known(v) && strcmp(v, "go1.19") != 0 && strcmp(v, "libuv") != 0)
+        if (!design_known(v) && !peer_known(v))
             return bad_option(opt, v);
         o->baseline = v;
         return 0;
     case 'o':
         o->out = v;
         return 0;
+    case OPT_PEERS: {
+        const char *parts[MAXLIST];
+        int np = split(v, parts);
+        return np > 0 && peers_choose(parts, np) == 0 ? 0 : bad_option(opt, v);
+    }
     case OPT_NO_PEERS:
         o->peers = false;
         return 0;

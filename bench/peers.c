@@ -2,7 +2,11 @@
  * line per repetition (the fields of struct rep). ptbench runs them in the
  * same invocation when their toolchain is present and merges their rows.
  *  - go1.19: bench/peers/go, Go's runtime timers (the per-P design itself)
- *  - libuv:  bench/peers/libuv, one binary heap per loop, single thread */
+ *  - libuv:  bench/peers/libuv, one binary heap per loop, single thread
+ *  - tokio:  bench/peers/tokio, tokio 1.24's hierarchical wheel behind one
+ *            lock, and its tasks; tokio-warm: its timer loops yielding
+ *            now and then, so that the driver is not woken on every arm */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -43,7 +47,8 @@ struct peer {
     unsigned bit; /* PEER_*: workloads name the peers that run them */
     bool single_thread;
     const char *(*command)(void); /* NULL if its toolchain is missing */
-    const char *missing; /* why, when command() says NULL */
+    const char *missing;          /* why, when command() says NULL */
+    const char *args;             /* more flags for this peer's rows */
 };
 
 static struct peer_build go_peer = {.dir = "go", .name = "ptbench-go"};
@@ -59,26 +64,66 @@ static const char *uv_command(void)
                                                                  : NULL;
 }
 
+static struct peer_build tokio_peer = {.dir = "tokio", .name = "ptbench-tokio"};
+
+static const char *tokio_command(void)
+{
+    return peer_cargo_build(&tokio_peer);
+}
+
 static const struct peer peers[] = {
-    {"go1.19", PEER_GO, false, go_command, NULL},
+    {"go1.19", PEER_GO, false, go_command, NULL, ""},
     {"libuv", PEER_LIBUV, true, uv_command,
-     "libuv not found at build time: apt-get install libuv1-dev"},
+     "libuv not found at build time: apt-get install libuv1-dev", ""},
+    {"tokio", PEER_TOKIO, false, tokio_command, NULL, ""},
+    {"tokio-warm", PEER_TOKIO_WARM, false, tokio_command, NULL, " -warm"},
 };
+enum { NPEERS = sizeof peers / sizeof *peers };
+
+/* --peers: the peers left out (none unless it names some). */
+static bool left_out[NPEERS];
+
+int peers_choose(const char *const *names, int n)
+{
+    bool out[NPEERS];
+    for (size_t i = 0; i < NPEERS; i++)
+        out[i] = true;
+    for (int k = 0; k < n; k++) {
+        size_t i = 0;
+        while (i < NPEERS && strcmp(peers[i].name, names[k]) != 0)
+            i++;
+        if (i == NPEERS)
+            return -EINVAL;
+        out[i] = false;
+    }
+    memcpy(left_out, out, sizeof left_out);
+    return 0;
+}
+
+bool peer_known(const char *name)
+{
+    for (size_t i = 0; i < NPEERS; i++)
+        if (strcmp(peers[i].name, name) == 0)
+            return true;
+    return false;
+}
 
 void peers_run(struct report *r, const struct workload *wl, const char *variant, int threads,
                const struct run_config *cfg, int reps)
 {
     const char *workload = wl->name;
-    for (size_t i = 0; i < sizeof peers / sizeof *peers; i++) {
+    for (size_t i = 0; i < NPEERS; i++) {
         const struct peer *p = &peers[i];
-        if (!(wl->peers & p->bit) || (p->single_thread && threads != 1))
+        if (left_out[i] || !(wl->peers & p->bit) || (p->single_thread && threads != 1))
             continue;
         const char *bin = p->command();
         if (!bin) {
-            static bool said[8];
+            static bool said[NPEERS];
+            const char *why = p->missing          ? p->missing
+                              : p->bit == PEER_GO ? go_peer.why
+                                                  : tokio_peer.why;
             if (!said[i])
-                report_note(r, "peer %s: skipped (%s)", p->name,
-                            p->missing ? p->missing : go_peer.why);
+                report_note(r, "peer %s: skipped (%s)", p->name, why);
             said[i] = true;
             continue;
         }
@@ -99,12 +144,12 @@ void peers_run(struct report *r, const struct workload *wl, const char *variant,
             /* A peer that hangs must not hang the comparison. */
             snprintf(cmd, sizeof cmd,
                      "timeout 600 %s -workload %s -threads %d -reps %d -duration-ms %lld "
-                     "-ops %ld -preload %d -window %d -timeout-ms %lld -tickers %d -gs %ld -busy=%s "
-                     "-quantiles %s",
+                     "-ops %ld -preload %d -window %d -timeout-ms %lld -tickers %d -gs %ld "
+                     "-timers %ld -busy=%s -quantiles %s%s",
                      bin, workload, threads, fresh ? 1 : reps, (long long)(cfg->duration / 1000000),
                      cfg->ops, cfg->preload, cfg->window, (long long)(cfg->timeout / 1000000),
-                     cfg->tickers, cfg->memory_gs,
-                     cfg->busy ? "true" : "false", qarg);
+                     cfg->tickers, cfg->memory_gs, cfg->memory_timers, cfg->busy ? "true" : "false",
+                     qarg, p->args);
             FILE *f = popen(cmd, "r");
             if (!f)
                 break;

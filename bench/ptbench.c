@@ -1,5 +1,5 @@
 /* ptbench: the same timer workloads against every design, side by side,
- * with peers (Go's runtime timers, libuv) run in the same invocation.
+ * with peers (Go's runtime timers, libuv, tokio) run in the same invocation.
  * `ptbench --help` lists the options; `ptbench compare` runs the standard
  * matrix. Reports: a verdict table and a table per workload on stdout,
  * JSON lines and CSV, gnuplot plots. This file decides what runs, in

@@ -121,6 +121,10 @@ void report_distribution_values(struct report *r, const struct workload *wl,
                                 const double *us);
 void report_finish(struct report *r, bool plots);
 
+/* --peers LIST: run only the peers named (go1.19, libuv, tokio,
+ * tokio-warm); -EINVAL, and nothing changed, for a name not among them. */
+int peers_choose(const char *const *names, int n);
+bool peer_known(const char *name);
 /* Runs the peers that have this workload, when their toolchain is here. */
 void peers_run(struct report *r, const struct workload *wl, const char *variant, int threads,
                const struct run_config *cfg, int reps);

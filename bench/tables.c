@@ -206,23 +206,26 @@ static void floor_footer(const struct report *r, FILE *f, const struct row *g)
 }
 
 /* Under a table of Gs' stacks (memory-g, spawn-burst): each design's
- * figure over Go's goroutines' in the same run, the ratio the stack
- * work is judged by. Go's rows are a peer's medians, not paired. */
-static void go_footer(const struct report *r, FILE *f, const struct row *g)
+ * figure over each runtime peer's (Go's goroutines, tokio's tasks) in the
+ * same run, the ratio the stack work is judged by. The peers' rows are
+ * their medians, not paired. */
+static void peer_footer(const struct report *r, FILE *f, const struct row *g)
 {
-    for (int i = 0; i < r->nrows; i++) {
-        const struct row *go = &r->rows[i];
-        if (strcmp(go->design, "go1.19") || !row_same_group(go, g) || metric_value(go) <= 0)
-            continue;
-        fprintf(f, " threads %d: %s over go1.19's (%.1f):", go->threads,
-                metric_name(go->kind, true), metric_value(go));
-        for (int j = 0; j < r->nrows; j++) {
-            const struct row *w = &r->rows[j];
-            if (row_same_cell(w, go) && w != go && metric_value(w) > 0)
-                fprintf(f, " %s %.2f", w->design, metric_value(w) / metric_value(go));
+    static const char *const runtimes[] = {"go1.19", "tokio"};
+    for (size_t k = 0; k < sizeof runtimes / sizeof *runtimes; k++)
+        for (int i = 0; i < r->nrows; i++) {
+            const struct row *pr = &r->rows[i];
+            if (strcmp(pr->design, runtimes[k]) || !row_same_group(pr, g) || metric_value(pr) <= 0)
+                continue;
+            fprintf(f, " threads %d: %s over %s's (%.1f):", pr->threads,
+                    metric_name(pr->kind, true), pr->design, metric_value(pr));
+            for (int j = 0; j < r->nrows; j++) {
+                const struct row *w = &r->rows[j];
+                if (row_same_cell(w, pr) && w != pr && metric_value(w) > 0)
+                    fprintf(f, " %s %.2f", w->design, metric_value(w) / metric_value(pr));
+            }
+            fprintf(f, "\n");
         }
-        fprintf(f, "\n");
-    }
 }
 
 static void legend(const struct report *r, FILE *f)
@@ -261,7 +264,8 @@ static void legend(const struct report *r, FILE *f)
     for (int i = 0; i < r->nrows; i++)
         sched |= r->rows[i].in_sched;
     if (sched)
-        fprintf(f, "In the scheduler's tables (sched-perp, sched-tt, go1.19's goroutines):\n"
+        fprintf(f, "In the scheduler's tables (sched-perp, sched-tt, go1.19's goroutines,\n"
+                   "tokio's tasks):\n"
                    "  ns/op/thr  wall time x Ps / ops: an op is a G spawned and finished, a\n"
                    "             round trip, a sleep and its wake, or a request answered\n"
                    "  p50 .. max how late a sleeping G runs again: wake time - deadline;\n"
@@ -356,7 +360,7 @@ void tables_print(const struct report *r, FILE *f)
         if (g->kind == WL_LATENCY || g->kind == WL_NETPOLL)
             kernel_footer(r, f, g);
         if (g->in_sched && (g->kind == WL_MEMORY || g->kind == WL_BURST))
-            go_footer(r, f, g);
+            peer_footer(r, f, g);
         if (g->kind == WL_HTTP)
             http_footer(r, f, g);
     }

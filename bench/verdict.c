@@ -164,15 +164,17 @@ static void legend(const struct report *r, FILE *f)
                 "99th percentile of an idle connection's close - (its answer\n"
                 "             + the idle timeout), with wrk loading 100 more meanwhile");
     fprintf(f, "Lateness: our designs' samples of every repetition pooled, the peers' (go1.19,\n"
-               "libuv) medians of their repetitions'. kernel is a floor, a futex wait with the\n"
-               "same deadline and no timer structure: its ratio is shown, it never wins.\n");
+               "libuv, tokio) medians of their repetitions'. kernel is a floor, a futex wait\n"
+               "with the same deadline and no timer structure: its ratio is shown, it never\n"
+               "wins. tokio-warm: tokio's timer loop yielding every 256 ops, so that its\n"
+               "driver parks and an arm no longer wakes it.\n");
     bool sched = false;
     for (int i = 0; i < r->nrows; i++)
         sched |= r->rows[i].in_sched;
     if (sched)
         fprintf(f, "sched-perp and sched-tt: the scheduler (sched.h), its sleeps and timeouts on\n"
                    "the Ps' heaps or on the TimerThread; there, threads are Ps (GOMAXPROCS for\n"
-                   "go1.19's goroutines).\n");
+                   "go1.19's goroutines, tokio's workers).\n");
     fprintf(f, "thr*: more threads than the %d cores. -: not run.  ?: no figure.\n", r->cores);
 }
 

@@ -69,8 +69,10 @@ enum wl_kind {
  * a workload with sched_run runs inside the scheduler (G/M/P, threads =
  * Ps) against the sched designs (sched_bench.h), not on an engine. */
 
-/* The peer programs (peers.c) that implement a workload too. */
-enum { PEER_GO = 1u << 0, PEER_LIBUV = 1u << 1 };
+/* The peer programs (peers.c) that implement a workload too. TOKIO_WARM:
+ * tokio's loop that yields now and then, so that its driver parks and
+ * an arm stops waking it (rpc, rpc-pending). */
+enum { PEER_GO = 1u << 0, PEER_LIBUV = 1u << 1, PEER_TOKIO = 1u << 2, PEER_TOKIO_WARM = 1u << 3 };
 
 struct workload {
     const char *name;

@@ -32,6 +32,7 @@ var (
 	tickers    = flag.Int("tickers", 1000, "ticker: tickers in all")
 	busy       = flag.Bool("busy", false, "keep every P busy (latency-busy)")
 	memoryGs   = flag.Int64("gs", 100000, "memory-g: parked goroutines; spawn-burst: goroutines in the burst")
+	timers     = flag.Int("timers", 1000000, "memory: pending timers")
 	quantiles  = flag.String("quantiles", "", "comma-separated: also print lateness at these (lat_q_ns)")
 )
 
@@ -214,7 +215,7 @@ func run(end time.Time, id int, res *result, late *lat, fired *int64) {
 		}
 		wg.Wait()
 	case "memory":
-		const N = 1000000
+		N := *timers
 		// The handle slice is the harness's: touched before the first reading.
 		ts := make([]*time.Timer, N)
 		for i := range ts {
@@ -232,10 +233,10 @@ func run(end time.Time, id int, res *result, late *lat, fired *int64) {
 			t.Stop()
 		}
 		c := time.Now()
-		res.bytes = float64(after-before) / N
-		res.createNs = float64(b.Sub(a).Nanoseconds()) / N
-		res.cancelNs = float64(c.Sub(b).Nanoseconds()) / N
-		ops = N
+		res.bytes = float64(after-before) / float64(N)
+		res.createNs = float64(b.Sub(a).Nanoseconds()) / float64(N)
+		res.cancelNs = float64(c.Sub(b).Nanoseconds()) / float64(N)
+		ops = int64(N)
 	default:
 		fmt.Fprintf(os.Stderr, "ptbench-go: no workload %s\n", *workload)
 		os.Exit(2)

@@ -71,8 +71,8 @@ int main(int argc, char **argv)
 {
     const char *wl = "rpc";
     int reps = 3, preload = 32768, window = 10000;
-    long timeout_ms = 100; /* rpc, rpc-pending: each timer's */
-    long duration_ms = 300, ops_limit = 0;
+    long timeout_ms = 100;                                   /* rpc, rpc-pending: each timer's */
+    long duration_ms = 300, ops_limit = 0, timers = 1000000; /* memory's */
     const char *quantiles = NULL;
     for (int i = 1; i < argc; i++) {
         if (strchr(argv[i], '=') || i + 1 == argc)
@@ -93,6 +93,8 @@ int main(int argc, char **argv)
             window = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "-timeout-ms"))
             timeout_ms = atol(argv[i + 1]);
+        else if (!strcmp(argv[i], "-timers"))
+            timers = atol(argv[i + 1]);
         else
             continue;
         i++;
@@ -166,12 +168,12 @@ int main(int argc, char **argv)
                 ops++;
             }
         } else if (!strcmp(wl, "memory")) {
-            enum { N = 1000000 };
+            const long N = timers > 0 ? timers : 1;
             for (int i = 0; i < preload; i++)
                 uv_timer_stop(&pre[i]);
             long before = rss();
             int64_t a = now_ns();
-            uv_timer_t *m = malloc(N * sizeof *m);
+            uv_timer_t *m = malloc((size_t)N * sizeof *m);
             for (int i = 0; i < N; i++) {
                 uv_timer_init(&loop, &m[i]);
                 uv_timer_start(&m[i], noop, 3600000 + (uint64_t)i, 0);
