@@ -205,13 +205,13 @@ static int chan_send(pt_chan *c, const void *elem, pt_nanos deadline, bool block
     return me.success ? 0 : -EPIPE; /* not done: woken by close */
 }
 
-static int chan_recv(pt_chan *c, void *elem, pt_nanos deadline, bool block)
+/* recv's answer when it would park on a timer's channel not yet told that
+ * a G waits (c->lock released): the caller tells it, and tries again. */
+#define RECV_BLOCK_TIMER 1000
+
+static int recv_locked(pt_chan *c, void *elem, pt_nanos deadline, bool block, bool told)
 {
-    if (!chan_valid(c))
-        return -EINVAL;
     pt_g *g = pt_g_current();
-    if (block && !g)
-        return -EPERM;
     pt__lock(&c->lock);
     if (c->closed && c->qcount == 0) {
         pt__unlock(&c->lock);
@@ -234,6 +234,10 @@ static int chan_recv(pt_chan *c, void *elem, pt_nanos deadline, bool block)
         pt__unlock(&c->lock);
         return block ? -ETIMEDOUT : -EAGAIN;
     }
+    if (c->timer && !told) {
+        pt__unlock(&c->lock);
+        return RECV_BLOCK_TIMER;
+    }
     struct pt__sudog me = {.g = g, .c = c, .elem = elem, .solo = deadline == 0};
     pt__waitq_push(&c->recvq, &me);
     g->wake_sg = NULL;
@@ -247,6 +251,26 @@ static int chan_recv(pt_chan *c, void *elem, pt_nanos deadline, bool block)
         return 1;
     pt__chan_zero(c, elem); /* woken by close */
     return 0;
+}
+
+static int chan_recv(pt_chan *c, void *elem, pt_nanos deadline, bool block)
+{
+    if (!chan_valid(c))
+        return -EINVAL;
+    if (block && !pt_g_current())
+        return -EPERM;
+    if (!c->timer)
+        return recv_locked(c, elem, deadline, block, false);
+    pt__time_chan_poll(c->timer);
+    int r = recv_locked(c, elem, deadline, block, false);
+    if (r != RECV_BLOCK_TIMER)
+        return r;
+    /* Told before the G queues: the value comes through the channel, or
+     * was put there by the time the second look takes the lock. */
+    pt__time_chan_block(c->timer);
+    r = recv_locked(c, elem, deadline, block, true);
+    pt__time_chan_unblock(c->timer);
+    return r;
 }
 
 int pt_chan_send(pt_chan *c, const void *elem)
@@ -321,6 +345,34 @@ bool pt__chan_reuse(pt_chan *c)
     return ok;
 }
 
+bool pt__chan_drain(pt_chan *c)
+{
+    pt__lock(&c->lock);
+    bool had = c->qcount > 0;
+    if (had)
+        pt__chan_buf_get(c, NULL);
+    pt__unlock(&c->lock);
+    return had;
+}
+
+/* A waiter still waiting: its wake-up not yet claimed by anyone. One whose
+ * deadline passed, or whose select another case won, is on its way out. */
+static bool waitq_live(const struct pt__waitq *q)
+{
+    for (const struct pt__sudog *sg = q->first; sg; sg = sg->next)
+        if (sg->solo || atomic_load_explicit(&sg->g->wake_token, memory_order_acquire) != 0)
+            return true;
+    return false;
+}
+
+bool pt__chan_waited(pt_chan *c)
+{
+    pt__lock(&c->lock);
+    bool waited = waitq_live(&c->recvq) || waitq_live(&c->sendq);
+    pt__unlock(&c->lock);
+    return waited;
+}
+
 int pt_chan_free(pt_chan *c)
 {
     if (!chan_valid(c))
@@ -342,6 +394,8 @@ size_t pt_chan_len(const pt_chan *c)
     if (!chan_valid(c))
         return 0;
     pt_chan *m = (pt_chan *)c;
+    if (m->timer)
+        pt__time_chan_poll(m->timer); /* a value due counts, as Go 1.23's len */
     pt__lock(&m->lock);
     size_t n = m->qcount;
     pt__unlock(&m->lock);

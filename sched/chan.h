@@ -38,6 +38,11 @@ struct pt_chan {
     size_t qcount; /* elements in the buffer */
     size_t sendx, recvx;
     struct pt__waitq recvq, sendq;
+    /* A Timer's or Ticker's channel: its timer, which delivers lazily
+     * (sched/time.c): every receive polls it first, and a G about to park
+     * on the channel says so (block), so that the timer enters an engine
+     * only while someone waits. Set once, by the time package. */
+    struct pt_time_timer *timer;
     _Alignas(16) unsigned char buf[]; /* cap * elem_size */
 };
 
@@ -58,7 +63,20 @@ void pt__chan_buf_put(pt_chan *c, const void *elem);
 /* Empties c for reuse as a new channel of its size; false (c untouched)
  * if it is closed or a G waits on it. */
 bool pt__chan_reuse(pt_chan *c);
+/* Takes a buffered value out and drops it; false if there was none. */
+bool pt__chan_drain(pt_chan *c);
+/* A G is queued on c, still waiting to send or receive (not one that is
+ * leaving: woken by its deadline or by another case of its select). */
+bool pt__chan_waited(pt_chan *c);
 void pt__chan_buf_get(pt_chan *c, void *elem);
+
+/* A timer channel's side of its timer (sched/time.c), never called with a
+ * channel's lock held (the timer sends under its own lock): poll delivers
+ * a value that has come due; block and unblock bracket a G's park on the
+ * channel, the timer being in an engine while any G is between them. */
+void pt__time_chan_poll(struct pt_time_timer *t);
+void pt__time_chan_block(struct pt_time_timer *t);
+void pt__time_chan_unblock(struct pt_time_timer *t);
 
 /* Readies the G of a sudog taken with pt__waitq_take, telling it which
  * of its waits was completed. */

@@ -397,6 +397,8 @@ void pt__time_cache_free(struct pt__p *p); /* the P's cached timers (destroy) */
  * G (NULL: none); and the heap timer's callbacks word (ptimer/status.h). */
 extern void (*_Atomic pt__time_fire_hook)(struct pt_time_timer *t);
 uint32_t pt__time_timer_callbacks(struct pt_time_timer *t);
+/* A channel timer's next due time; 0: none pending (tests). */
+pt_nanos pt__time_timer_due(struct pt_time_timer *t);
 
 /* ---- runq.c ---- */
 void pt__runq_put(struct pt__p *p, pt_g *g, bool next);

@@ -21,7 +21,26 @@ struct select_work {
     int nlocks;
     uint16_t *pollorder; /* case indices, shuffled */
     struct pt__sudog *sgs;
+    bool timers;         /* a case receives from a timer's channel */
+    bool told;           /* those timers were told that this G waits */
 };
+
+/* select_locked's answer when it would park on timers' channels not yet
+ * told that a G waits (every lock released): the caller tells them, and
+ * tries again. */
+#define SELECT_BLOCK_TIMERS 1000
+
+/* Each timer a receive case waits on, told (block) or untold (unblock). */
+static void tell_timers(const pt_select_case *cases, int n, bool block)
+{
+    for (int i = 0; i < n; i++)
+        if (cases[i].chan && cases[i].dir == PT_RECV && cases[i].chan->timer) {
+            if (block)
+                pt__time_chan_block(cases[i].chan->timer);
+            else
+                pt__time_chan_unblock(cases[i].chan->timer);
+        }
+}
 
 static void lock_all(const struct select_work *w)
 {
@@ -124,6 +143,10 @@ static int select_locked(pt_select_case *cases, int n, struct select_work *w, pt
         unlock_all(w);
         return block ? -ETIMEDOUT : -EAGAIN;
     }
+    if (w->timers && !w->told) {
+        unlock_all(w);
+        return SELECT_BLOCK_TIMERS;
+    }
     /* pass 2: a waiter on every channel, in lock order (Go enqueues in
      * lock order too: it makes no difference to fairness, the queues are
      * per channel) */
@@ -179,7 +202,7 @@ int pt_select(pt_select_case *cases, int n, pt_nanos deadline, bool block)
     pt_chan *lock_stack[SELECT_STACK_CASES];
     uint16_t poll_stack[SELECT_STACK_CASES];
     struct pt__sudog sg_stack[SELECT_STACK_CASES];
-    struct select_work w = {lock_stack, 0, poll_stack, sg_stack};
+    struct select_work w = {lock_stack, 0, poll_stack, sg_stack, false, false};
     void *heap = NULL;
     if (n > SELECT_STACK_CASES) {
         size_t bytes = (size_t)n * (sizeof(pt_chan *) + sizeof(uint16_t) + sizeof(struct pt__sudog));
@@ -200,8 +223,14 @@ int pt_select(pt_select_case *cases, int n, pt_nanos deadline, bool block)
         w.pollorder[j] = (uint16_t)i;
     }
     for (int i = 0; i < n; i++)
-        if (cases[i].chan)
+        if (cases[i].chan) {
             w.lockorder[w.nlocks++] = cases[i].chan;
+            if (cases[i].dir == PT_RECV && cases[i].chan->timer) {
+                /* a value due is delivered before the cases are looked at */
+                pt__time_chan_poll(cases[i].chan->timer);
+                w.timers = true;
+            }
+        }
     sort_chans(w.lockorder, w.nlocks);
     int distinct = 0;
     for (int i = 0; i < w.nlocks; i++)
@@ -222,6 +251,15 @@ int pt_select(pt_select_case *cases, int n, pt_nanos deadline, bool block)
     } else {
         lock_all(&w);
         r = select_locked(cases, n, &w, deadline, block);
+        if (r == SELECT_BLOCK_TIMERS) {
+            /* told before the G queues: a value comes through a channel,
+             * or was put there by the time the second look locks them */
+            tell_timers(cases, n, true);
+            w.told = true;
+            lock_all(&w);
+            r = select_locked(cases, n, &w, deadline, block);
+            tell_timers(cases, n, false);
+        }
     }
     pt__free(heap);
     return r;

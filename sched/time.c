@@ -13,8 +13,25 @@
  * A stop tears down both (only one is ever armed), and a reset re-arms on
  * whichever engine the caller's place picks.
  *
+ * A Timer's or Ticker's channel timer is lazy, as Go 1.23's: it enters an
+ * engine only while a G is parked on its channel. Otherwise it is a due
+ * time: every receive, select and len on the channel polls it first, and
+ * a value that has come due is delivered then (a ticker's next due is the
+ * first tick of its phase after the poll, the missed ones skipped). A G
+ * about to park on the channel tells the timer (block), which arms an
+ * engine at the due time; the last G to leave (unblock) stops it, lazily.
+ * So a select that finds another case ready, the call-with-timeout idiom,
+ * never touches a heap, and a Ticker nobody reads costs nothing. Every
+ * value, from a poll or an engine, is sent by fire_due_locked under the
+ * timer's lock, which is also where Stop and Reset clear or move the due
+ * time: a callback of an old arming finds nothing due and sends nothing.
+ *
  * The guarantee (Go 1.23 makes timer channels synchronous for it; here
  * they keep their one-value buffer, and Stop and Reset empty it):
+ *  0. A channel timer: clear its due time under its lock; no poll or
+ *     engine callback sends for the old arming after that. An engine it
+ *     used since the last stop still goes through step 1, so that no
+ *     callback of it runs once the timer is freed or cached.
  *  1. Stop the engine so that no callback of the old arming is in flight
  *     or can start: on the heap, pt_timer_stop, and when that did not stop
  *     a pending arming or a callback still runs, pt_timer_stop_sync
@@ -32,12 +49,13 @@
  * runs only later, and Stop answers 0 for it, as Go's does for a value
  * already delivered. Values after a Reset come from the new arming only.
  *
- * Stop, reset and free of one timer are serialised by its `op` lock (Go
- * 1.23's timer mutex), which they hold across the waits of step 1: a
- * waiter yields (pt_yield in a G), so two Gs on one P cannot deadlock on
- * it. Callbacks never take it. Lock order: op, then the timer's lock,
- * then the channel's and the scheduler's locks (a task sends and starts
- * Gs under the timer's lock). */
+ * Stop, reset, free, block and unblock of one timer are serialised by its
+ * `op` lock (Go 1.23's timer mutex), which they hold across the waits of
+ * step 1: a waiter yields (pt_yield in a G), so two Gs on one P cannot
+ * deadlock on it. Callbacks and polls never take it. Lock order: op, then
+ * the timer's lock, then the channel's and the scheduler's locks (a value
+ * is sent, and Gs started, under the timer's lock; the channel's side
+ * calls poll, block and unblock with no lock of its own held). */
 #include <errno.h>
 #include <sched.h>
 #include <string.h>
@@ -77,6 +95,13 @@ struct pt_time_timer {
     /* The P heap the pt_timer was last armed on, where a lazy stop may
      * have left it (NULL: none). Kept in the cache. */
     pt_timers *heap;
+    /* A channel timer's lazy state. due is written under `lock` and read
+     * without it by the poll's quick look; engaged under `lock`; blocked
+     * changes under op and `lock`, and free reads it; engine_used under op. */
+    _Atomic pt_nanos due;      /* the next value's due time; 0: none pending */
+    _Atomic uint32_t blocked;  /* Gs between block and unblock */
+    bool engaged;              /* an engine holds an arming for it now */
+    bool engine_used;          /* an engine held one since the last stop_all */
 };
 
 /* A ticker is a timer of its own kind; the type keeps the APIs apart. */
@@ -139,6 +164,19 @@ static void send_time(pt_time_timer *t, pt_nanos now)
     (void)pt_chan_try_send(t->c, &now);
 }
 
+/* A channel timer's value, if one is due by now (t->lock held): the one
+ * place a channel timer sends. A ticker's next due is the first tick of
+ * its phase after now: ticks missed while nobody looked are skipped. */
+static void fire_due_locked(pt_time_timer *t, pt_nanos now)
+{
+    pt_nanos due = atomic_load_explicit(&t->due, memory_order_relaxed);
+    if (due == 0 || due > now)
+        return;
+    pt_nanos next = t->kind == KIND_TICKER ? next_tick(due, t->period, now) : 0;
+    atomic_store_explicit(&t->due, next, memory_order_relaxed);
+    send_time(t, now);
+}
+
 static int tt_arm_locked(pt_time_timer *t, pt_nanos when);
 
 /* ---- the TimerThread engine ---------------------------------------------- */
@@ -163,16 +201,15 @@ static void tt_fire(void *arg)
     }
     switch (t->kind) {
     case KIND_CHAN:
-        t->armed = false;
-        send_time(t, now);
-        break;
-    case KIND_TICKER:
-        /* the next tick first, from the tick due now, so the phase holds;
-         * with no room for it the ticker ends (as an arm that failed) */
-        if (tt_arm_locked(t, next_tick(t->when, t->period, now)) < 0)
+    case KIND_TICKER: {
+        fire_due_locked(t, now);
+        /* a ticker's next tick, while a G still waits; with no room for
+         * it the next poll or block delivers it */
+        pt_nanos due = atomic_load_explicit(&t->due, memory_order_relaxed);
+        if (!due || !t->engaged || tt_arm_locked(t, due) < 0)
             t->armed = false;
-        send_time(t, now);
         break;
+    }
     case KIND_FUNC:
         t->armed = false;
         if (!t->s) {
@@ -220,14 +257,10 @@ static int tt_arm(pt_time_timer *t, pt_nanos when)
     return r;
 }
 
-/* Step 1 on the TimerThread (op held). True if t was armed there and this
- * call kept its task from firing. */
-static bool tt_stop(pt_time_timer *t)
+/* Unschedules t's task, if armed, without waiting for one that runs now.
+ * True if it was armed. */
+static bool tt_cancel(pt_time_timer *t)
 {
-    /* Under op, tasks are only added by a task already pending (a ticker's
-     * next tick, a retry): none pending means none armed, and none comes. */
-    if (atomic_load_explicit(&t->tt_pending, memory_order_acquire) == 0)
-        return false;
     pt__lock(&t->lock);
     bool was = t->armed;
     pt_task_id id = t->task;
@@ -237,6 +270,18 @@ static bool tt_stop(pt_time_timer *t)
     pt__unlock(&t->lock);
     if (was && pt_timerthread_unschedule(tt, id) == 0)
         atomic_fetch_sub_explicit(&t->tt_pending, 1, memory_order_relaxed);
+    return was;
+}
+
+/* Step 1 on the TimerThread (op held). True if t was armed there and this
+ * call kept its task from firing. */
+static bool tt_stop(pt_time_timer *t)
+{
+    /* Under op, tasks are only added by a task already pending (a ticker's
+     * next tick, a retry): none pending means none armed, and none comes. */
+    if (atomic_load_explicit(&t->tt_pending, memory_order_acquire) == 0)
+        return false;
+    bool was = tt_cancel(t);
     /* a task running now (it found armed false, or fired just before):
      * a few instructions under t's lock, then done */
     while (atomic_load_explicit(&t->tt_pending, memory_order_acquire) != 0)
@@ -253,6 +298,11 @@ uint32_t pt__time_timer_callbacks(pt_time_timer *t)
     return atomic_load_explicit(&t->timer.callbacks, memory_order_acquire);
 }
 
+pt_nanos pt__time_timer_due(pt_time_timer *t)
+{
+    return atomic_load_explicit(&t->due, memory_order_relaxed);
+}
+
 /* A heap timer's callback, on whichever thread runs that heap's timers. */
 static void heap_fire(void *arg, uintptr_t seq)
 {
@@ -263,7 +313,9 @@ static void heap_fire(void *arg, uintptr_t seq)
         hook(t);
     pt_nanos now = pt_nanotime();
     if (t->kind != KIND_FUNC) {
-        send_time(t, now);
+        pt__lock(&t->lock);
+        fire_due_locked(t, now);
+        pt__unlock(&t->lock);
         return;
     }
     /* A retry goes to the TimerThread: a stop waits this callback out
@@ -274,12 +326,11 @@ static void heap_fire(void *arg, uintptr_t seq)
 
 /* ---- arming and stopping ----------------------------------------------------- */
 
-/* Arms t to fire at `when` on the engine the caller's place picks: its P's
+/* Arms t's engine at `when`, the one the caller's place picks: its P's
  * heap for a G (or an M) of t's per-P scheduler, else the TimerThread,
  * which also takes a timer the heap has no room for. 0; -ENOMEM. */
-static int arm(pt_time_timer *t, pt_nanos when)
+static int engine_arm(pt_time_timer *t, pt_nanos when)
 {
-    t->live = true;
     pt_timers *ts = NULL;
     if (t->s && t->s->opt.timers == PT_TIMERS_PER_P)
         ts = pt__here_timers(t->s);
@@ -296,6 +347,90 @@ static int arm(pt_time_timer *t, pt_nanos when)
         return 0;
     }
     return tt_arm(t, when);
+}
+
+/* Stops t's engine without waiting for a callback that runs now: on the
+ * heap Go's lazy deltimer; the next stop_all waits any out. */
+static void engine_quiet(pt_time_timer *t)
+{
+    (void)pt_timer_stop(&t->timer);
+    (void)tt_cancel(t);
+}
+
+/* Arms t (op held, or in make): an AfterFunc on its engine; a channel
+ * timer lazily, on an engine only while a G waits on its channel. */
+static int arm(pt_time_timer *t, pt_nanos when)
+{
+    t->live = true;
+    if (t->kind == KIND_FUNC)
+        return engine_arm(t, when);
+    pt__lock(&t->lock);
+    atomic_store_explicit(&t->due, when, memory_order_relaxed);
+    t->engaged = atomic_load_explicit(&t->blocked, memory_order_relaxed) > 0;
+    pt__unlock(&t->lock);
+    if (!t->engaged)
+        return 0;
+    t->engine_used = true;
+    if (engine_arm(t, when) == 0)
+        return 0;
+    pt__lock(&t->lock);
+    atomic_store_explicit(&t->due, 0, memory_order_relaxed);
+    t->engaged = false;
+    pt__unlock(&t->lock);
+    return -ENOMEM;
+}
+
+/* ---- the channel's side: poll, block, unblock ------------------------------------ */
+
+void pt__time_chan_poll(pt_time_timer *t)
+{
+    pt_nanos due = atomic_load_explicit(&t->due, memory_order_relaxed);
+    if (!due)
+        return;
+    pt_nanos now = pt_nanotime();
+    if (due > now)
+        return;
+    pt__lock(&t->lock);
+    fire_due_locked(t, now);
+    pt__unlock(&t->lock);
+}
+
+void pt__time_chan_block(pt_time_timer *t)
+{
+    op_lock(t);
+    pt__lock(&t->lock);
+    atomic_fetch_add_explicit(&t->blocked, 1, memory_order_relaxed);
+    pt_nanos due = atomic_load_explicit(&t->due, memory_order_relaxed);
+    bool engage = due && !t->engaged;
+    if (engage)
+        t->engaged = true;
+    pt__unlock(&t->lock);
+    if (engage) {
+        t->engine_used = true;
+        if (engine_arm(t, due) < 0) {
+            /* no room in any engine: the next poll delivers it */
+            pt__lock(&t->lock);
+            t->engaged = false;
+            pt__unlock(&t->lock);
+        }
+    }
+    op_unlock(t);
+}
+
+void pt__time_chan_unblock(pt_time_timer *t)
+{
+    op_lock(t);
+    pt__lock(&t->lock);
+    bool last = atomic_load_explicit(&t->blocked, memory_order_relaxed) == 1;
+    bool quiet = last && t->engaged;
+    if (quiet)
+        t->engaged = false;
+    pt__unlock(&t->lock);
+    if (quiet)
+        engine_quiet(t);
+    /* release, and last: free waits for 0, then may free t at once */
+    atomic_fetch_sub_explicit(&t->blocked, 1, memory_order_release);
+    op_unlock(t);
 }
 
 /* Step 1 on the heap: Go's lazy deltimer when it stopped the arming
@@ -315,9 +450,25 @@ static bool stop_heap(pt_time_timer *t)
  * fired value. The heap first: its callback may re-arm on the TimerThread. */
 static bool stop_all(pt_time_timer *t)
 {
-    bool was = stop_heap(t);
-    was |= tt_stop(t);
-    if (t->c && pt_chan_try_recv(t->c, NULL) == 1)
+    bool was;
+    if (t->kind == KIND_FUNC) {
+        was = stop_heap(t);
+        was |= tt_stop(t);
+    } else {
+        /* step 0: pending is what the due time says, whatever an engine
+         * held; an engine's callbacks are waited out all the same */
+        pt__lock(&t->lock);
+        was = atomic_load_explicit(&t->due, memory_order_relaxed) != 0;
+        atomic_store_explicit(&t->due, 0, memory_order_relaxed);
+        t->engaged = false;
+        pt__unlock(&t->lock);
+        if (t->engine_used) {
+            (void)stop_heap(t);
+            (void)tt_stop(t);
+            t->engine_used = false;
+        }
+    }
+    if (t->c && pt__chan_drain(t->c))
         was = true; /* fired but unread: Go 1.23 treats it as never sent */
     t->live = false;
     return was;
@@ -428,14 +579,22 @@ static int make(pt_time_timer **out, enum kind kind, pt_nanos d, pt_nanos period
     t->arg = arg;
     t->period = period;
     t->task = PT_INVALID_TASK_ID;
-    if (kind != KIND_FUNC && !t->c && pt_chan_make(&t->c, sizeof(pt_nanos), 1) < 0) {
-        pt__free(t); /* new: its pt_timer was never armed */
-        return -ENOMEM;
+    if (kind != KIND_FUNC && !t->c) {
+        if (pt_chan_make(&t->c, sizeof(pt_nanos), 1) < 0) {
+            pt__free(t); /* new: its pt_timer was never armed */
+            return -ENOMEM;
+        }
+        t->c->timer = t;
     }
     /* counted before it can fire: its AfterFunc may start a G of s */
     if (t->s)
         atomic_fetch_add_explicit(&t->s->time_timers, 1, memory_order_relaxed);
-    if (arm(t, when_of(now, d)) < 0) {
+    pt_nanos when = when_of(now, d);
+    if (kind != KIND_FUNC) {
+        /* unseen by any other thread yet: no G waits, no lock needed */
+        t->live = true;
+        atomic_store_explicit(&t->due, when, memory_order_relaxed);
+    } else if (arm(t, when) < 0) {
         if (t->s)
             atomic_fetch_sub_explicit(&t->s->time_timers, 1, memory_order_release);
         dispose(t); /* nobody has seen it */
@@ -447,12 +606,23 @@ static int make(pt_time_timer **out, enum kind kind, pt_nanos d, pt_nanos period
 
 static int destroy(pt_time_timer *t)
 {
-    op_lock(t);
-    /* Stopped and not armed since (Go's Stop, then the end of its
-     * reference): nothing can reach t any more, and the channel goes
-     * with it, so a second stop is not needed. */
-    if (t->live)
-        stop_all(t);
+    for (;;) {
+        op_lock(t);
+        /* Stopped and not armed since (Go's Stop, then the end of its
+         * reference): nothing can reach t any more, and the channel goes
+         * with it, so a second stop is not needed. */
+        if (t->live)
+            stop_all(t);
+        /* A G between block and unblock still touches t: one queued on
+         * the channel keeps it (-EBUSY below), one already woken is
+         * about to leave, its unblock done once op is ours again. */
+        if (atomic_load_explicit(&t->blocked, memory_order_acquire) == 0)
+            break;
+        op_unlock(t);
+        if (pt__chan_waited(t->c))
+            return -EBUSY; /* stopped, not freed */
+        pause_for_other();
+    }
     op_unlock(t);
     pt_sched *s = t->s;
     if (!cache_put(t)) {

@@ -233,8 +233,12 @@ void ss_tm_final(struct ss_tm *m)
 {
     if (!m->t)
         return;
-    pt_nanos v, now = pt_nanotime();
-    if (pt_chan_try_recv(m->c, &v) == 1)
+    /* the receipt's time after the receive: a value that came due is
+     * delivered by the receive itself, and carries that moment */
+    pt_nanos v;
+    int got = pt_chan_try_recv(m->c, &v);
+    pt_nanos now = pt_nanotime();
+    if (got == 1)
         tm_got(m, v, now);
     int a = pt_time_timer_stop(m->t);
     if (a == 1 && now > m->when + m->ss->r->o->bound && !m->late_seen)

@@ -382,6 +382,14 @@ PT_API int pt_sched_cancel_fds(pt_sched *s);
  * timer fired. Durations <= 0 mean now; a `now + d` past the clock's range
  * means never.
  *
+ * As in Go 1.23, a Timer's or Ticker's timer is lazy: it is in no heap and
+ * on no TimerThread while no G waits on its channel. A value that has
+ * come due is delivered when the channel is next used (a receive, a
+ * select naming it, pt_chan_len), so it carries the time of that use; a
+ * G that parks on the channel puts the timer on an engine until it
+ * leaves. A select that finds another case ready never touches a heap,
+ * and a Ticker nobody reads costs nothing and keeps its phase.
+ *
  * Where a timer lives is decided by whoever arms it (new, reset): from a G
  * of a PT_TIMERS_PER_P scheduler, on that G's P's heap (its callback runs
  * wherever that heap's timers run: the P's own M, a thief, the monitor);
@@ -429,7 +437,8 @@ PT_API int pt_time_timer_reset(pt_time_timer *t, pt_nanos d);
 
 /* Stops the timer (no callback of it runs once this returns) and frees it
  * and its channel. 0; -EINVAL; -EBUSY while a G waits on its channel (the
- * timer is then stopped, not freed). */
+ * timer is then stopped, not freed). A G already woken from such a wait
+ * (its select won by another case) is waited for, not refused. */
 PT_API int pt_time_timer_free(pt_time_timer *t);
 
 /* time.NewTicker: ticks at start + k * period (k = 1, 2, ...), start being

@@ -87,6 +87,11 @@ PT_TEST(unit, time_new_fails_with_enomem_and_makes_nothing)
 PT_TEST(unit, time_a_freed_timer_serves_its_ps_next_new_as_new)
 PT_TEST(unit, time_a_cached_timer_used_after_free_is_reported_by_asan)
 PT_TEST(unit, time_a_ticker_stopped_while_its_tick_is_sent_receives_nothing_after)
+/* lazy channel timers */
+PT_TEST(unit, time_a_timer_nobody_waits_on_uses_no_engine_per_p)
+PT_TEST(unit, time_a_timer_nobody_waits_on_uses_no_engine_timerthread)
+PT_TEST(unit, time_a_ticker_nobody_reads_keeps_its_phase)
+PT_TEST(stress, time_free_waits_for_the_g_a_select_woke)
 /* bad input */
 PT_TEST(unit, every_sched_call_rejects_bad_input)
 PT_TEST(unit, every_time_call_rejects_bad_input)

@@ -5,6 +5,8 @@
 #include <errno.h>
 #include <string.h>
 
+#include "ptimer/ptimer.h"
+#include "sched/internal.h"
 #include "sched/sanitizer.h"
 #include "util.h"
 
@@ -218,12 +220,42 @@ void test_handoff_skips_a_preempted_g_and_runs_it_from_g0(void)
 
 /* ---- due timers: run by the G handed to, after the commit ----------------- */
 
+/* A timer on the running G's P's heap whose callback sends the time into
+ * a channel of one: a heap timer due at a park, which is what these tests
+ * need (a Timer of the time package enters a heap only while a G waits on
+ * its channel, and is delivered by the receive itself when already due). */
+struct heap_timer {
+    pt_timer t;
+    pt_chan *c;
+};
+
+static void heap_send(void *arg, uintptr_t seq)
+{
+    (void)seq;
+    pt_nanos now = pt_nanotime();
+    (void)pt_chan_try_send(arg, &now);
+}
+
+static void heap_timer_start(struct heap_timer *h, pt_nanos d)
+{
+    CHECK_EQ(pt_chan_make(&h->c, sizeof(pt_nanos), 1), 0);
+    pt_timer_init(&h->t, heap_send, h->c);
+    CHECK(pt_timer_modify(pt__here_timers(pt_sched_current()), &h->t, pt_nanotime() + d, 0,
+                          heap_send, h->c, 0) >= 0);
+}
+
+static void heap_timer_end(struct heap_timer *h)
+{
+    pt_timer_stop_sync(&h->t);
+    CHECK_EQ(pt_chan_free(h->c), 0);
+}
+
 struct due {
-    pt_time_timer *t;
+    struct heap_timer t;
     char seq[4];
     int len;
     int recv_rc;
-    bool stop_saw_fired; /* B found the Timer fired before it ran */
+    bool stop_saw_fired; /* B found the timer fired before it ran */
 };
 
 static struct due due;
@@ -232,7 +264,7 @@ static void due_second(void *arg)
 {
     (void)arg;
     /* 0: already fired -- by this G's arrival, before this body runs */
-    due.stop_saw_fired = pt_time_timer_stop(due.t) == 0;
+    due.stop_saw_fired = pt_timer_stop(&due.t.t) == 0;
     due.seq[due.len++] = 'B';
 }
 
@@ -242,15 +274,15 @@ static void due_first(void *arg)
     CHECK_EQ(pt_go(NULL, due_second, NULL), 0); /* first in line */
     /* 1 ns: due by the park's look at the clock, with no switch in
      * between to run it */
-    CHECK_EQ(pt_time_timer_new(&due.t, 1), 0);
+    heap_timer_start(&due.t, 1);
     pt_nanos fired = 0;
-    due.recv_rc = pt_chan_recv(pt_time_timer_chan(due.t), &fired);
+    due.recv_rc = pt_chan_recv(due.t.c, &fired);
     due.seq[due.len++] = 'A';
-    CHECK_EQ(pt_time_timer_free(due.t), 0); /* before destroy, which refuses a live one */
+    heap_timer_end(&due.t);
 }
 
 /* Runs fn(arg) as the one G of a fresh 1-P scheduler until a run in
- * which the monitor ran no timer: the tests below set up a Timer due at
+ * which the monitor ran no timer: the tests below set up a timer due at
  * a park, and the monitor, finding the P busy past a round, may run it
  * first (a sanitized build is slow enough to, often). Returns that run's
  * counters. */
@@ -266,7 +298,7 @@ static pt_sched_stats run_without_the_monitor(void (*fn)(void *), void *arg, voi
         if (st.timers_run_sysmon == 0)
             return st;
     }
-    CHECK(!"the monitor ran the Timer in 50 runs of 50");
+    CHECK(!"the monitor ran the timer in 50 runs of 50");
     return (pt_sched_stats){0};
 }
 
@@ -275,11 +307,11 @@ static void due_reset(void)
     memset(&due, 0, sizeof due);
 }
 
-/* A parks on the channel of a Timer already due, holding that channel's
+/* A parks on the channel of a heap timer already due, holding that channel's
  * lock until its commit; its P's queue holds B. The park hands the M to
  * B, whose arrival does A's commit and only then the P's due timers: the
- * Timer's send, run before the commit, would spin on the lock A holds.
- * The Timer readies A behind B. Two handoffs: A's park, B's exit. */
+ * timer's send, run before the commit, would spin on the lock A holds.
+ * The timer readies A behind B. Two handoffs: A's park, B's exit. */
 void test_handoff_runs_due_timers_after_the_commit(void)
 {
     pt_sched_stats st = run_without_the_monitor(due_first, NULL, due_reset);
@@ -300,7 +332,7 @@ void test_handoff_runs_due_timers_after_the_commit(void)
 
 struct short_of_stack {
     pt_g *_Atomic parked;
-    pt_time_timer *t;
+    struct heap_timer t;
     uint64_t handoffs_before, handoffs_after;
     int woke;
 };
@@ -337,13 +369,13 @@ static void due_parker(void *arg)
         pt_yield();
     CHECK_EQ(pt_ready(atomic_load(&sos.parked)), 0); /* first in line */
     sos.handoffs_before = stats_of(s).handoffs;
-    CHECK_EQ(pt_time_timer_new(&sos.t, 1), 0); /* due by the park */
+    heap_timer_start(&sos.t, 1); /* due by the park */
     pt_nanos fired = 0;
-    CHECK_EQ(pt_chan_recv(pt_time_timer_chan(sos.t), &fired), 1);
-    CHECK_EQ(pt_time_timer_free(sos.t), 0);
+    CHECK_EQ(pt_chan_recv(sos.t.c, &fired), 1);
+    heap_timer_end(&sos.t);
 }
 
-/* A G parks with its P's Timer due; first in line is a G parked deep in
+/* A G parks with its P's timer due; first in line is a G parked deep in
  * its stack, with less left than the timers' callbacks may need. The
  * park does not hand the M to it (where the timers would run on that
  * stack): it goes through g0, which runs them on the thread's stack and
@@ -363,8 +395,8 @@ void test_due_timers_never_run_on_a_g_short_of_stack(void)
 
 /* ---- a refused park with timers due ------------------------------------- */
 
-static pt_time_timer *refused_t;
-static size_t refused_len; /* the Timer's channel right after the refused park */
+static struct heap_timer refused_t;
+static size_t refused_len; /* the timer's channel right after the refused park */
 
 static bool refuse_always(void *arg)
 {
@@ -381,9 +413,9 @@ static __attribute__((noinline)) void refuse_at(size_t depth)
 {
     volatile char *p = alloca(depth);
     touch_down(p, depth);
-    CHECK_EQ(pt_time_timer_new(&refused_t, 1), 0); /* due by the park */
+    heap_timer_start(&refused_t, 1); /* due by the park */
     CHECK_EQ(pt_park(refuse_always, NULL), 0);
-    refused_len = pt_chan_len(pt_time_timer_chan(refused_t));
+    refused_len = pt_chan_len(refused_t.c);
     CHECK_EQ(p[depth - 1], 1);
 }
 
@@ -391,13 +423,13 @@ static void refusing_g(void *arg)
 {
     CHECK_EQ(pt_go(NULL, run_once, NULL), 0); /* first in line: the park hands off to it */
     refuse_at((size_t)(intptr_t)arg);
-    CHECK_EQ(pt_time_timer_free(refused_t), 0);
+    heap_timer_end(&refused_t);
 }
 
-/* A G parks with its P's Timer due, handing the M to the next G, whose
+/* A G parks with its P's timer due, handing the M to the next G, whose
  * run of the park's commit refuses: the M goes straight back, and the
  * G resumed runs the due timers on its way -- only with room for them.
- * Parked 64 bytes down, the Timer has fired when the park returns (its
+ * Parked 64 bytes down, the timer has fired when the park returns (its
  * value waits in the channel); parked DEEP down, it has not, and fires
  * at the next look at the timers instead. */
 static void refused_reset(void)

@@ -946,10 +946,13 @@ void test_time_a_cached_timer_used_after_free_is_reported_by_asan(void)
 /* A ticker's callback runs while its next tick is already pending (the
  * heap re-keys it first), so Stop's quick path -- the pending arming
  * stopped before it began -- is not enough while that callback still
- * runs: Stop must wait for it, then discard what it sent. The hook holds
- * the callback before its send until Stop is seen waiting. */
+ * runs: Stop must wait for it (the timer may be freed next), and what it
+ * would send is not sent. A ticker is on a heap only while a G waits on
+ * its channel, so a G waits, in a select with a quit channel; the hook
+ * holds the callback before its send until Stop is seen waiting. */
 static pt_time_ticker *_Atomic held_ticker;
-static atomic_int hold_in, hold_release, held_stop_done;
+static pt_chan *held_quit;
+static atomic_int hold_in, hold_release, held_stop_done, held_case;
 
 static void hold_fire(pt_time_timer *t)
 {
@@ -961,12 +964,15 @@ static void hold_fire(pt_time_timer *t)
         CHECK(pt_nanotime() < give_up);
 }
 
-static void make_held_ticker(void *arg)
+static void wait_on_held_ticker(void *arg)
 {
     (void)arg;
     pt_time_ticker *tk;
-    CHECK_EQ(pt_time_ticker_new(&tk, 1 * MS), 0); /* on this G's P's heap */
+    CHECK_EQ(pt_time_ticker_new(&tk, 1 * MS), 0); /* on this G's P's heap once it waits */
     atomic_store(&held_ticker, tk);
+    pt_select_case cases[2] = {{.chan = pt_time_ticker_chan(tk), .dir = PT_RECV},
+                               {.chan = held_quit, .dir = PT_RECV}};
+    atomic_store(&held_case, pt_select(cases, 2, 0, true));
 }
 
 static void *stop_held(void *arg)
@@ -983,9 +989,11 @@ void test_time_a_ticker_stopped_while_its_tick_is_sent_receives_nothing_after(vo
     atomic_store(&hold_in, 0);
     atomic_store(&hold_release, 0);
     atomic_store(&held_stop_done, 0);
+    atomic_store(&held_case, -1);
+    CHECK_EQ(pt_chan_make(&held_quit, 0, 0), 0);
     pt__time_fire_hook = hold_fire;
     pt_sched *s = make_sched(2, PT_TIMERS_PER_P);
-    CHECK_EQ(pt_go(s, make_held_ticker, NULL), 0);
+    CHECK_EQ(pt_go(s, wait_on_held_ticker, NULL), 0);
     WAIT_FOR(atomic_load(&hold_in) && atomic_load(&held_ticker));
     pt_time_ticker *tk = atomic_load(&held_ticker);
     pthread_t th;
@@ -997,9 +1005,14 @@ void test_time_a_ticker_stopped_while_its_tick_is_sent_receives_nothing_after(vo
     atomic_store(&hold_release, 1);
     CHECK_EQ(pthread_join(th, NULL), 0);
     pt__time_fire_hook = NULL;
-    /* what the held tick sent was discarded, and nothing comes after */
+    /* the held tick sent nothing, and nothing comes after: the waiting G
+     * leaves by its quit case */
     CHECK_EQ(pt_chan_try_recv(pt_time_ticker_chan(tk), NULL), -EAGAIN);
+    CHECK_EQ(pt_chan_close(held_quit), 0);
+    WAIT_FOR(atomic_load(&held_case) != -1);
+    CHECK_EQ(atomic_load(&held_case), 1);
     CHECK_EQ(pt_time_ticker_free(tk), 0);
+    CHECK_EQ(pt_chan_free(held_quit), 0);
     finish_sched(s);
 }
 
