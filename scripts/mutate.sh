@@ -50,6 +50,7 @@ MUTATIONS=(
   "sched-stop-keeps-unread-value#sched/time.c#s/if (t->c \&\& pt__chan_drain(t->c))/if (0)/"
   "sched-timer-due-at-half#sched/time.c#s/__builtin_add_overflow(now, d, \&w)/__builtin_add_overflow(now, d \/ 2, \&w)/"
   "sched-idle-m-parks-instead-of-polling#sched/proc.c#/^static bool claim_poller/,/^}/s/return true;/return false;/"
+  "sched-select-times-out-early#sched/select.c#s/pt__park_until(g, unlock_all_commit, w, deadline)/pt__park_until(g, unlock_all_commit, w, deadline ? deadline - 500000 : 0)/"
 )
 SCENARIOS=(modtimer ticker churn move sched)
 

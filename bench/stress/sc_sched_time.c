@@ -183,7 +183,8 @@ static void tm_op(struct ss_tm *m)
         int poke;
         pt_select_case cs[2] = {{.chan = m->c, .dir = PT_RECV, .elem = &v},
                                 {.chan = m->poke, .dir = PT_RECV, .elem = &poke}};
-        int i = pt_select(cs, 2, pt_nanotime() + 1 + (pt_nanos)((x >> 3) % (4 * SS_MS)), true);
+        pt_nanos deadline = pt_nanotime() + 1 + (pt_nanos)((x >> 3) % (4 * SS_MS));
+        int i = pt_select(cs, 2, deadline, true);
         pt_nanos now = pt_nanotime();
         if (i == 1)
             break;
@@ -191,6 +192,10 @@ static void tm_op(struct ss_tm *m)
         if (i == 0) {
             tm_got(m, v, now);
         } else if (i == -ETIMEDOUT) {
+            if (now < deadline)
+                stress_violation(ss->r, V_EARLY, tm_index(m), m->cur,
+                                 "a select's timeout at or after its deadline",
+                                 "timed out %.3f ms early", (double)(deadline - now) / 1e6);
             if (!m->recv && !m->stopped && !m->late_seen && now > m->when + ss->r->o->bound) {
                 m->late_seen = true;
                 stress_violation(ss->r, V_LATE, tm_index(m), m->cur, "a value within the bound",
@@ -476,13 +481,18 @@ void ss_tk_owner(void *arg)
             break;
         default: {
             pt_nanos v;
-            rc = pt_chan_recv_until(
-                m->c, &v, pt_nanotime() + 1 + (pt_nanos)((x >> 4) % (uint64_t)(2 * m->period)));
+            pt_nanos deadline =
+                pt_nanotime() + 1 + (pt_nanos)((x >> 4) % (uint64_t)(2 * m->period));
+            rc = pt_chan_recv_until(m->c, &v, deadline);
             pt_nanos now = pt_nanotime();
             if (rc == 1)
                 tk_got(m, v);
             else if (rc != -ETIMEDOUT)
                 stress_violation(ss->r, V_ERROR, tk_index(m), 0, "a receive to succeed", "%d", rc);
+            else if (now < deadline)
+                stress_violation(ss->r, V_EARLY, tk_index(m), m->n + 1,
+                                 "a receive's timeout at or after its deadline",
+                                 "timed out %.3f ms early", (double)(deadline - now) / 1e6);
             else if (m->running && !m->late_seen && now > m->last + m->period + ss->r->o->bound) {
                 m->late_seen = true;
                 stress_violation(ss->r, V_LATE, tk_index(m), m->n + 1,

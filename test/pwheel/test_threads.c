@@ -79,6 +79,12 @@ struct acct {
 static pt_wheel wheels[NW];
 static pt_wheel_timer timers[NT];
 static struct acct acct[NT];
+/* stop_sync stops every arming made while it waits for a callback (it
+ * must: on return the timer may be freed) and answers 1 for all of them,
+ * so two armings by the other mutator during one stop_sync would end with
+ * one count. A stop_sync holds its timer's lock exclusively, the other
+ * calls share it: they still race each other and every callback. */
+static pthread_rwlock_t sync_lock[NT];
 static atomic_int stop_owners;
 static atomic_long early;
 
@@ -117,7 +123,12 @@ static void *mutator(void *arg)
         struct acct *a = &acct[k];
         pt_wheel *w = &wheels[pt__xorshift64(&rng) % NW];
         pt_nanos when = pt_nanotime() + (pt_nanos)(pt__xorshift64(&rng) % (2 * MS));
-        switch (pt__xorshift64(&rng) % 4) {
+        unsigned op = (unsigned)(pt__xorshift64(&rng) % 4);
+        if (op == 2)
+            CHECK_EQ(pthread_rwlock_wrlock(&sync_lock[k]), 0);
+        else
+            CHECK_EQ(pthread_rwlock_rdlock(&sync_lock[k]), 0);
+        switch (op) {
         case 0: { /* start: counts only if it armed */
             int r = pt_wheel_timer_modify(w, t, when, 0, acct_cb, a, (uintptr_t)when);
             CHECK(r == 0 || r == 1);
@@ -148,6 +159,7 @@ static void *mutator(void *arg)
             }
             break;
         }
+        CHECK_EQ(pthread_rwlock_unlock(&sync_lock[k]), 0);
     }
     return NULL;
 }
@@ -158,6 +170,7 @@ void test_owners_and_mutators_race_and_every_arming_ends_exactly_once(void)
         CHECK_EQ(pt_wheel_init(&wheels[i], 0, NULL, NULL), 0);
     for (int k = 0; k < NT; k++) {
         pt_wheel_timer_init(&timers[k], acct_cb, &acct[k]);
+        CHECK_EQ(pthread_rwlock_init(&sync_lock[k], NULL), 0);
         atomic_store(&acct[k].armed, 0);
         atomic_store(&acct[k].ended, 0);
         atomic_store(&acct[k].running, 0);
@@ -187,6 +200,8 @@ void test_owners_and_mutators_race_and_every_arming_ends_exactly_once(void)
     }
     CHECK(armed > 1000);
     CHECK_EQ(atomic_load(&early), 0);
+    for (int k = 0; k < NT; k++)
+        CHECK_EQ(pthread_rwlock_destroy(&sync_lock[k]), 0);
     for (int i = 0; i < NW; i++) {
         CHECK_WHEEL(&wheels[i]);
         CHECK_EQ(pt_wheel_destroy(&wheels[i]), 0);
