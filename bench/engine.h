@@ -105,7 +105,7 @@ struct engine {
 };
 
 extern const struct engine engine_pheap, engine_pheap_sync, engine_pheap_staged, engine_timerthread,
-    engine_globalheap, engine_floor, engine_kernel, engine_pwheel;
+    engine_globalheap, engine_floor, engine_kernel, engine_pwheel, engine_lheap;
 
 const struct engine *engine_find(const char *name);
 

@@ -11,15 +11,14 @@
 #include <stdlib.h>
 
 #include "engine.h"
-#include "ptimer/base/futex.h"
+#include "p_wake.h"
 #include "ptimer/pwheel.h"
 #include "slots.h"
 
 struct pw_thread {
     pt_wheel w;
     void *block; /* what to free: the state sits a few lines into it */
-    _Atomic uint32_t wakeword; /* bumped by the wake callback */
-    atomic_bool sleeping;      /* the worker is (about to be) in futex_wait */
+    struct p_wake wake;
     bench_cb cb;
     struct slots slots;
     struct pw_engine *eng;
@@ -50,13 +49,8 @@ static void pw_wake(void *ctx, pt_nanos when)
 {
     struct pw_thread *th = ctx;
     (void)when;
-    if (th == tl_thread)
-        return; /* the P itself armed it: it is awake, and will look */
-    /* The seq_cst pair with idle (sleeping store / wakeword load there,
-     * wakeword bump / sleeping load here): one side always sees the other. */
-    atomic_fetch_add_explicit(&th->wakeword, 1, memory_order_seq_cst);
-    if (atomic_load_explicit(&th->sleeping, memory_order_seq_cst))
-        pt__futex_wake(&th->wakeword, 1);
+    if (th != tl_thread) /* else the P itself armed it: it is awake, and will look */
+        p_wake_up(&th->wake);
 }
 
 /* seq is the slot. A one-shot that ran is recycled here, on the owner,
@@ -141,27 +135,15 @@ static void pw_poll(void *vth)
     pt_wheel_check(&th->w, 0, NULL);
 }
 
+static void pw_check_until(void *vth, pt_nanos now, pt_nanos *next)
+{
+    pt_wheel_check(&((struct pw_thread *)vth)->w, now, next);
+}
+
 static void pw_idle(void *vth, pt_nanos until)
 {
     struct pw_thread *th = vth;
-    for (;;) {
-        uint32_t w = atomic_load_explicit(&th->wakeword, memory_order_acquire);
-        /* Read before the check, which runs what is due by then: once
-         * now >= until, everything due by `until` has run. */
-        pt_nanos checked = pt_nanotime(), next;
-        pt_wheel_check(&th->w, checked, &next);
-        if (checked >= until)
-            return;
-        pt_nanos now = pt_nanotime();
-        pt_nanos deadline = next && next < until ? next : until;
-        if (deadline > now) {
-            atomic_store_explicit(&th->sleeping, true, memory_order_seq_cst);
-            if (atomic_load_explicit(&th->wakeword, memory_order_seq_cst) == w)
-                pt__futex_wait(&th->wakeword, w, deadline);
-            atomic_store_explicit(&th->sleeping, false, memory_order_relaxed);
-            atomic_fetch_add_explicit(&th->eng->wakeups, 1, memory_order_relaxed);
-        }
-    }
+    p_wake_idle(&th->wake, th, pw_check_until, until, &th->eng->wakeups);
 }
 
 static void pw_thread_stop(void *vth)

@@ -21,7 +21,7 @@
  * is the floor of both kinds' latency workloads. */
 static const char *const default_designs[] = {
     "pheap",      "floor",      "pheap-sync", "pheap-staged", "timerthread",
-    "globalheap", "pwheel",     "kernel",
+    "globalheap", "pwheel",     "lheap",        "kernel",
 #ifdef PTBENCH_HAVE_SCHED
     "sched-perp", "sched-tt",
 #endif
@@ -43,7 +43,7 @@ static void usage(FILE *f)
             "  compare               the standard matrix (every design x workload x threads)\n"
             "  -d, --design LIST     designs, comma-separated (default: all):\n"
             "                        pheap pheap-sync pheap-staged timerthread globalheap floor\n"
-            "                        pwheel\n"
+            "                        pwheel lheap (Go 1.23's timers)\n"
             "                        kernel (latency workloads only: the futex floor)\n");
 #ifdef PTBENCH_HAVE_SCHED
     fprintf(f, "                        sched-perp sched-tt (the workloads in the scheduler,\n"

@@ -13,7 +13,7 @@ static const struct {
     {"kernel", "#000000"},     {"go1.19", "#9467bd"},      {"libuv", "#8c564b"},
     {"np-epoll", "#e377c2"},   {"np-timerfd", "#bcbd22"},  {"np-uring", "#7f7f7f"},
     {"sched-perp", "#1f77b4"}, {"sched-tt", "#d62728"},  {"pwheel", "#e7ba52"},
-    {"tokio", "#ff9896"},      {"tokio-warm", "#c49c94"},
+    {"tokio", "#ff9896"},      {"tokio-warm", "#c49c94"}, {"lheap", "#98df8a"},
 };
 
 static const char *colour_of(const char *design)

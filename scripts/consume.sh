@@ -35,6 +35,7 @@ exports() { # library-name header...
 }
 exports ptimer clock.h ptimer.h timerthread.h
 exports ptimer_pwheel pwheel.h
+exports ptimer_lheap lheap.h
 exports ptimer_netpoll netpoll.h
 exports ptimer_sched sched.h
 # and as many as the API has: a parse that found nothing would pass above

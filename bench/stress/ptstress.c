@@ -39,7 +39,7 @@ static const struct scenario scenarios[] = {
  * objects (kernel holds one timer per thread). */
 static const char *const all_designs[] = {"pheap",       "pheap-sync", "pheap-staged",
                                           "timerthread", "globalheap", "floor",
-                                          "pwheel"};
+                                          "pwheel",      "lheap"};
 
 static const struct engine *find_design(const char *name)
 {
@@ -100,7 +100,7 @@ static void usage(FILE *f, const char *argv0)
     fprintf(f,
             "usage: %s [options]\n"
             "  -d, --design LIST     designs, comma-separated, or all (default all):\n"
-            "                        pheap, pheap-sync, pheap-staged, pwheel, timerthread,\n"
+            "                        pheap, pheap-sync, pheap-staged, pwheel, lheap, timerthread,\n"
             "                        globalheap, floor,\n"
             "                        and the scheduler's sched-perp, sched-tt (scenario sched)\n"
             "  -s, --scenario LIST   scenarios, comma-separated, or all (default all)\n"

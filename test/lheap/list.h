@@ -1,0 +1,16 @@
+/* Go 1.23's family (include/ptimer/lheap.h): the heap's rules with time
+ * driven by hand, a model run against it, then threads. */
+PT_TEST(unit, timer_fires_once_at_its_time_and_not_one_ns_before)
+PT_TEST(unit, stop_leaves_a_zombie_that_the_top_or_a_quarter_clears)
+PT_TEST(unit, modify_later_keeps_the_entry_until_the_top_rekeys_it)
+PT_TEST(unit, modify_earlier_lowers_next_and_adjust_runs_it_on_time)
+PT_TEST(unit, arming_a_zombie_revives_it_in_place)
+PT_TEST(unit, ticker_skips_missed_ticks_and_keeps_its_phase)
+PT_TEST(unit, start_of_pending_timer_is_ebusy_and_never_timer_never_fires)
+PT_TEST(unit, wake_runs_for_a_new_top_or_a_timer_modified_earlier)
+PT_TEST(unit, move_drops_zombies_applies_modifications_and_wakes_dst)
+PT_TEST(unit, stop_sync_takes_the_entry_out_at_once_and_from_own_callback)
+PT_TEST(unit, every_call_rejects_bad_input_and_changes_nothing)
+PT_TEST(unit, random_operations_match_the_model)
+PT_TEST(unit, stop_sync_waits_for_a_callback_running_on_another_thread)
+PT_TEST(stress, owners_and_mutators_race_and_every_arming_ends_exactly_once)
