@@ -38,6 +38,13 @@ struct frame {
 };
 static _Thread_local struct frame *tl_top;
 
+/* The check this thread runs now (0: none; nested checks save and restore
+ * it): an arm made by one of its callbacks is marked with it, and that
+ * check leaves such a timer to the next one. Ids are process-wide, taken
+ * once per check that runs timers, never per arm. */
+static _Thread_local uint64_t tl_check;
+static _Atomic uint64_t check_ids;
+
 static inline bool heap_ok(const pt_lheap *h)
 {
     return h && h->magic == LHEAP_MAGIC;
@@ -235,6 +242,7 @@ void pt_lheap_timer_init(pt_lheap_timer *t, pt_func f, void *arg)
     t->arg = arg;
     t->seq = 0;
     t->ts = t->run_heap = NULL;
+    t->arm_check = 0;
     atomic_init(&t->running, 0);
 }
 
@@ -306,6 +314,7 @@ static int rearm(pt_lheap *h, pt_lheap_timer *t, pt_nanos when, enum arm_kind ki
         t->seq = seq;
     }
     t->when = when;
+    t->arm_check = tl_check;
     pt_lheap *wake = NULL;
     if (t->state & HEAPED) {
         /* its entry keeps the old time until its heap looks */
@@ -557,15 +566,17 @@ static pt_nanos run_one(pt_lheap *h, pt_nanos now)
         pt_lheap_timer *t = e->item;
         if (t->ts != h)
             bad(t, h, "check");
+        /* never (PT_MAXWHEN) is not due even at the clock's end */
         if (!(atomic_load_explicit(&t->astate, memory_order_relaxed) & (MODIFIED | ZOMBIE)) &&
-            e->when > now)
+            (e->when > now || e->when == PT_MAXWHEN))
             return e->when;
         t_lock(t);
         if (update_top(h, t, "check")) {
             t_unlock(t);
             continue;
         }
-        if (t->when > now) {
+        /* not yet due, or armed by a callback of this very check */
+        if (t->when > now || t->when == PT_MAXWHEN || (t->arm_check && t->arm_check == tl_check)) {
             pt_nanos w = t->when;
             t_unlock(t);
             return w;
@@ -599,9 +610,12 @@ int pt_lheap_check(pt_lheap *h, pt_nanos now, pt_nanos *poll_until)
     h_lock(h);
     int ran = 0;
     if (h->heap.len) {
+        uint64_t outer = tl_check;
+        tl_check = atomic_fetch_add_explicit(&check_ids, 1, memory_order_relaxed) + 1;
         adjust(h, now, force);
         while (run_one(h, now) == 0)
             ran++;
+        tl_check = outer;
     }
     next = wake_time(h);
     h_unlock(h);

@@ -27,7 +27,8 @@ if [ "$what" = all ] || [ "$what" = fuzz ]; then
     dir=build-vf-fuzz
     CC=clang cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPT_FUZZ=ON \
         -DPT_BUILD_BENCH=OFF -DPT_MIMALLOC=OFF >/dev/null
-    cmake --build "$dir" -j2 --target fuzz_ptimer fuzz_timerthread fuzz_pwheel >/dev/null
+    cmake --build "$dir" -j2 --target fuzz_ptimer fuzz_timerthread fuzz_pwheel fuzz_lheap \
+        >/dev/null
     # Two targets at a time, one a core: each gets its seconds to itself.
     fuzz_one() {
         local target=$1
@@ -47,7 +48,7 @@ if [ "$what" = all ] || [ "$what" = fuzz ]; then
         fi
     }
     failed=0
-    targets=(ptimer timerthread pwheel)
+    targets=(ptimer timerthread pwheel lheap)
     rm -f "$dir"/fuzz_*.status
     for target in "${targets[@]}"; do
         while [ "$(jobs -rp | wc -l)" -ge 2 ]; do wait -n || failed=1; done

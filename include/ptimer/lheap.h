@@ -59,7 +59,7 @@ enum pt_lheap_timer_status {
 
 typedef struct pt_lheap pt_lheap;
 
-/* One timer (88 bytes on 64-bit targets). Embeddable; every field is
+/* One timer (96 bytes on 64-bit targets). Embeddable; every field is
  * private. */
 typedef struct pt_lheap_timer {
     PT_ATOMIC(uint32_t) lock;  /* pt__lock: Go 1.23's t.mu, guards all below */
@@ -75,6 +75,7 @@ typedef struct pt_lheap_timer {
     uintptr_t seq;
     pt_lheap *ts;                /* the heap holding it; NULL: none (both locks to write) */
     pt_lheap *run_heap;          /* the heap whose check ran its last callback */
+    uint64_t arm_check;          /* the check whose callback armed it last; 0: none */
     PT_ATOMIC(uint32_t) running; /* its callbacks running now */
 } pt_lheap_timer;
 
@@ -139,7 +140,10 @@ PT_API enum pt_lheap_timer_status pt_lheap_timer_status(pt_lheap_timer *t);
  * Tidies h first when its earliest modified time has come or zombies are
  * over a quarter of it. Stores the next time to look (0: none) in
  * *poll_until if not NULL. Returns the number of callbacks run, or
- * -EINVAL. With nothing due and little to tidy it is three atomic loads. */
+ * -EINVAL. A timer armed by one of this call's callbacks at or before now
+ * runs on the next call (poll_until then says a time not after now), so a
+ * callback that re-arms its timer at `now` cannot hold the check forever.
+ * With nothing due and little to tidy it is three atomic loads. */
 PT_API int pt_lheap_check(pt_lheap *h, pt_nanos now, pt_nanos *poll_until);
 
 /* The next time to look, read without the lock; 0 if nothing is held. */

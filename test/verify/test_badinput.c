@@ -523,6 +523,8 @@ void test_every_public_function_rejects_each_bad_argument_class(void)
         rows[i].row();
     for (size_t i = 0; i < pt_badinput_pwheel_nrows; i++)
         pt_badinput_pwheel_rows[i].row();
+    for (size_t i = 0; i < pt_badinput_lheap_nrows; i++)
+        pt_badinput_lheap_rows[i].row();
 }
 
 static bool has_row(const char *name)
@@ -532,6 +534,9 @@ static bool has_row(const char *name)
             return true;
     for (size_t r = 0; r < pt_badinput_pwheel_nrows; r++)
         if (strcmp(pt_badinput_pwheel_rows[r].name, name) == 0)
+            return true;
+    for (size_t r = 0; r < pt_badinput_lheap_nrows; r++)
+        if (strcmp(pt_badinput_lheap_rows[r].name, name) == 0)
             return true;
     return false;
 }
@@ -572,7 +577,8 @@ void test_bad_input_table_has_a_row_for_every_public_function(void)
 {
     static const char *headers[] = {PT_SOURCE_DIR "/include/ptimer/ptimer.h",
                                     PT_SOURCE_DIR "/include/ptimer/timerthread.h",
-                                    PT_SOURCE_DIR "/include/ptimer/pwheel.h"};
+                                    PT_SOURCE_DIR "/include/ptimer/pwheel.h",
+                                    PT_SOURCE_DIR "/include/ptimer/lheap.h"};
     int total = 0;
     for (size_t h = 0; h < sizeof headers / sizeof headers[0]; h++) {
         static char names[128][64];

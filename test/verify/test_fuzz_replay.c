@@ -13,6 +13,7 @@
 int pt_fuzz_ptimer_one(const uint8_t *data, size_t size);
 int pt_fuzz_timerthread_one(const uint8_t *data, size_t size);
 int pt_fuzz_pwheel_one(const uint8_t *data, size_t size);
+int pt_fuzz_lheap_one(const uint8_t *data, size_t size);
 
 static int replay_dir(const char *dir, int (*one)(const uint8_t *, size_t))
 {
@@ -61,4 +62,9 @@ void test_fuzz_timerthread_corpus_and_regressions_pass(void)
 void test_fuzz_pwheel_corpus_and_regressions_pass(void)
 {
     replay("pwheel", pt_fuzz_pwheel_one);
+}
+
+void test_fuzz_lheap_corpus_and_regressions_pass(void)
+{
+    replay("lheap", pt_fuzz_lheap_one);
 }
