@@ -4,11 +4,12 @@
  * heap's next time or a wake, as pwheel does.
  *
  * Disposal: cancel is pt_lheap_timer_stop, Go's: the timer stays in its
- * heap as a zombie, and its slot is reusable at once, since arming a
- * zombie revives it in place (its entry is re-keyed when the heap next
- * looks). The heap lets go of it at the top, in adjust, or in stop_sync at
- * the end. The worker is the only thread that runs its heap's callbacks,
- * so none of its own timers can be running while it cancels. */
+ * heap as a zombie, and its slot waits in a limbo until the heap has let
+ * go of it (at the top, or in adjust once zombies pass a quarter), as
+ * pheap's lazily stopped timers do: each arm is then a new timer, as
+ * Go's AfterFunc makes one, not a zombie revived in place (which the
+ * reset workload measures). The worker is the only thread that runs its
+ * heap's callbacks, so none of its own timers runs while it cancels. */
 #include <stdatomic.h>
 #include <stdlib.h>
 
@@ -22,6 +23,7 @@ struct lh_thread {
     struct p_wake wake;
     bench_cb cb;
     struct slots slots;
+    struct slot_limbo limbo; /* stopped timers whose heap still holds them */
     struct lh_engine *eng;
 };
 
@@ -82,9 +84,16 @@ static void *lh_thread_start(void *eng, int tid)
     return th;
 }
 
+static inline __attribute__((always_inline)) bool lh_released(void *timer)
+{
+    return !pt_lheap_timer_in_heap(timer);
+}
+
 static bench_handle lh_schedule(void *vth, pt_nanos when, pt_nanos period, void *arg)
 {
     struct lh_thread *th = vth;
+    if (!th->slots.free_head && th->limbo.len)
+        limbo_reclaim(&th->limbo, &th->slots, lh_released);
     int64_t slot = slots_get(&th->slots);
     if (slot < 0)
         return 0;
@@ -95,6 +104,9 @@ static bench_handle lh_schedule(void *vth, pt_nanos when, pt_nanos period, void 
         slots_put(&th->slots, (uint32_t)slot);
         return 0;
     }
+    /* the oldest stopped ones, once an add's cleanHead has let them go */
+    if (th->limbo.len)
+        limbo_reclaim(&th->limbo, &th->slots, lh_released);
     return slots_handle(&th->slots, (uint32_t)slot);
 }
 
@@ -105,7 +117,12 @@ static bool lh_cancel(void *vth, bench_handle h)
     if (!t)
         return false; /* fired and recycled */
     int r = pt_lheap_timer_stop(t);
-    slots_put(&th->slots, (uint32_t)h); /* a zombie: the next arm revives it */
+    if (pt_lheap_timer_in_heap(t)) { /* a zombie: reusable once its heap lets go */
+        slots_retire(&th->slots, (uint32_t)h);
+        limbo_push(&th->limbo, (uint32_t)h);
+    } else {
+        slots_put(&th->slots, (uint32_t)h);
+    }
     return r == 1;
 }
 
@@ -144,6 +161,7 @@ static void lh_thread_stop(void *vth)
             pt_lheap_timer_stop_sync(slots_at(&th->slots, i));
     if (pt_lheap_destroy(&th->h) != 0)
         abort();
+    limbo_free(&th->limbo);
     slots_free(&th->slots);
     tl_thread = NULL;
     free(th);

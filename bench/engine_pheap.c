@@ -36,8 +36,7 @@ struct ph_thread {
     bool sync, staged;
     bench_cb cb;
     struct slots slots;
-    uint32_t *limbo; /* stopped timers waiting to be unlinked, FIFO */
-    uint32_t limbo_head, limbo_len, limbo_cap; /* cap: a power of two */
+    struct slot_limbo limbo; /* stopped timers waiting to be unlinked */
     struct ph_engine *eng;
 };
 
@@ -125,38 +124,16 @@ static void *ph_thread_start(void *eng, int tid)
     return th;
 }
 
-/* Move limbo timers that their heap has unlinked back to the free list.
- * Inlined into both callers: it runs on every rpc pair, where a call is a
- * visible share of the cost. */
-static inline __attribute__((always_inline)) void ph_reclaim(struct ph_thread *th)
+/* A stopped timer's slot is reusable once its heap has unlinked it. */
+static inline __attribute__((always_inline)) bool ph_released(void *timer)
 {
-    while (th->limbo_len) {
-        uint32_t slot = th->limbo[th->limbo_head];
-        struct ph_timer *pt = slots_at(&th->slots, slot);
-        enum pt_timer_status s = pt_timer_status(&pt->t);
-        if (s != PT_TIMER_REMOVED && s != PT_TIMER_NOSTATUS)
-            break;
-        th->limbo_head = (th->limbo_head + 1) & (th->limbo_cap - 1);
-        th->limbo_len--;
-        slots_put(&th->slots, slot);
-    }
+    enum pt_timer_status s = pt_timer_status(&((struct ph_timer *)timer)->t);
+    return s == PT_TIMER_REMOVED || s == PT_TIMER_NOSTATUS;
 }
 
-static void ph_limbo_push(struct ph_thread *th, uint32_t slot)
+static inline __attribute__((always_inline)) void ph_reclaim(struct ph_thread *th)
 {
-    if (th->limbo_len == th->limbo_cap) {
-        uint32_t cap = th->limbo_cap ? 2 * th->limbo_cap : 1024;
-        uint32_t *l = malloc(cap * sizeof *l);
-        if (!l)
-            abort();
-        for (uint32_t i = 0; i < th->limbo_len; i++)
-            l[i] = th->limbo[(th->limbo_head + i) & (th->limbo_cap - 1)];
-        free(th->limbo);
-        th->limbo = l;
-        th->limbo_head = 0;
-        th->limbo_cap = cap;
-    }
-    th->limbo[(th->limbo_head + th->limbo_len++) & (th->limbo_cap - 1)] = slot;
+    limbo_reclaim(&th->limbo, &th->slots, ph_released);
 }
 
 static bench_handle ph_schedule(void *vth, pt_nanos when, pt_nanos period, void *arg)
@@ -164,7 +141,7 @@ static bench_handle ph_schedule(void *vth, pt_nanos when, pt_nanos period, void 
     struct ph_thread *th = vth;
     /* A poll since the last arm may have unlinked stopped timers: reuse
      * them before growing the pool. */
-    if (!th->slots.free_head && th->limbo_len)
+    if (!th->slots.free_head && th->limbo.len)
         ph_reclaim(th);
     int64_t slot = slots_get(&th->slots);
     if (slot < 0)
@@ -182,7 +159,7 @@ static bench_handle ph_schedule(void *vth, pt_nanos when, pt_nanos period, void 
      * thousand timers.) Asked after the arm, which is what most often
      * unlinks them: the timer stopped last is usually the head it
      * replaced, so one look finds it free. */
-    if (th->limbo_len)
+    if (th->limbo.len)
         ph_reclaim(th);
     return slots_handle(&th->slots, (uint32_t)slot);
 }
@@ -207,7 +184,7 @@ static bool ph_cancel(void *vth, bench_handle h)
         return r == 1;
     }
     slots_retire(&th->slots, (uint32_t)h);
-    ph_limbo_push(th, (uint32_t)h);
+    limbo_push(&th->limbo, (uint32_t)h);
     return r == 1;
 }
 
@@ -261,7 +238,7 @@ static void ph_thread_stop(void *vth)
     if (pt_timers_destroy(&th->ts) != 0)
         abort();
     slots_free(&th->slots);
-    free(th->limbo);
+    limbo_free(&th->limbo);
     tl_thread = NULL;
     free(th);
 }

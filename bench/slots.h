@@ -8,6 +8,7 @@
 #ifndef PTBENCH_SLOTS_H
 #define PTBENCH_SLOTS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,7 +40,10 @@ static inline void *slots_at(const struct slots *s, uint32_t slot)
     return s->chunks[slot / SLOTS_CHUNK] + (size_t)(slot % SLOTS_CHUNK) * s->size;
 }
 
-static inline uint32_t slots_total(const struct slots *s) { return s->nchunks * SLOTS_CHUNK; }
+static inline uint32_t slots_total(const struct slots *s)
+{
+    return s->nchunks * SLOTS_CHUNK;
+}
 
 /* Room in the bookkeeping arrays for cap chunks' slots. */
 static int slots_resize(struct slots *s, uint32_t cap)
@@ -80,8 +84,7 @@ static inline int slots_reserve(struct slots *s, long n)
 
 static int slots_grow(struct slots *s)
 {
-    if (s->nchunks == s->cap_chunks &&
-        slots_resize(s, s->cap_chunks ? 2 * s->cap_chunks : 16) != 0)
+    if (s->nchunks == s->cap_chunks && slots_resize(s, s->cap_chunks ? 2 * s->cap_chunks : 16) != 0)
         return -1;
     /* A mapping of its own: page-aligned (so cache-line aligned, as a C
      * caller's embedded timers would be), and no allocator's headers or
@@ -158,6 +161,54 @@ static inline void slots_free(struct slots *s)
     free(s->next);
     free(s->gen);
     *s = (struct slots){0};
+}
+
+/* Slots retired by a lazy stop, whose family still holds the timer (a
+ * heap's deleted entry, a zombie), oldest first: a ring, its capacity a
+ * power of two. A slot goes back to the free list once released(timer)
+ * says the family has let go, as a caller's own pool would reuse it. */
+struct slot_limbo {
+    uint32_t *v;
+    uint32_t head, len, cap;
+};
+
+static inline void limbo_push(struct slot_limbo *l, uint32_t slot)
+{
+    if (l->len == l->cap) {
+        uint32_t cap = l->cap ? 2 * l->cap : 1024;
+        uint32_t *v = malloc(cap * sizeof *v);
+        if (!v)
+            abort();
+        for (uint32_t i = 0; i < l->len; i++)
+            v[i] = l->v[(l->head + i) & (l->cap - 1)];
+        free(l->v);
+        l->v = v;
+        l->head = 0;
+        l->cap = cap;
+    }
+    l->v[(l->head + l->len++) & (l->cap - 1)] = slot;
+}
+
+/* Back to the free list, the released ones at the head of the ring. Always
+ * inlined: engines call it on every arm, where a call is a visible share
+ * of the cost, and released() inlines with it. */
+static inline __attribute__((always_inline)) void
+limbo_reclaim(struct slot_limbo *l, struct slots *s, bool (*released)(void *timer))
+{
+    while (l->len) {
+        uint32_t slot = l->v[l->head];
+        if (!released(slots_at(s, slot)))
+            break;
+        l->head = (l->head + 1) & (l->cap - 1);
+        l->len--;
+        slots_put(s, slot);
+    }
+}
+
+static inline void limbo_free(struct slot_limbo *l)
+{
+    free(l->v);
+    memset(l, 0, sizeof *l);
 }
 
 #endif

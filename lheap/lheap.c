@@ -176,23 +176,6 @@ static bool update_top(pt_lheap *h, pt_lheap_timer *t, const char *op)
     return false;
 }
 
-/* Go's cleanHead: the top entry made current before an add looks at it. */
-static void clean_head(pt_lheap *h)
-{
-    while (h->heap.len) {
-        pt_lheap_timer *t = h->heap.v[0].item;
-        if (t->ts != h)
-            bad(t, h, "clean");
-        if (!(atomic_load_explicit(&t->astate, memory_order_relaxed) & (MODIFIED | ZOMBIE)))
-            return;
-        t_lock(t);
-        bool updated = update_top(h, t, "clean");
-        t_unlock(t);
-        if (!updated)
-            return;
-    }
-}
-
 /* ---- making, arming, stopping ---------------------------------------- */
 
 int pt_lheap_init(pt_lheap *h, pt_wake_func wake, void *ctx)
@@ -253,14 +236,39 @@ static inline pt_nanos norm_when(pt_nanos when)
     return when < 0 ? PT_MAXWHEN : when == 0 ? 1 : when;
 }
 
-/* Go's maybeAdd: t, armed and in no heap, goes onto h; t may have been
- * added or stopped by another thread since its lock was dropped. 0, or
- * -ENOMEM (no room: t is left idle). */
+/* Go's maybeAdd and its cleanHead: t, armed and in no heap, goes onto h
+ * once the top is current; t may have been added or stopped by another
+ * thread since its lock was dropped. 0, or -ENOMEM (no room: t is left
+ * idle). */
 static int maybe_add(pt_lheap *h, pt_lheap_timer *t)
 {
     h_lock(h);
-    clean_head(h);
-    bool room = pt__heap4_reserve(&h->heap, 1) == 0;
+    /* cleanHead, but a zombie at the top is let go of and its entry left
+     * as a hole for this add: one sift where a removal and an add are two
+     * (the entry the RPC pattern stopped last is the top the next arm
+     * meets). The hole names a timer that names no heap: nobody reads it
+     * before the add below fills or removes it, under the heap's lock. */
+    bool hole = false;
+    while (h->heap.len && !hole) {
+        pt_lheap_timer *top = h->heap.v[0].item;
+        if (top->ts != h)
+            bad(top, h, "clean");
+        if (!(atomic_load_explicit(&top->astate, memory_order_relaxed) & (MODIFIED | ZOMBIE)))
+            break;
+        t_lock(top);
+        if (top->state & ZOMBIE) {
+            zombie_gone(h, top, "clean");
+            top->state = 0;
+            top->ts = NULL;
+            top->when_heap = top->when;
+            hole = true;
+        } else if (!update_top(h, top, "clean")) {
+            t_unlock(top);
+            break;
+        }
+        t_unlock(top);
+    }
+    bool room = hole || pt__heap4_reserve(&h->heap, 1) == 0;
     pt_nanos wake = 0;
     int r = 0;
     t_lock(t);
@@ -272,13 +280,18 @@ static int maybe_add(pt_lheap *h, pt_lheap_timer *t)
             t->state |= HEAPED;
             t->ts = h;
             t->when_heap = t->when;
-            if (pt__heap4_push(&h->heap, t->when, t) == 0) {
-                update_min_when_heap(h);
-                if (t->when != PT_MAXWHEN)
-                    wake = t->when;
-            }
+            uint32_t at = hole ? pt__heap4_replace_top(&h->heap, t->when, t)
+                               : pt__heap4_push(&h->heap, t->when, t);
+            if (at == 0 && t->when != PT_MAXWHEN)
+                wake = t->when;
+            hole = false;
         }
     }
+    if (hole) /* nothing to add after all */
+        pt__heap4_remove(&h->heap, 0);
+    update_min_when_heap(h);
+    if (h->heap.len == 0)
+        atomic_store_explicit(&h->min_when_modified, 0, memory_order_relaxed);
     t_unlock(t);
     h_unlock(h);
     if (wake && h->wake)
@@ -455,6 +468,16 @@ enum pt_lheap_timer_status pt_lheap_timer_status(pt_lheap_timer *t)
                                        : PT_LHEAP_IDLE;
     t_unlock(t);
     return s;
+}
+
+bool pt_lheap_timer_in_heap(pt_lheap_timer *t)
+{
+    if (!timer_ok(t))
+        return false;
+    t_lock(t);
+    bool in = t->state & HEAPED;
+    t_unlock(t);
+    return in;
 }
 
 /* ---- checking: adjust, run ------------------------------------------------ */

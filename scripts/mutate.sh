@@ -37,7 +37,7 @@ TMP=$(mktemp -d)
 [ "$KEEP" = 1 ] || trap 'rm -rf "$TMP"' EXIT
 JOBS=${JOBS:-2}
 
-# name # file # sed expression (tt-*: run against timerthread)
+# name # file # sed expression (tt-*: run against timerthread; lheap-*: lheap)
 MUTATIONS=(
   "stop-skips-cas#ptimer/timer.c#s/if (!st_pending(st_step(t, \&w, stop_rows, \"stop\")))/if (!st_pending(st_status(w)))/; s/    st_set(t, PT_TIMER_MODIFYING, PT_TIMER_DELETED, \"stop\");/    atomic_store(\&t->state, w ^ (st_status(w) ^ PT_TIMER_DELETED));/"
   "revive-keeps-deleted-count#ptimer/timer.c#/if (s == PT_TIMER_DELETED)\$/{n;s/atomic_fetch_sub_explicit(.*);/(void)0;/}"
@@ -50,6 +50,8 @@ MUTATIONS=(
   "sched-stop-keeps-unread-value#sched/time.c#s/if (t->c \&\& pt__chan_drain(t->c))/if (0)/"
   "sched-timer-due-at-half#sched/time.c#s/__builtin_add_overflow(now, d, \&w)/__builtin_add_overflow(now, d \/ 2, \&w)/"
   "sched-idle-m-parks-instead-of-polling#sched/proc.c#/^static bool claim_poller/,/^}/s/return true;/return false;/"
+  "lheap-stop-leaves-no-zombie#lheap/lheap.c#/^static int stop_locked/,/^}/s/            t->state |= ZOMBIE;/            (void)0;/"
+  "lheap-modify-keeps-the-old-key#lheap/lheap.c#/^static int rearm/,/^}/s/^        t->state |= MODIFIED;\$/        (void)0;/"
   "sched-select-times-out-early#sched/select.c#s/pt__park_until(g, unlock_all_commit, w, deadline)/pt__park_until(g, unlock_all_commit, w, deadline ? deadline - 500000 : 0)/"
 )
 SCENARIOS=(modtimer ticker churn move sched)
@@ -91,6 +93,7 @@ for m in "${MUTATIONS[@]}"; do
     cell=-
     designs=$DESIGNS
     [[ $name == tt-* ]] && designs=timerthread
+    [[ $name == lheap-* ]] && designs=lheap
     if [ "$s" = sched ]; then
       designs=sched-perp,sched-tt
       [[ $name == tt-* ]] && designs=sched-tt

@@ -135,6 +135,12 @@ PT_API int pt_lheap_timer_stop_sync(pt_lheap_timer *t);
 /* The current status (PT_LHEAP_IDLE for NULL). */
 PT_API enum pt_lheap_timer_status pt_lheap_timer_status(pt_lheap_timer *t);
 
+/* Whether a heap holds an entry for t: a stopped timer keeps its entry (a
+ * zombie) until its heap looks. An idle timer that no heap holds, and
+ * whose callback does not run, may be freed without stop_sync (a pool of
+ * timers reuses them so). false for NULL or an uninitialised timer. */
+PT_API bool pt_lheap_timer_in_heap(pt_lheap_timer *t);
+
 /* Go's ts.check: run every timer of h due at `now` (0 or negative: read
  * the clock), each callback with no lock held; any thread may call it.
  * Tidies h first when its earliest modified time has come or zombies are

@@ -60,11 +60,13 @@ void test_stop_leaves_a_zombie_that_the_top_or_a_quarter_clears(void)
     CHECK_LSTATUS(&b, PT_LHEAP_IDLE);
     CHECK_EQ(pt_lheap_zombies(&h), 1);
     CHECK_EQ(pt_lheap_len(&h), 3); /* the zombie keeps its entry */
+    CHECK(pt_lheap_timer_in_heap(&b));
     CHECK_LHEAP(&h, true);
     /* a runs; b, now the top, is dropped; c is not due */
     CHECK_EQ(pt_lheap_check(&h, 250, NULL), 1);
     CHECK_EQ(na, 1);
     CHECK_EQ(nb, 0);
+    CHECK(!pt_lheap_timer_in_heap(&b));
     CHECK_EQ(pt_lheap_len(&h), 1);
     CHECK_EQ(pt_lheap_zombies(&h), 0);
     CHECK_EQ(pt_lheap_timer_stop(&c), 1);

@@ -208,6 +208,21 @@ static void row_pt_lheap_timer_status(void)
     CHECK_EQ(pt_lheap_timer_status(&garbage), PT_LHEAP_IDLE);
 }
 
+static void row_pt_lheap_timer_in_heap(void)
+{
+    pt_lheap_timer zero, garbage;
+    make_bad_ltimers(&zero, &garbage);
+    CHECK(!pt_lheap_timer_in_heap(NULL));
+    CHECK(!pt_lheap_timer_in_heap(&zero));
+    CHECK(!pt_lheap_timer_in_heap(&garbage));
+    struct lgood g;
+    make_lgood(&g);
+    CHECK(pt_lheap_timer_in_heap(&g.live));
+    CHECK(pt_lheap_timer_in_heap(&g.stopped)); /* a zombie keeps its entry */
+    check_lgood_unchanged(&g);
+    free_lgood(&g);
+}
+
 /* check, next, len, zombies, verify: bad heaps. */
 static void row_pt_lheap_check(void)
 {
@@ -296,6 +311,7 @@ const struct badinput_row pt_badinput_lheap_rows[] = {
     {"pt_lheap_timer_modify", row_pt_lheap_timer_modify},
     {"pt_lheap_timer_stop_sync", row_pt_lheap_timer_stop_sync},
     {"pt_lheap_timer_status", row_pt_lheap_timer_status},
+    {"pt_lheap_timer_in_heap", row_pt_lheap_timer_in_heap},
     {"pt_lheap_check", row_pt_lheap_check},
     {"pt_lheap_next", row_pt_lheap_next},
     {"pt_lheap_move", row_pt_lheap_move},
