@@ -580,7 +580,16 @@ static void unlock_and_run(pt_lheap *h, pt_lheap_timer *t, pt_nanos now)
 
 /* Go's run (h locked): the top, if due, is run. 0: one ran; -1: h is
  * empty; else the time the top is due. */
-static pt_nanos run_one(pt_lheap *h, pt_nanos now)
+/* Timers a check set aside: armed by its own callbacks at or before now,
+ * they run on the next check. Out of the heap meanwhile, each counts as a
+ * running callback, so that a stop_sync waits until it is back. */
+#define DEFER_MAX 32
+struct deferred {
+    pt_lheap_timer *t[DEFER_MAX];
+    int n;
+};
+
+static pt_nanos run_one(pt_lheap *h, pt_nanos now, struct deferred *d)
 {
     for (;;) {
         if (!h->heap.len)
@@ -598,14 +607,58 @@ static pt_nanos run_one(pt_lheap *h, pt_nanos now)
             t_unlock(t);
             continue;
         }
-        /* not yet due, or armed by a callback of this very check */
-        if (t->when > now || t->when == PT_MAXWHEN || (t->arm_check && t->arm_check == tl_check)) {
+        if (t->when > now || t->when == PT_MAXWHEN) {
             pt_nanos w = t->when;
             t_unlock(t);
             return w;
         }
+        if (t->arm_check && t->arm_check == tl_check) {
+            /* armed by a callback of this very check: set aside, so that
+             * the due timers behind it still run (when full, they wait) */
+            if (d->n == DEFER_MAX) {
+                pt_nanos w = t->when;
+                t_unlock(t);
+                return w;
+            }
+            take_out(h, t, "check");
+            atomic_fetch_add_explicit(&t->running, 1, memory_order_relaxed);
+            t->run_heap = h;
+            d->t[d->n++] = t;
+            t_unlock(t);
+            continue;
+        }
         unlock_and_run(h, t, now);
         return 0;
+    }
+}
+
+/* The set-aside timers back into h (locked), unless stopped or armed
+ * onto a heap meanwhile; then each stops counting as running. */
+static void undefer(pt_lheap *h, struct deferred *d)
+{
+    for (int i = 0; i < d->n; i++) {
+        pt_lheap_timer *t = d->t[i];
+        t_lock(t);
+        if (!(t->state & HEAPED) && t->when > 0) {
+            if (pt__heap4_reserve(&h->heap, 1) == 0) {
+                t->state |= HEAPED;
+                t->ts = h;
+                t->when_heap = t->when;
+                (void)pt__heap4_push(&h->heap, t->when, t);
+            } else {
+                t->when = 0; /* no room: idle, as an add that failed */
+            }
+        }
+        t_unlock(t);
+        /* the last touch of t: a stop_sync waiting for it may free it now */
+        atomic_fetch_sub_explicit(&t->running, 1, memory_order_seq_cst);
+    }
+    if (d->n) {
+        update_min_when_heap(h);
+        if (atomic_load_explicit(&h->sync_waiters, memory_order_seq_cst)) {
+            atomic_fetch_add_explicit(&h->run_done, 1, memory_order_release);
+            pt__futex_wake(&h->run_done, INT_MAX);
+        }
     }
 }
 
@@ -635,9 +688,12 @@ int pt_lheap_check(pt_lheap *h, pt_nanos now, pt_nanos *poll_until)
     if (h->heap.len) {
         uint64_t outer = tl_check;
         tl_check = atomic_fetch_add_explicit(&check_ids, 1, memory_order_relaxed) + 1;
+        struct deferred d;
+        d.n = 0;
         adjust(h, now, force);
-        while (run_one(h, now) == 0)
+        while (run_one(h, now, &d) == 0)
             ran++;
+        undefer(h, &d);
         tl_check = outer;
     }
     next = wake_time(h);

@@ -147,8 +147,9 @@ PT_API bool pt_lheap_timer_in_heap(pt_lheap_timer *t);
  * over a quarter of it. Stores the next time to look (0: none) in
  * *poll_until if not NULL. Returns the number of callbacks run, or
  * -EINVAL. A timer armed by one of this call's callbacks at or before now
- * runs on the next call (poll_until then says a time not after now), so a
- * callback that re-arms its timer at `now` cannot hold the check forever.
+ * is set aside and runs on the next call (poll_until then says a time not
+ * after now), so a callback that re-arms its timer at `now` cannot hold
+ * the check forever, and the due timers behind it still run.
  * With nothing due and little to tidy it is three atomic loads. */
 PT_API int pt_lheap_check(pt_lheap *h, pt_nanos now, pt_nanos *poll_until);
 
