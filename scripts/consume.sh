@@ -49,6 +49,8 @@ cc -std=c11 -Wall -Werror examples/usage.c $(pkg-config --cflags --libs ptimer) 
     $rpath -o "$work/usage-pc"
 cc -std=c11 -Wall -Werror examples/wheel.c $(pkg-config --cflags --libs ptimer-pwheel) \
     $rpath -o "$work/wheel-pc"
+cc -std=c11 -Wall -Werror examples/lheap.c $(pkg-config --cflags --libs ptimer-lheap) \
+    $rpath -o "$work/lheap-pc"
 cc -std=c11 -Wall -Werror examples/deadline.c -pthread \
     $(pkg-config --cflags --libs ptimer-netpoll) $rpath -o "$work/deadline-pc"
 cc -std=c11 -Wall -Werror examples/sleepers.c \
@@ -57,20 +59,22 @@ cc -std=c11 -Wall -Werror examples/echo.c \
     $(pkg-config --cflags --libs ptimer-sched) $rpath -o "$work/echo-pc"
 cc -std=c11 -Wall -Werror examples/httpd.c \
     $(pkg-config --cflags --libs ptimer-sched) $rpath -o "$work/httpd-pc"
-for exe in usage-pc wheel-pc deadline-pc sleepers-pc echo-pc httpd-pc; do
+for exe in usage-pc wheel-pc lheap-pc deadline-pc sleepers-pc echo-pc httpd-pc; do
     ldd "$work/$exe" | grep "libptimer.so" >/dev/null ||
         { echo "$exe: not linked shared" >&2; exit 1; }
     "$work/$exe" >/dev/null
 done
 ldd "$work/wheel-pc" | grep "libptimer_pwheel.so" >/dev/null ||
     { echo "wheel-pc: pwheel not linked shared" >&2; exit 1; }
+ldd "$work/lheap-pc" | grep "libptimer_lheap.so" >/dev/null ||
+    { echo "lheap-pc: lheap not linked shared" >&2; exit 1; }
 ldd "$work/deadline-pc" | grep "libptimer_netpoll.so" >/dev/null ||
     { echo "deadline-pc: netpoll not linked shared" >&2; exit 1; }
 for exe in sleepers-pc echo-pc httpd-pc; do
     ldd "$work/$exe" | grep "libptimer_sched.so" >/dev/null ||
         { echo "$exe: sched not linked shared" >&2; exit 1; }
 done
-echo "pkg-config: ok (ptimer, ptimer-pwheel, ptimer-netpoll, ptimer-sched; shared)"
+echo "pkg-config: ok (ptimer, ptimer-pwheel, ptimer-lheap, ptimer-netpoll, ptimer-sched; shared)"
 
 # C++: every installed header in one translation unit
 for h in "$work"/prefix/include/ptimer/*.h; do
@@ -83,8 +87,8 @@ echo "C++ headers: ok ($(ls "$work"/prefix/include/ptimer/*.h | wc -l) headers)"
 
 # find_package: the imported targets are the shared libraries
 mkdir -p "$work/consumer"
-cp examples/usage.c examples/wheel.c examples/deadline.c examples/sleepers.c examples/echo.c \
-    "$work/consumer/"
+cp examples/usage.c examples/wheel.c examples/lheap.c examples/deadline.c examples/sleepers.c \
+    examples/echo.c "$work/consumer/"
 cat > "$work/consumer/CMakeLists.txt" <<'CM'
 cmake_minimum_required(VERSION 3.20)
 project(consumer C)
@@ -93,6 +97,8 @@ add_executable(usage usage.c)
 target_link_libraries(usage PRIVATE ptimer::ptimer)
 add_executable(wheel wheel.c)
 target_link_libraries(wheel PRIVATE ptimer::pwheel)
+add_executable(lheap lheap.c)
+target_link_libraries(lheap PRIVATE ptimer::lheap)
 add_executable(deadline deadline.c)
 target_link_libraries(deadline PRIVATE ptimer::netpoll)
 add_executable(sleepers sleepers.c)
@@ -102,9 +108,9 @@ target_link_libraries(echo PRIVATE ptimer::sched)
 CM
 cmake -S "$work/consumer" -B "$work/consumer/build" -DCMAKE_PREFIX_PATH="$work/prefix" >/dev/null
 cmake --build "$work/consumer/build" >/dev/null
-for exe in usage wheel deadline sleepers echo; do
+for exe in usage wheel lheap deadline sleepers echo; do
     ldd "$work/consumer/build/$exe" | grep "libptimer.so" >/dev/null ||
         { echo "$exe: not linked shared" >&2; exit 1; }
     "$work/consumer/build/$exe" >/dev/null
 done
-echo "find_package: ok (ptimer::ptimer, ptimer::pwheel, ptimer::netpoll, ptimer::sched; shared)"
+echo "find_package: ok (ptimer::ptimer, ptimer::pwheel, ptimer::lheap, ptimer::netpoll, ptimer::sched; shared)"
