@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The main job: ptbench's standard comparison of every timer design, with
-# Go 1.19's runtime timers and libuv side by side. Writes the table, JSON
-# lines, CSV and plots under results/ (about eight minutes on 2 cores, and
-# seven and a half more for memory-g and spawn-burst at up to a million Gs).
+# Go 1.19's runtime timers, tokio's and libuv's side by side, and the HTTP
+# servers under wrk. Writes the table, JSON lines, CSV and plots under
+# results/ (README.md says how long each part took).
 # Extra arguments go to ptbench (e.g. -w rpc -t 1,2 for a quick look).
 set -euo pipefail
 cd "$(dirname "$0")/.."
