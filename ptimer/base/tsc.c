@@ -72,9 +72,8 @@ static uint64_t origin_tsc;
 static int64_t origin_ns;
 
 /* A clock_gettime bracketed by two counter reads more than this apart
- * was interrupted: its pairing is unknown. Generous (2-16 us at 1-8 GHz),
- * two orders of magnitude above a clean pair (bench/RESULTS.md, "What a
- * clock read costs"). */
+ * was interrupted: its pairing is unknown. Generous: far above a clean
+ * pair (bench/RESULTS.md, "What a clock read costs"). */
 #define PT__PAIR_MAX_CYCLES 16384
 
 /* A (counter, CLOCK_MONOTONIC) pair: the narrowest of a few tries, the
