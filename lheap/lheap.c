@@ -474,6 +474,11 @@ bool pt_lheap_timer_in_heap(pt_lheap_timer *t)
 {
     if (!timer_ok(t))
         return false;
+    /* Still heaped as of its last unlock: no need to wait for the lock
+     * (the answer is a snapshot either way). Out: confirmed under the lock,
+     * so that the thread that took it out has let go before t is freed. */
+    if (atomic_load_explicit(&t->astate, memory_order_relaxed) & HEAPED)
+        return true;
     t_lock(t);
     bool in = t->state & HEAPED;
     t_unlock(t);
