@@ -1,6 +1,6 @@
 /* The http workload: a real server under a real client. Each design is a
  * server process (http_server.c) -- examples/httpd.c on the scheduler in
- * either timer mode, Go 1.19's raw net.Conn and net/http servers, a tokio
+ * each timer mode, Go 1.19's raw net.Conn and net/http servers, a tokio
  * server, nginx -- started fresh for every repetition, asked once by hand, then loaded
  * by wrk for a fixed time. A row per (connections, Ps); the repetitions
  * go round the servers, the order turning each time.

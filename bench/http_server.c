@@ -25,11 +25,9 @@
 #include "progress.h"
 
 const struct http_server http_servers[] = {
-    {"sched-perp", SRV_PTIMER, "per-p"},
-    {"sched-tt", SRV_PTIMER, "timerthread"},
-    {"go1.19", SRV_GO, "raw"},
-    {"go1.19-http", SRV_GO, "nethttp"},
-    {"tokio", SRV_TOKIO, NULL},
+    {"sched-perp", SRV_PTIMER, "per-p"},  {"sched-tt", SRV_PTIMER, "timerthread"},
+    {"sched-lheap", SRV_PTIMER, "lheap"}, {"go1.19", SRV_GO, "raw"},
+    {"go1.19-http", SRV_GO, "nethttp"},   {"tokio", SRV_TOKIO, NULL},
     {"nginx", SRV_NGINX, NULL},
 };
 const int nhttp_servers = sizeof http_servers / sizeof http_servers[0];

@@ -20,10 +20,10 @@
  * the engine workloads, the sched designs those in the scheduler; kernel
  * is the floor of both kinds' latency workloads. */
 static const char *const default_designs[] = {
-    "pheap",      "floor",      "pheap-sync", "pheap-staged", "timerthread",
-    "globalheap", "pwheel",     "lheap",        "kernel",
+    "pheap",      "floor",    "pheap-sync",  "pheap-staged", "timerthread",
+    "globalheap", "pwheel",   "lheap",       "kernel",
 #ifdef PTBENCH_HAVE_SCHED
-    "sched-perp", "sched-tt",
+    "sched-perp", "sched-tt", "sched-lheap",
 #endif
 };
 
@@ -46,8 +46,10 @@ static void usage(FILE *f)
             "                        pwheel lheap (Go 1.23's timers)\n"
             "                        kernel (latency workloads only: the futex floor)\n");
 #ifdef PTBENCH_HAVE_SCHED
-    fprintf(f, "                        sched-perp sched-tt (the workloads in the scheduler,\n"
-               "                        with timers per P or on the TimerThread)\n");
+    fprintf(f,
+            "                        sched-perp sched-tt sched-lheap (the workloads in the\n"
+            "                        scheduler, with timers per P, on the TimerThread, or per P\n"
+            "                        in Go 1.23's design)\n");
 #endif
     fprintf(f, "  -w, --workload LIST   workloads (default: all):\n");
     for (int i = 0; i < nworkloads; i++)

@@ -8,12 +8,13 @@
 static const struct {
     const char *design, *colour;
 } colours[] = {
-    {"pheap", "#1f77b4"},      {"pheap-sync", "#17becf"},  {"pheap-staged", "#aec7e8"},
-    {"floor", "#2ca02c"},      {"timerthread", "#d62728"}, {"globalheap", "#ff7f0e"},
-    {"kernel", "#000000"},     {"go1.19", "#9467bd"},      {"libuv", "#8c564b"},
-    {"np-epoll", "#e377c2"},   {"np-timerfd", "#bcbd22"},  {"np-uring", "#7f7f7f"},
-    {"sched-perp", "#1f77b4"}, {"sched-tt", "#d62728"},  {"pwheel", "#e7ba52"},
-    {"tokio", "#ff9896"},      {"tokio-warm", "#c49c94"}, {"lheap", "#98df8a"},
+    {"pheap", "#1f77b4"},       {"pheap-sync", "#17becf"},  {"pheap-staged", "#aec7e8"},
+    {"floor", "#2ca02c"},       {"timerthread", "#d62728"}, {"globalheap", "#ff7f0e"},
+    {"kernel", "#000000"},      {"go1.19", "#9467bd"},      {"libuv", "#8c564b"},
+    {"np-epoll", "#e377c2"},    {"np-timerfd", "#bcbd22"},  {"np-uring", "#7f7f7f"},
+    {"sched-perp", "#1f77b4"},  {"sched-tt", "#d62728"},    {"pwheel", "#e7ba52"},
+    {"tokio", "#ff9896"},       {"tokio-warm", "#c49c94"},  {"lheap", "#98df8a"},
+    {"sched-lheap", "#98df8a"},
 };
 
 static const char *colour_of(const char *design)

@@ -14,6 +14,9 @@ const struct sched_design sched_designs[] = {
      PT_TIMERS_PER_P, false},
     {"sched-tt", "the scheduler; sleeps and timeouts on the TimerThread (bthread)",
      PT_TIMERS_TIMERTHREAD, false},
+    {"sched-lheap",
+     "the scheduler; sleeps and timeouts on the calling P's heap of Go 1.23's design",
+     PT_TIMERS_LHEAP, false},
     /* The same name as the latency workloads' floor engine: one floor. */
     {"kernel", "no scheduler: a plain thread's futex wait, the same length", PT_TIMERS_PER_P, true},
 };

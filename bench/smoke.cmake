@@ -203,7 +203,7 @@ foreach(line IN LISTS lines)
 endforeach()
 
 # The workloads inside the scheduler, where it is built: each on
-# sched-perp and sched-tt at 1 and 2 Ps (memory-g, a process of its own,
+# sched-perp, sched-lheap and sched-tt at 1 and 2 Ps (memory-g, a process of its own,
 # at 1), the kernel floor beside sleep-1 only; the stack workloads
 # (memory-g, spawn-burst) on sched-perp alone, a row per G count and
 # stack guard. Every G started finished,
@@ -221,7 +221,7 @@ if(help MATCHES "sched-perp" AND NOT SANITIZE STREQUAL "thread")
                 spawn-burst)
   string(REPLACE ";" "," swlist "${sched_wls}")
   execute_process(
-    COMMAND ${PTBENCH} -w ${swlist} -d sched-perp,sched-tt,kernel,pheap -t 1,2 -r 1 -n 3000
+    COMMAND ${PTBENCH} -w ${swlist} -d sched-perp,sched-lheap,sched-tt,kernel,pheap -t 1,2 -r 1 -n 3000
             --latency-ms 40 --memory-gs 2000 --burst-gs 2000,3000 --stack-guards auto,pages
             --no-peers --no-plots -q -o ${OUT}/sched
     RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
@@ -302,7 +302,7 @@ if(help MATCHES "sched-perp" AND NOT SANITIZE STREQUAL "thread")
   endforeach()
   foreach(w IN LISTS sched_wls)
     foreach(t 1 2)
-      foreach(d sched-perp sched-tt kernel pheap)
+      foreach(d sched-perp sched-lheap sched-tt kernel pheap)
         set(want 0)
         if(d MATCHES "^sched-" OR (d STREQUAL "kernel" AND w STREQUAL "sleep-1"))
           set(want 1)
@@ -361,7 +361,7 @@ find_program(WRK wrk)
 set(nhttp 0)
 if(WRK AND help MATCHES "sched-perp" AND NOT SANITIZE STREQUAL "thread")
   execute_process(
-    COMMAND ${PTBENCH} -w http,http-idle -d sched-perp,sched-tt -t 1 -r 1 --http-conns 50
+    COMMAND ${PTBENCH} -w http,http-idle -d sched-perp,sched-lheap,sched-tt -t 1 -r 1 --http-conns 50
             --http-secs 1 --idle-conns 300 --idle-ms 300 --no-peers --no-plots -q -o ${OUT}/http
     RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
   if(NOT rc EQUAL 0)
@@ -369,9 +369,9 @@ if(WRK AND help MATCHES "sched-perp" AND NOT SANITIZE STREQUAL "thread")
   endif()
   file(STRINGS ${OUT}/http/ptbench.jsonl hlines)
   list(LENGTH hlines nhttp)
-  if(NOT nhttp EQUAL 4)
-    message(FATAL_ERROR "http: expected a row for sched-perp and sched-tt in each of http and "
-                        "http-idle, got ${nhttp}:\n${out}")
+  if(NOT nhttp EQUAL 6)
+    message(FATAL_ERROR "http: expected a row for sched-perp, sched-lheap and sched-tt in each of "
+                        "http and http-idle, got ${nhttp}:\n${out}")
   endif()
   # http-idle: every idle connection made and closed by the server (an
   # early close is a judgment of timing, left to the table), the server's

@@ -264,8 +264,8 @@ static void legend(const struct report *r, FILE *f)
     for (int i = 0; i < r->nrows; i++)
         sched |= r->rows[i].in_sched;
     if (sched)
-        fprintf(f, "In the scheduler's tables (sched-perp, sched-tt, go1.19's goroutines,\n"
-                   "tokio's tasks):\n"
+        fprintf(f, "In the scheduler's tables (sched-perp, sched-lheap, sched-tt, go1.19's\n"
+                   "goroutines, tokio's tasks):\n"
                    "  ns/op/thr  wall time x Ps / ops: an op is a G spawned and finished, a\n"
                    "             round trip, a sleep and its wake, or a request answered\n"
                    "  p50 .. max how late a sleeping G runs again: wake time - deadline;\n"
@@ -295,8 +295,9 @@ static void legend(const struct report *r, FILE *f)
                    "  cli cpu    wrk's own CPU seconds: on 2 cores, what the server did not get\n"
                    "  RSS MiB    the server's resident memory less shared pages, at the end\n"
                    "  p50 .. max a request's latency as wrk measured it (its histogram)\n"
-                   "  sched-perp, sched-tt: examples/httpd.c on the scheduler, timers per P or on\n"
-                   "             the TimerThread; go1.19: raw net.Conn with SetReadDeadline per\n"
+                   "  sched-perp, sched-lheap, sched-tt: examples/httpd.c on the scheduler,\n"
+                   "             timers per P (Go 1.14's or 1.23's design) or on the\n"
+                   "             TimerThread; go1.19: raw net.Conn with SetReadDeadline per\n"
                    "             request; go1.19-http: net/http, same timeouts; tokio: a task per\n"
                    "             connection, timeout() around each read (bench/peers/tokio-http);\n"
                    "             nginx: return 200\n"

@@ -172,9 +172,10 @@ static void legend(const struct report *r, FILE *f)
     for (int i = 0; i < r->nrows; i++)
         sched |= r->rows[i].in_sched;
     if (sched)
-        fprintf(f, "sched-perp and sched-tt: the scheduler (sched.h), its sleeps and timeouts on\n"
-                   "the Ps' heaps or on the TimerThread; there, threads are Ps (GOMAXPROCS for\n"
-                   "go1.19's goroutines, tokio's workers).\n");
+        fprintf(f, "sched-perp, sched-lheap and sched-tt: the scheduler (sched.h), its sleeps and\n"
+                   "timeouts on the Ps' heaps (Go 1.14's or Go 1.23's design) or on the\n"
+                   "TimerThread; there, threads are Ps (GOMAXPROCS for go1.19's goroutines,\n"
+                   "tokio's workers).\n");
     fprintf(f, "thr*: more threads than the %d cores. -: not run.  ?: no figure.\n", r->cores);
 }
 

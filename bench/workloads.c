@@ -393,7 +393,7 @@ const struct workload workloads[] = {
      .fires = true,
      .dist_what = "close - (answer + idle timeout)"},
     /* Inside the scheduler (sched_workloads.c, sched_memory.c): threads are
-     * Ps, the designs sched-perp and sched-tt. */
+     * Ps, the designs sched-perp, sched-lheap and sched-tt. */
     {.name = "spawn",
      .what = "go + finish (a wait group), from one G; in batches of 1000",
      .kind = WL_THROUGHPUT,

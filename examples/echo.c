@@ -122,16 +122,18 @@ static int run(enum pt_timer_mode mode)
         pt_go(s, client, (void *)(intptr_t)i);
     pt_sched_wait(s);
     printf("%s: %d clients x %d requests on port %d: %d echoed, %d timed out, %d errors\n",
-           mode == PT_TIMERS_PER_P ? "per-P timers" : "TimerThread ", CLIENTS, REQUESTS,
-           ntohs(server_addr.sin_port), atomic_load(&echoed), atomic_load(&timeouts),
-           atomic_load(&errors));
+           mode == PT_TIMERS_PER_P   ? "per-P timers"
+           : mode == PT_TIMERS_LHEAP ? "Go 1.23 heaps"
+                                     : "TimerThread ",
+           CLIENTS, REQUESTS, ntohs(server_addr.sin_port), atomic_load(&echoed),
+           atomic_load(&timeouts), atomic_load(&errors));
     pt_sched_destroy(s);
     return atomic_load(&echoed) == CLIENTS * REQUESTS ? 0 : -1;
 }
 
 int main(void)
 {
-    if (run(PT_TIMERS_PER_P) != 0 || run(PT_TIMERS_TIMERTHREAD) != 0)
+    if (run(PT_TIMERS_PER_P) != 0 || run(PT_TIMERS_LHEAP) != 0 || run(PT_TIMERS_TIMERTHREAD) != 0)
         return EXIT_FAILURE;
     return EXIT_SUCCESS;
 }

@@ -2,7 +2,7 @@
  * accepts, a G per connection reads requests and answers each with a
  * small 200, one G waits for SIGINT/SIGTERM and stops the server.
  *
- *   httpd [-p PORT] [-P PROCS] [-m per-p|timerthread] [-i IDLE_MS]
+ *   httpd [-p PORT] [-P PROCS] [-m per-p|lheap|timerthread] [-i IDLE_MS]
  *         [-g GRACE_MS] [-c CLIENTS]
  *
  * - Keep-alive and pipelining: requests on a connection are answered in
@@ -377,6 +377,8 @@ int main(int argc, char **argv)
         case 'm':
             if (strcmp(optarg, "timerthread") == 0)
                 mode = PT_TIMERS_TIMERTHREAD;
+            else if (strcmp(optarg, "lheap") == 0)
+                mode = PT_TIMERS_LHEAP;
             else if (strcmp(optarg, "per-p") != 0)
                 goto usage;
             break;
@@ -424,9 +426,10 @@ int main(int argc, char **argv)
     fprintf(stderr, "httpd: stopped\n");
     return 0;
 usage:
-    fprintf(stderr,
-            "usage: %s [-p PORT] [-P PROCS] [-m per-p|timerthread] [-i IDLE_MS] [-g GRACE_MS] "
-            "[-c CLIENTS]\n",
-            argv[0]);
+    fprintf(
+        stderr,
+        "usage: %s [-p PORT] [-P PROCS] [-m per-p|lheap|timerthread] [-i IDLE_MS] [-g GRACE_MS] "
+        "[-c CLIENTS]\n",
+        argv[0]);
     return 2;
 }

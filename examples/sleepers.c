@@ -62,7 +62,9 @@ static int relay(enum pt_timer_mode mode)
     pt_sched_stats st;
     pt_sched_read_stats(s, &st);
     printf("%s: %llu Gs, timers run by their own P %llu, by another %llu\n",
-           mode == PT_TIMERS_PER_P ? "per-P timers" : "TimerThread ",
+           mode == PT_TIMERS_PER_P   ? "per-P timers"
+           : mode == PT_TIMERS_LHEAP ? "Go 1.23 heaps"
+                                     : "TimerThread ",
            (unsigned long long)st.gs_created, (unsigned long long)st.timers_run_owner,
            (unsigned long long)st.timers_run_stolen);
     int ok = pt_sched_destroy(s) == 0;
@@ -73,7 +75,8 @@ static int relay(enum pt_timer_mode mode)
 
 int main(void)
 {
-    if (relay(PT_TIMERS_PER_P) != 0 || relay(PT_TIMERS_TIMERTHREAD) != 0)
+    if (relay(PT_TIMERS_PER_P) != 0 || relay(PT_TIMERS_LHEAP) != 0 ||
+        relay(PT_TIMERS_TIMERTHREAD) != 0)
         return EXIT_FAILURE;
     return EXIT_SUCCESS;
 }

@@ -470,6 +470,11 @@ enum pt_lheap_timer_status pt_lheap_timer_status(pt_lheap_timer *t)
     return s;
 }
 
+bool pt_lheap_timer_running(pt_lheap_timer *t)
+{
+    return timer_ok(t) && atomic_load_explicit(&t->running, memory_order_acquire) != 0;
+}
+
 bool pt_lheap_timer_in_heap(pt_lheap_timer *t)
 {
     if (!timer_ok(t))

@@ -16,7 +16,8 @@
  * Locks, outermost first: a descriptor's lock (fdtab.c; held around its
  * netpoll registration, so before the netpoll's own), s->lock (the global
  * queue, the global G pool, set_procs), then a P's timer heap lock
- * (inside pt_timers). No lock is held across a timer callback; the wait
+ * (inside its pt_timers or pt_lheap; an lheap timer's own lock after
+ * it). No lock is held across a timer callback; the wait
  * group's and a descriptor's lock are held across a G's switch to its M,
  * whose park commit releases them (pt_park's unlock function). A time
  * timer's op lock (time.c) is held across yields and the wait for its
@@ -33,11 +34,12 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "ptimer/netpoll.h"
 #include "ptimer/ptimer.h"
 #include "ptimer/sched.h"
 #include "ptimer/timerthread.h"
-#include "ptimer/netpoll.h"
 #include "sched/fiber.h"
+#include "sched/ptimers.h"
 #include "sched/stack.h"
 
 #define PT__MAX_PROCS 1024
@@ -122,7 +124,7 @@ struct pt_g {
     pt_nanos clock_hint;
     bool (*timed_commit)(void *);
     void *timed_commit_arg;
-    pt_timer timer;         /* the deadline in per-P mode (initialised once, reused) */
+    union pt__ptimer timer; /* the deadline in per-P modes (initialised once, reused) */
     pt_task_id tt_task;     /* ... in TimerThread mode */
     _Atomic uint32_t tt_pending; /* its deadline tasks not yet finished */
     _Atomic uint32_t arming;     /* 1 while the parking M still arms the deadline */
@@ -150,7 +152,7 @@ struct pt__p {
     _Atomic uint32_t ovf_lock;
     _Atomic uint32_t ovf_len;
     pt_g *ovf_head, *ovf_tail;
-    pt_timers timers;       /* Go's per-P timers; its wake is wake_timers (proc.c) */
+    union pt__ptimers timers; /* Go's per-P timers; its wake is wake_timers (proc.c) */
     pt_g *pool;             /* finished Gs, their stacks kept (M) */
     uint32_t npool;         /* (M) */
     /* Gs run (M): every 61st round looks at the global queue first, and
@@ -274,6 +276,12 @@ struct pt_sched {
 
 #define PT__SCHED_MAGIC 0x73636864u /* "schd" */
 
+/* Whether s's per-P timers are Go 1.23's (sched/ptimers.h's flag). */
+static inline bool pt__lheap(const pt_sched *s)
+{
+    return s->opt.timers == PT_TIMERS_LHEAP;
+}
+
 /* A counter with one writer: a load and a store, no locked instruction;
  * relaxed, since readers only sum them. */
 static inline void pt__count(_Atomic uint64_t *c, uint64_t n)
@@ -312,7 +320,7 @@ void pt__wake_all(pt_sched *s);
 /* The heap a timer armed now belongs on: the calling M's P's, when the
  * caller runs on an M of s (a G, or a callback on the M); NULL elsewhere
  * (then the process's TimerThread: the fallback). */
-pt_timers *pt__here_timers(pt_sched *s);
+union pt__ptimers *pt__here_timers(pt_sched *s);
 /* errno of the thread running now. glibc declares __errno_location
  * const, so a compiler may keep its result across a G's switch to
  * another M and read the old thread's errno: code that can park between

@@ -285,7 +285,7 @@ static pt_nanos alarm_time(struct pt__m *m, pt_nanos since, pt_nanos now)
         return 0;
     pt_nanos when = since + slice;
     if (atomic_load_explicit(&s->globq_len, memory_order_relaxed) == 0 && pt__runq_empty(m->p)) {
-        pt_nanos next = pt_timers_next(&m->p->timers);
+        pt_nanos next = pt__ptimers_next(pt__lheap(m->s), &m->p->timers);
         if (next == 0)
             return 0;
         if (next > when)

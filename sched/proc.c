@@ -166,7 +166,7 @@ pt_g *pt__next_local(struct pt__m *m, pt_nanos now)
         p->id >= atomic_load_explicit(&s->nprocs, memory_order_relaxed) ||
         atomic_load_explicit(&p->schedtick, memory_order_relaxed) % 61 == 0)
         return NULL;
-    pt_nanos due = pt_timers_next(&p->timers);
+    pt_nanos due = pt__ptimers_next(pt__lheap(s), &p->timers);
     if (due != 0) {
         /* a hint some ns old at most: a timer it misses runs next round */
         if (now == 0)
@@ -222,7 +222,7 @@ static pt_g *found(struct pt__m *m, pt_g *g)
 static void run_timers(struct pt__m *m, struct pt__p *q, pt_nanos now)
 {
     m->running_timers = true;
-    int n = pt_timers_check(&q->timers, now, q == m->p, NULL);
+    int n = pt__ptimers_check(pt__lheap(m->s), &q->timers, now, q == m->p);
     m->running_timers = false;
     if (n > 0)
         pt__count(q == m->p ? &m->p->n_timers_owner : &m->p->n_timers_stolen, (uint64_t)n);
@@ -243,7 +243,7 @@ static pt_nanos earliest_timer(pt_sched *s)
     pt_nanos min = 0;
     int n = made_procs(s);
     for (int i = 0; i < n; i++) {
-        pt_nanos w = pt_timers_next(&s->ps[i]->timers);
+        pt_nanos w = pt__ptimers_next(pt__lheap(s), &s->ps[i]->timers);
         if (w != 0 && (min == 0 || w < min))
             min = w;
     }
@@ -257,7 +257,7 @@ static bool run_all_due_timers(struct pt__m *m, pt_nanos now)
     bool any = false;
     int n = made_procs(s);
     for (int i = 0; i < n; i++) {
-        pt_nanos w = pt_timers_next(&s->ps[i]->timers);
+        pt_nanos w = pt__ptimers_next(pt__lheap(s), &s->ps[i]->timers);
         if (w != 0 && w <= now) {
             run_timers(m, s->ps[i], now);
             any = true;
@@ -286,7 +286,7 @@ static pt_g *steal_work(struct pt__m *m)
             if (q == p)
                 continue;
             if (last) {
-                pt_nanos w = pt_timers_next(&q->timers);
+                pt_nanos w = pt__ptimers_next(pt__lheap(s), &q->timers);
                 if (w != 0 && w <= now) {
                     run_timers(m, q, now);
                     pt_g *g = pt__runq_get(p);
@@ -402,7 +402,7 @@ uint32_t pt__fastrand(void)
     return (uint32_t)(pt__xorshift64(r) >> 16);
 }
 
-pt_timers *pt__here_timers(pt_sched *s)
+union pt__ptimers *pt__here_timers(pt_sched *s)
 {
     struct pt__m *m = pt__cur_m();
     if (!m || m->s != s || atomic_load_explicit(&m->p->dead, memory_order_relaxed))
@@ -425,7 +425,7 @@ static void retire(struct pt__m *m)
     /* P 0 is never removed. Its wake function breaks the poller if it
      * gained an earlier timer. Moving needs room on P 0 (-ENOMEM leaves
      * every timer here): retry, the timers are never dropped. */
-    while (pt_timers_move(&s->ps[0]->timers, &p->timers) == -ENOMEM)
+    while (pt__ptimers_move(pt__lheap(s), &s->ps[0]->timers, &p->timers) == -ENOMEM)
         sched_yield();
     pt__wakep(s);
     for (;;) {

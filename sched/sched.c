@@ -101,7 +101,7 @@ static struct pt__p *p_new(pt_sched *s, int id)
     p->id = id;
     p->s = s;
     p->m = m;
-    if (pt_timers_init(&p->timers, pt__wake_timers, p) != 0) {
+    if (pt__ptimers_init(pt__lheap(s), &p->timers, pt__wake_timers, p) != 0) {
         p_free(p);
         return NULL;
     }
@@ -126,7 +126,7 @@ static int grow(pt_sched *s, int n)
         if (err) {
             atomic_store_explicit(&s->maxprocs_made, i, memory_order_release);
             s->ps[i] = NULL;
-            pt_timers_destroy(&p->timers);
+            pt__ptimers_destroy(pt__lheap(s), &p->timers);
             p_free(p);
             return err == EAGAIN ? -EAGAIN : -err;
         }
@@ -153,9 +153,9 @@ static void free_all(pt_sched *s)
     for (int i = 0; i < n; i++) {
         /* Gs gone, their timers stopped (stop_sync): only stopped entries
          * can be left, and destroy unlinks those. */
-        if (pt_timers_destroy(&s->ps[i]->timers) != 0) {
-            fprintf(stderr, "ptimer sched: corrupt P %d: its heap holds %zu timers at destroy\n",
-                    i, pt_timers_len(&s->ps[i]->timers));
+        if (pt__ptimers_destroy(pt__lheap(s), &s->ps[i]->timers) != 0) {
+            fprintf(stderr, "ptimer sched: corrupt P %d: its heap holds %zu timers at destroy\n", i,
+                    pt__ptimers_len(pt__lheap(s), &s->ps[i]->timers));
             abort();
         }
         p_free(s->ps[i]);
@@ -195,9 +195,8 @@ int pt_sched_create(pt_sched **out, const pt_sched_options *opt)
     int guard = stack_guard(o.stack_guard);
     size_t stack = o.stack_size ? o.stack_size : 64 * 1024;
     struct pt__stack_pool probe;
-    if (!out || o.procs < 0 || o.procs > PT__MAX_PROCS ||
-        (o.timers != PT_TIMERS_PER_P && o.timers != PT_TIMERS_TIMERTHREAD) || guard < 0 ||
-        stack > PT__STACK_MAX ||
+    if (!out || o.procs < 0 || o.procs > PT__MAX_PROCS || o.timers < PT_TIMERS_PER_P ||
+        o.timers > PT_TIMERS_LHEAP || guard < 0 || stack > PT__STACK_MAX ||
         pt__stack_pool_init(&probe, stack + pt__g_room(), (enum pt_stack_guard)guard) < 0)
         return -EINVAL;
     int cpus = usable_cpus();

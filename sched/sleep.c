@@ -16,8 +16,9 @@
  * one that fires after its park ended -- stopped lazily, or armed after a
  * waker already won -- can never end a later park.
  *
- * PT_TIMERS_PER_P: the G's own pt_timer, armed on the P the G parked on
- * with the park's number as its seq; it fires wherever that heap's timers
+ * PT_TIMERS_PER_P, PT_TIMERS_LHEAP: the G's own timer (of the P heaps'
+ * family), armed on the P the G parked on with the park's number as its
+ * seq; it fires wherever that heap's timers
  * run (its own M, a thief, the netpoller M or the monitor).
  * PT_TIMERS_TIMERTHREAD: a task on the process's TimerThread, whose thread
  * readies the G onto the global queue, as bthread_usleep does. A task
@@ -57,12 +58,12 @@ static void deadline_task(void *arg)
 
 void pt__g_timer_init(pt_g *g)
 {
-    pt_timer_init(&g->timer, deadline_fired, g);
+    pt__ptimer_init(pt__lheap(g->s), &g->timer, deadline_fired, g);
 }
 
 void pt__g_timer_fini(pt_g *g)
 {
-    pt_timer_stop_sync(&g->timer);
+    pt__ptimer_stop_sync(pt__lheap(g->s), &g->timer);
 }
 
 bool pt__g_claim(pt_g *g)
@@ -88,8 +89,8 @@ static bool arm_deadline(pt_g *g)
         /* out of memory: the P's heap instead */
     }
     struct pt__m *m = pt__cur_m(); /* on the M, not the G: no migration here */
-    if (pt_timer_modify(&m->p->timers, &g->timer, g->deadline, 0, deadline_fired, g,
-                        g->park_seq) >= 0)
+    if (pt__ptimer_modify(pt__lheap(g->s), &m->p->timers, &g->timer, g->deadline, 0, deadline_fired,
+                          g, g->park_seq) >= 0)
         return true;
     uintptr_t seq = g->park_seq;
     if (atomic_compare_exchange_strong_explicit(&g->wake_token, &seq, 0, memory_order_acq_rel,
@@ -140,7 +141,7 @@ bool pt__park_until(pt_g *g, bool (*commit)(void *), void *arg, pt_nanos deadlin
             if (pt_timerthread_unschedule(g->s->tt, g->tt_task) == 0)
                 atomic_fetch_sub_explicit(&g->tt_pending, 1, memory_order_relaxed);
         } else {
-            pt_timer_stop(&g->timer);
+            pt__ptimer_stop(pt__lheap(g->s), &g->timer);
         }
     }
     /* A deadline task running now on the TimerThread: it readied this G

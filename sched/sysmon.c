@@ -162,7 +162,7 @@ void *pt__sysmon_main(void *arg)
                 continue;
             /* Stuck: its M has run one G since the last round. Its
              * timers wait for the monitor, not for a period of slack. */
-            pt_nanos next = pt_timers_next(&p->timers);
+            pt_nanos next = pt__ptimers_next(pt__lheap(s), &p->timers);
             bool overdue = next != 0 && next <= now;
             if (next > now && (next_due == 0 || next < next_due))
                 next_due = next;
@@ -182,7 +182,7 @@ void *pt__sysmon_main(void *arg)
                 pt__wakep(s);
             } else if (overdue) {
                 acted = true;
-                int ran = pt_timers_check(&p->timers, now, false, NULL);
+                int ran = pt__ptimers_check(pt__lheap(s), &p->timers, now, false);
                 if (ran > 0)
                     atomic_fetch_add_explicit(&s->st.timers_sysmon, (uint64_t)ran,
                                               memory_order_relaxed);

@@ -3,9 +3,9 @@
  * prepared before a Stop or Reset is received after it returns.
  *
  * Two engines carry a timer, picked by whoever arms it (new, reset):
- *  - heap: its own pt_timer on the arming G's P's heap (PT_TIMERS_PER_P);
- *    a ticker is a periodic pt_timer, whose run re-keys it to the next
- *    start + k * period and skips the ticks missed while late (Go's).
+ *  - heap: its own timer on the arming G's P's heap (PT_TIMERS_PER_P and
+ *    PT_TIMERS_LHEAP, sched/ptimers.h); a ticker is a periodic timer, whose run re-keys it to the
+ * next start + k * period and skips the ticks missed while late (Go's).
  *  - TimerThread: a task on the process's TimerThread (PT_TIMERS_TIMERTHREAD,
  *    and every caller that is not a G of the timer's scheduler). A task
  *    runs once, so a ticker's task schedules the next tick itself, from
@@ -33,8 +33,8 @@
  *     used since the last stop still goes through step 1, so that no
  *     callback of it runs once the timer is freed or cached.
  *  1. Stop the engine so that no callback of the old arming is in flight
- *     or can start: on the heap, pt_timer_stop, and when that did not stop
- *     a pending arming or a callback still runs, pt_timer_stop_sync
+ *     or can start: on the heap, stop, and when that did not stop
+ *     a pending arming or a callback still runs, stop_sync
  *     (running callbacks waited out); or, on the TimerThread, `armed` cleared under
  *     the timer's lock (a task that starts later sees it and sends
  *     nothing), the task unscheduled, and one already running waited out
@@ -73,7 +73,7 @@
 enum kind { KIND_CHAN, KIND_FUNC, KIND_TICKER };
 
 struct pt_time_timer {
-    pt_timer timer; /* the heap engine */
+    union pt__ptimer timer; /* the heap engine, of s's per-P family (pheap without s) */
     enum kind kind;
     pt_sched *s; /* the scheduler of the G that made it; NULL: none */
     pt_chan *c;  /* NULL for AfterFunc */
@@ -92,9 +92,9 @@ struct pt_time_timer {
     pt_timerthread *tt;
     _Atomic uint32_t tt_pending;
     struct pt_time_timer *cache_next; /* in a P's cache */
-    /* The P heap the pt_timer was last armed on, where a lazy stop may
+    /* The P heap the timer was last armed on, where a lazy stop may
      * have left it (NULL: none). Kept in the cache. */
-    pt_timers *heap;
+    union pt__ptimers *heap;
     /* A channel timer's lazy state. due is written under `lock` and read
      * without it by the poll's quick look; engaged under `lock`; blocked
      * changes under op and `lock`, and free reads it; engine_used under op. */
@@ -110,6 +110,13 @@ struct pt_time_ticker {
 };
 
 /* ---- small helpers --------------------------------------------------------- */
+
+/* The family of t's heap timer: its scheduler's per-P one (a timer made
+ * outside a G has a status-machine timer, which never enters a heap). */
+static bool lheap_of(const pt_time_timer *t)
+{
+    return t->s && pt__lheap(t->s);
+}
 
 /* Go's when(d): now for d <= 0, now + d, or never past the clock's range. */
 static pt_nanos when_of(pt_nanos now, pt_nanos d)
@@ -295,7 +302,7 @@ void (*_Atomic pt__time_fire_hook)(pt_time_timer *t);
 
 uint32_t pt__time_timer_callbacks(pt_time_timer *t)
 {
-    return atomic_load_explicit(&t->timer.callbacks, memory_order_acquire);
+    return atomic_load_explicit(&t->timer.ph.callbacks, memory_order_acquire);
 }
 
 pt_nanos pt__time_timer_due(pt_time_timer *t)
@@ -331,18 +338,19 @@ static void heap_fire(void *arg, uintptr_t seq)
  * which also takes a timer the heap has no room for. 0; -ENOMEM. */
 static int engine_arm(pt_time_timer *t, pt_nanos when)
 {
-    pt_timers *ts = NULL;
-    if (t->s && t->s->opt.timers == PT_TIMERS_PER_P)
+    union pt__ptimers *ts = NULL;
+    bool lh = lheap_of(t);
+    if (t->s && t->s->opt.timers != PT_TIMERS_TIMERTHREAD)
         ts = pt__here_timers(t->s);
     if (ts && t->heap && t->heap != ts) {
         /* a lazy stop left it in another P's heap, where modify would
          * revive it: unlinked, it goes onto this P's, as its G expects */
-        pt_timer_stop_sync(&t->timer);
+        pt__ptimer_stop_sync(lh, &t->timer);
         t->heap = NULL;
     }
     /* t in no heap goes onto ts; one a lazy stop left in ts is revived */
-    if (ts && pt_timer_modify(ts, &t->timer, when, t->kind == KIND_TICKER ? t->period : 0,
-                              heap_fire, t, 0) >= 0) {
+    if (ts && pt__ptimer_modify(lh, ts, &t->timer, when, t->kind == KIND_TICKER ? t->period : 0,
+                                heap_fire, t, 0) >= 0) {
         t->heap = ts;
         return 0;
     }
@@ -353,7 +361,7 @@ static int engine_arm(pt_time_timer *t, pt_nanos when)
  * heap Go's lazy deltimer; the next stop_all waits any out. */
 static void engine_quiet(pt_time_timer *t)
 {
-    (void)pt_timer_stop(&t->timer);
+    (void)pt__ptimer_stop(lheap_of(t), &t->timer);
     (void)tt_cancel(t);
 }
 
@@ -439,10 +447,11 @@ void pt__time_chan_unblock(pt_time_timer *t)
  * cache or be armed again, but must be unlinked before it is freed. */
 static bool stop_heap(pt_time_timer *t)
 {
-    bool was = pt_timer_stop(&t->timer) == 1;
-    if (was && !pt_timer_running(&t->timer))
+    bool lh = lheap_of(t);
+    bool was = pt__ptimer_stop(lh, &t->timer) == 1;
+    if (was && !pt__ptimer_running(lh, &t->timer))
         return true;
-    return (pt_timer_stop_sync(&t->timer) == 1) | was;
+    return (pt__ptimer_stop_sync(lh, &t->timer) == 1) | was;
 }
 
 /* Step 1 and 2 (op held): nothing of the old arming can reach the channel
@@ -476,7 +485,7 @@ static bool stop_all(pt_time_timer *t)
 
 /* ---- making and freeing ------------------------------------------------------ */
 
-/* Frees t and its channel; a lazy stop may have left its pt_timer in a
+/* Frees t and its channel; a lazy stop may have left its timer in a
  * heap, so it is unlinked first. -EBUSY (nothing freed) while a G waits
  * on the channel. */
 static int dispose(pt_time_timer *t)
@@ -486,7 +495,7 @@ static int dispose(pt_time_timer *t)
         if (r < 0)
             return r;
     }
-    pt_timer_stop_sync(&t->timer);
+    pt__ptimer_stop_sync(lheap_of(t), &t->timer);
     pt__free(t);
     return 0;
 }
@@ -499,7 +508,7 @@ static int dispose(pt_time_timer *t)
 #define TCACHE_MAX 32
 
 /* While cached, what a caller's stale pointer would reach (everything but
- * the pt_timer, which a heap may still hold stopped, and the cache's own
+ * the timer, which a heap may still hold stopped, and the cache's own
  * links) is poisoned for AddressSanitizer: Go would keep such a Timer
  * alive; a C caller using one it freed has a bug that should be seen. */
 #define CACHED_LO(t) ((char *)(t) + offsetof(pt_time_timer, kind))
@@ -532,7 +541,7 @@ static bool cache_put(pt_time_timer *t)
     if (!p || p->ntcache >= TCACHE_MAX || !t->c || !pt__chan_reuse(t->c))
         return false;
     if (t->heap && t->heap != &p->timers) {
-        pt_timer_stop_sync(&t->timer); /* this P's next new arms it here */
+        pt__ptimer_stop_sync(lheap_of(t), &t->timer); /* this P's next new arms it here */
         t->heap = NULL;
     }
     t->cache_next = p->tcache;
@@ -561,16 +570,16 @@ static int make(pt_time_timer **out, enum kind kind, pt_nanos d, pt_nanos period
     pt_time_timer *t = kind != KIND_FUNC ? cache_get(s) : NULL;
     pt_chan *c = NULL;
     if (t) {
-        /* its pt_timer is stopped, perhaps still in this P's heap: kept */
+        /* its timer is stopped, perhaps still in this P's heap: kept */
         c = t->c;
-        pt_timers *heap = t->heap;
+        union pt__ptimers *heap = t->heap;
         memset((char *)t + sizeof t->timer, 0, sizeof *t - sizeof t->timer);
         t->heap = heap;
     } else {
         if (!(t = pt__malloc(sizeof *t)))
             return -ENOMEM;
         memset(t, 0, sizeof *t);
-        pt_timer_init(&t->timer, heap_fire, t);
+        pt__ptimer_init(s && pt__lheap(s), &t->timer, heap_fire, t);
     }
     t->kind = kind;
     t->s = s;
@@ -581,7 +590,7 @@ static int make(pt_time_timer **out, enum kind kind, pt_nanos d, pt_nanos period
     t->task = PT_INVALID_TASK_ID;
     if (kind != KIND_FUNC && !t->c) {
         if (pt_chan_make(&t->c, sizeof(pt_nanos), 1) < 0) {
-            pt__free(t); /* new: its pt_timer was never armed */
+            pt__free(t); /* new: its timer was never armed */
             return -ENOMEM;
         }
         t->c->timer = t;

@@ -5,7 +5,8 @@
 #   scripts/mutate.sh [-T SEC] [-d DESIGNS] [-m NAMES] [-f] [-k]
 #     -T  seconds per scenario run (default 1)
 #     -d  designs to run each scenario against (default pheap,pheap-sync;
-#         the sched scenario runs on sched-perp and sched-tt)
+#         the sched scenario runs on sched-perp and sched-tt, and on
+#         sched-lheap for the lheap mutations)
 #     -m  only these mutations (comma-separated names)
 #     -f  fast: no scenario runs once one has caught the mutation (CI)
 #     -k  keep the temporary directory
@@ -97,6 +98,7 @@ for m in "${MUTATIONS[@]}"; do
     if [ "$s" = sched ]; then
       designs=sched-perp,sched-tt
       [[ $name == tt-* ]] && designs=sched-tt
+      [[ $name == lheap-* ]] && designs=sched-lheap
     fi
     for d in ${designs//,/ }; do
       rc=0

@@ -102,7 +102,8 @@ static void usage(FILE *f, const char *argv0)
             "  -d, --design LIST     designs, comma-separated, or all (default all):\n"
             "                        pheap, pheap-sync, pheap-staged, pwheel, lheap, timerthread,\n"
             "                        globalheap, floor,\n"
-            "                        and the scheduler's sched-perp, sched-tt (scenario sched)\n"
+            "                        and the scheduler's sched-perp, sched-lheap, sched-tt\n"
+            "                        (scenario sched)\n"
             "  -s, --scenario LIST   scenarios, comma-separated, or all (default all)\n"
             "  -t, --threads N       Ps (default 4; sched: the most, set at random)\n"
             "  -o, --outsiders N     mutator threads that are not Ps (default 2)\n"
@@ -359,9 +360,11 @@ int main(int argc, char **argv)
             if (sc->sched != is_sched(list[d])) {
                 /* Named both: say why not; from an "all", just not run. */
                 if (strcmp(designs, "all") != 0 && strcmp(scens, "all") != 0)
-                    printf("SKIP %s %s: %s\n", list[d]->name, sc->name,
-                           sc->sched ? "runs inside the scheduler: designs sched-perp, sched-tt"
-                                     : "runs on a timer design, not inside the scheduler");
+                    printf(
+                        "SKIP %s %s: %s\n", list[d]->name, sc->name,
+                        sc->sched
+                            ? "runs inside the scheduler: designs sched-perp, sched-lheap, sched-tt"
+                            : "runs on a timer design, not inside the scheduler");
                 continue;
             }
             if (sc->needs_move && !list[d]->move) {

@@ -1,6 +1,6 @@
-/* sched: the scheduler itself under stress, in one of its two timer modes
- * (the designs sched-perp and sched-tt, named as ptbench names them in
- * bench/sched_runner.c). Gs sleep (never early, woken once, within the
+/* sched: the scheduler itself under stress, in one of its three timer
+ * modes (the designs sched-perp, sched-lheap and sched-tt, named as
+ * ptbench names them in bench/sched_runner.c). Gs sleep (never early, woken once, within the
  * bound); Gs own Timers, AfterFuncs and Tickers (sc_sched_time.c) that
  * other Gs and plain threads stop meanwhile; Gs read socketpairs with
  * deadlines that Gs and a plain thread write to, under a watchdog for
@@ -26,6 +26,8 @@ static const struct sched_design designs[] = {
      PT_TIMERS_PER_P},
     {{.name = "sched-tt", .what = "the scheduler; its timers on the TimerThread (bthread)"},
      PT_TIMERS_TIMERTHREAD},
+    {{.name = "sched-lheap", .what = "the scheduler; its timers on the G's P's heap (Go 1.23)"},
+     PT_TIMERS_LHEAP},
 };
 #define NDESIGNS (int)(sizeof designs / sizeof designs[0])
 
@@ -229,7 +231,7 @@ static void prime_g(void *arg)
 
 static void prime(enum pt_timer_mode mode)
 {
-    static bool primed[2];
+    static bool primed[PT_TIMERS_LHEAP + 1];
     if (primed[mode])
         return;
     primed[mode] = true;
@@ -328,11 +330,11 @@ void sc_sched(struct stress_run *r)
     free(st);
     free(out);
     sleepers = NULL;
-    /* Per-P only: the process's TimerThread keeps its task pool and its
+    /* Per-P modes only: the process's TimerThread keeps its task pool and its
      * per-thread tables grown to the most ever in use, so in TimerThread
      * mode a run may leave it holding more blocks without leaking any. */
     long live = pt__alloc_live();
-    if (rc == 0 && dsg->mode == PT_TIMERS_PER_P && live != live0)
+    if (rc == 0 && dsg->mode != PT_TIMERS_TIMERTHREAD && live != live0)
         stress_violation(r, V_LEAK, -1, 0, "every library block freed",
                          "%ld blocks before the run, %ld after", live0, live);
 }

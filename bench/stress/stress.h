@@ -78,8 +78,8 @@ void sc_move(struct stress_run *r);
 void sc_ticker(struct stress_run *r);
 void sc_churn(struct stress_run *r);
 /* Inside the scheduler (sc_sched.c; where it is built: PTSTRESS_HAVE_SCHED).
- * Its designs are sched-perp and sched-tt, engines that hold a name only:
- * stress_sched_design(i) is the i-th (NULL past the last), and only the
+ * Its designs are sched-perp, sched-lheap and sched-tt, engines that hold
+ * a name only: stress_sched_design(i) is the i-th (NULL past the last), and only the
  * sched scenario runs them, as only the other scenarios run the rest. */
 void sc_sched(struct stress_run *r);
 const struct engine *stress_sched_design(int i);

@@ -135,6 +135,16 @@ PT_API int pt_lheap_timer_stop_sync(pt_lheap_timer *t);
 /* The current status (PT_LHEAP_IDLE for NULL). */
 PT_API enum pt_lheap_timer_status pt_lheap_timer_status(pt_lheap_timer *t);
 
+/* Whether a callback of t runs now, on any thread (the caller's own
+ * included); false for NULL or an uninitialised timer. A false answer
+ * comes after everything the callbacks that ended did (acquire), so a
+ * stop that returned 1 followed by false here means nothing of t runs or
+ * can start before t is armed again (pt_timer_running's answer). A
+ * callback that stop_sync'd its own timer no longer counts; a timer a
+ * check set aside (re-armed at or before that check's `now` by its own
+ * callback) counts until it is back in its heap. */
+PT_API bool pt_lheap_timer_running(pt_lheap_timer *t);
+
 /* Whether a heap holds an entry for t: a stopped timer keeps its entry (a
  * zombie) until its heap looks. An idle timer that no heap holds, and
  * whose callback does not run, may be freed without stop_sync (a pool of

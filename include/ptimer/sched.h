@@ -21,8 +21,10 @@
  * is busy.
  *
  * Timer mode: PT_TIMERS_PER_P (Go) puts every sleep on the calling P's
- * heap; PT_TIMERS_TIMERTHREAD puts it on the process's TimerThread, whose
- * thread readies the G remotely (bthread_usleep's way). A sleep from a
+ * heap, of Go 1.14-1.22's design (ptimer.h); PT_TIMERS_LHEAP does the
+ * same with Go 1.23's (lheap.h: a lock per timer); PT_TIMERS_TIMERTHREAD
+ * puts it on the process's TimerThread, whose thread readies the G
+ * remotely (bthread_usleep's way). A sleep from a
  * thread that is not running a G sleeps that thread.
  *
  * Errors: every call that can fail returns a negative errno and changes
@@ -54,6 +56,7 @@ typedef struct pt_g pt_g;
 enum pt_timer_mode {
     PT_TIMERS_PER_P = 0,       /* sleeps and timeouts on the calling P's heap (Go) */
     PT_TIMERS_TIMERTHREAD = 1, /* on the process's TimerThread (bthread) */
+    PT_TIMERS_LHEAP = 2,       /* on the calling P's heap of Go 1.23's design (lheap.h) */
 };
 
 /* How a G's stack overflow is caught. Stacks are slots carved from large
@@ -297,8 +300,8 @@ PT_API int pt_select(pt_select_case *cases, int n, pt_nanos deadline, bool block
  * each of several Gs): readiness wakes them all and each tries again.
  *
  * Deadlines are absolute CLOCK_MONOTONIC times (pt_nanotime()); 0 is none.
- * A deadline is a timer on the calling P's heap (PT_TIMERS_PER_P) or on
- * the TimerThread (PT_TIMERS_TIMERTHREAD). As in Go, the deadline is
+ * A deadline is a timer on the calling P's heap (PT_TIMERS_PER_P,
+ * PT_TIMERS_LHEAP) or on the TimerThread (PT_TIMERS_TIMERTHREAD). As in Go, the deadline is
  * checked before the fd: one already past returns -ETIMEDOUT without
  * trying the system call, even when data is waiting. -ETIMEDOUT never
  * comes before the deadline.
@@ -391,7 +394,8 @@ PT_API int pt_sched_cancel_fds(pt_sched *s);
  * and a Ticker nobody reads costs nothing and keeps its phase.
  *
  * Where a timer lives is decided by whoever arms it (new, reset): from a G
- * of a PT_TIMERS_PER_P scheduler, on that G's P's heap (its callback runs
+ * of a per-P scheduler (PT_TIMERS_PER_P, PT_TIMERS_LHEAP), on that G's
+ * P's heap (its callback runs
  * wherever that heap's timers run: the P's own M, a thief, the monitor);
  * from a G of a PT_TIMERS_TIMERTHREAD scheduler, and from any thread that
  * is not running a G, on the process's TimerThread. Both behave the same.

@@ -116,6 +116,11 @@ void test_fd_read_times_out_never_early_per_p(void)
     read_times_out(PT_TIMERS_PER_P);
 }
 
+void test_fd_read_times_out_never_early_lheap(void)
+{
+    read_times_out(PT_TIMERS_LHEAP);
+}
+
 void test_fd_read_times_out_never_early_timerthread(void)
 {
     read_times_out(PT_TIMERS_TIMERTHREAD);
@@ -150,7 +155,7 @@ static void data_writer(void *arg)
 
 void test_fd_read_returns_data_that_arrives_before_the_deadline(void)
 {
-    for (int mode = PT_TIMERS_PER_P; mode <= PT_TIMERS_TIMERTHREAD; mode++) {
+    for (int mode = PT_TIMERS_PER_P; mode <= PT_TIMERS_LHEAP; mode++) {
         atomic_store(&data_read, 0);
         socket_pair(data_sv);
         pt_sched *s = make_sched(2, (enum pt_timer_mode)mode);
@@ -207,7 +212,7 @@ static void race_writer(void *arg)
 
 void test_fd_deadlines_racing_data_ready_each_reader_once(void)
 {
-    for (int mode = PT_TIMERS_PER_P; mode <= PT_TIMERS_TIMERTHREAD; mode++) {
+    for (int mode = PT_TIMERS_PER_P; mode <= PT_TIMERS_LHEAP; mode++) {
         atomic_store(&race_timeouts, 0);
         atomic_store(&race_early, 0);
         atomic_store(&race_bytes, 0);
@@ -220,7 +225,7 @@ void test_fd_deadlines_racing_data_ready_each_reader_once(void)
         CHECK_EQ(pt_sched_wait(s), 0);
         CHECK_EQ(atomic_load(&race_bytes), RACE_PAIRS * SCALE(2000));
         CHECK_EQ(atomic_load(&race_early), 0);
-        printf("%s: %d reads timed out\n", mode == PT_TIMERS_PER_P ? "per-P" : "timerthread",
+        printf("%s: %d reads timed out\n", mode_name((enum pt_timer_mode)mode),
                atomic_load(&race_timeouts));
         CHECK_EQ(pt_sched_destroy(s), 0);
     }
@@ -476,8 +481,7 @@ static void hundred_clients(enum pt_timer_mode mode)
     CHECK_EQ(pt_sched_wait(s), 0);
     CHECK_EQ(atomic_load(&replies_ok), CLIENTS * REQUESTS);
     CHECK_EQ(atomic_load(&handlers_done), CLIENTS);
-    print_stats(mode == PT_TIMERS_PER_P ? "hundred clients, per-P" : "hundred clients, timerthread",
-                s);
+    print_stats(mode_name(mode), s);
     CHECK_EQ(pt_fd_close(srv_fd), 0);
     CHECK_EQ(pt_sched_destroy(s), 0);
 }
@@ -485,6 +489,11 @@ static void hundred_clients(enum pt_timer_mode mode)
 void test_hundred_clients_request_response_per_p(void)
 {
     hundred_clients(PT_TIMERS_PER_P);
+}
+
+void test_hundred_clients_request_response_lheap(void)
+{
+    hundred_clients(PT_TIMERS_LHEAP);
 }
 
 void test_hundred_clients_request_response_timerthread(void)

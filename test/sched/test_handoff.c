@@ -240,7 +240,7 @@ static void heap_timer_start(struct heap_timer *h, pt_nanos d)
 {
     CHECK_EQ(pt_chan_make(&h->c, sizeof(pt_nanos), 1), 0);
     pt_timer_init(&h->t, heap_send, h->c);
-    CHECK(pt_timer_modify(pt__here_timers(pt_sched_current()), &h->t, pt_nanotime() + d, 0,
+    CHECK(pt_timer_modify(&pt__here_timers(pt_sched_current())->ph, &h->t, pt_nanotime() + d, 0,
                           heap_send, h->c, 0) >= 0);
 }
 

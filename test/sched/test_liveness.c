@@ -146,6 +146,11 @@ void test_a_descriptor_ready_after_a_poll_held_the_claim_wakes_its_g_per_p(void)
     forced_ready(PT_TIMERS_PER_P);
 }
 
+void test_a_descriptor_ready_after_a_poll_held_the_claim_wakes_its_g_lheap(void)
+{
+    forced_ready(PT_TIMERS_LHEAP);
+}
+
 void test_a_descriptor_ready_after_a_poll_held_the_claim_wakes_its_g_timerthread(void)
 {
     forced_ready(PT_TIMERS_TIMERTHREAD);

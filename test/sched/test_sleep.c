@@ -45,7 +45,7 @@ static void never_early(enum pt_timer_mode mode)
     CHECK_EQ(atomic_load(&woke), n);
     CHECK_EQ(atomic_load(&early), 0);
     pt_sched_stats st = stats_of(s);
-    if (mode == PT_TIMERS_PER_P)
+    if (per_p_heaps(mode))
         CHECK(st.timers_run_owner + st.timers_run_stolen + st.timers_run_sysmon > 0);
     else
         CHECK_EQ(st.timers_run_owner + st.timers_run_stolen + st.timers_run_sysmon, 0);
@@ -55,6 +55,11 @@ static void never_early(enum pt_timer_mode mode)
 void test_sleep_is_never_early_per_p(void)
 {
     never_early(PT_TIMERS_PER_P);
+}
+
+void test_sleep_is_never_early_lheap(void)
+{
+    never_early(PT_TIMERS_LHEAP);
 }
 
 void test_sleep_is_never_early_timerthread(void)
@@ -84,7 +89,7 @@ static void many_sleepers(enum pt_timer_mode mode)
     for (int i = 0; i < n; i++)
         CHECK_EQ(pt_go(s, one_sleep, (void *)(intptr_t)(i + 1)), 0);
     CHECK_EQ(pt_sched_wait(s), 0);
-    print_stats(mode == PT_TIMERS_PER_P ? "per-P" : "timerthread", s);
+    print_stats(mode_name(mode), s);
     CHECK_EQ(pt_sched_destroy(s), 0);
     CHECK_EQ(atomic_load(&woke), n);
     CHECK_EQ(atomic_load(&early), 0);
@@ -93,6 +98,11 @@ static void many_sleepers(enum pt_timer_mode mode)
 void test_ten_thousand_sleepers_all_wake_per_p(void)
 {
     many_sleepers(PT_TIMERS_PER_P);
+}
+
+void test_ten_thousand_sleepers_all_wake_lheap(void)
+{
+    many_sleepers(PT_TIMERS_LHEAP);
 }
 
 void test_ten_thousand_sleepers_all_wake_timerthread(void)
@@ -246,11 +256,10 @@ static void busy_beside_idle(enum pt_timer_mode mode)
     CHECK_EQ(pt_go(busy_s, spinner, (void *)2), 0);
     CHECK_EQ(pt_sched_wait(busy_s), 0);
     CHECK_EQ(atomic_load(&spinner_stopped_first), 0);
-    print_stats(mode == PT_TIMERS_PER_P ? "busy P beside an idle one, per-P"
-                                        : "busy P beside an idle one, timerthread",
-                busy_s);
+    printf("busy P beside an idle one, ");
+    print_stats(mode_name(mode), busy_s);
     pt_sched_stats st = stats_of(busy_s);
-    if (mode == PT_TIMERS_PER_P)
+    if (per_p_heaps(mode))
         CHECK(st.timers_run_stolen + st.timers_run_sysmon >= 1);
     else
         CHECK_EQ(st.timers_run_owner + st.timers_run_stolen + st.timers_run_sysmon, 0);
@@ -260,6 +269,11 @@ static void busy_beside_idle(enum pt_timer_mode mode)
 void test_busy_p_timer_is_run_by_an_idle_p(void)
 {
     busy_beside_idle(PT_TIMERS_PER_P);
+}
+
+void test_busy_p_timer_is_run_by_an_idle_p_lheap(void)
+{
+    busy_beside_idle(PT_TIMERS_LHEAP);
 }
 
 void test_busy_p_sleeper_is_readied_by_the_timerthread(void)
@@ -292,12 +306,12 @@ static void spinner_then_release(void *arg)
     atomic_store(&hold, 0);
 }
 
-void test_busy_ps_timers_are_run_by_sysmon(void)
+static void busy_ps(enum pt_timer_mode mode)
 {
     atomic_store(&sleeper_woke, 0);
     atomic_store(&spinner_stopped_first, 0);
     atomic_store(&hold, 1);
-    busy_s = make_sched(2, PT_TIMERS_PER_P);
+    busy_s = make_sched(2, mode);
     CHECK_EQ(pt_go(busy_s, holder, NULL), 0);
     CHECK_EQ(pt_go(busy_s, spinner_then_release, NULL), 0);
     CHECK_EQ(pt_sched_wait(busy_s), 0);
@@ -306,6 +320,12 @@ void test_busy_ps_timers_are_run_by_sysmon(void)
     print_stats("every P busy", busy_s);
     CHECK(stats_of(busy_s).timers_run_sysmon >= 1);
     CHECK_EQ(pt_sched_destroy(busy_s), 0);
+}
+
+void test_busy_ps_timers_are_run_by_sysmon(void)
+{
+    busy_ps(PT_TIMERS_PER_P);
+    busy_ps(PT_TIMERS_LHEAP);
 }
 
 /* ---- the monitor's slice ------------------------------------------------------ */
@@ -442,12 +462,12 @@ static void numbered_sleeper(void *arg)
  * the P left and fired there (a timer left behind would never fire, and
  * the wait below would end the test). Second wave: up to 4 while they
  * sleep, then down to 2. Every sleeper wakes exactly once. */
-void test_set_procs_down_and_up_wakes_every_sleeper_once(void)
+static void procs_down_and_up(enum pt_timer_mode mode)
 {
     for (int i = 0; i < 2 * PROCS_WAVE; i++)
         atomic_store(&wakes[i], 0);
     atomic_store(&woken, 0);
-    pt_sched *s = make_sched(4, PT_TIMERS_PER_P);
+    pt_sched *s = make_sched(4, mode);
     for (int i = 0; i < PROCS_WAVE; i++)
         CHECK_EQ(pt_go(s, numbered_sleeper, (void *)(intptr_t)i), 0);
     CHECK_EQ(pt_sched_procs(s), 4);
@@ -463,4 +483,12 @@ void test_set_procs_down_and_up_wakes_every_sleeper_once(void)
     finish_sched(s);
     for (int i = 0; i < 2 * PROCS_WAVE; i++)
         CHECK_EQ(atomic_load(&wakes[i]), 1);
+}
+
+/* Both per-P families: a removed P's heap moves (pt_timers_move,
+ * pt_lheap_move). */
+void test_set_procs_down_and_up_wakes_every_sleeper_once(void)
+{
+    procs_down_and_up(PT_TIMERS_PER_P);
+    procs_down_and_up(PT_TIMERS_LHEAP);
 }

@@ -22,7 +22,7 @@
 #include "sched/sanitizer.h"
 #include "util.h"
 
-#define MODE_NAME(m) ((m) == PT_TIMERS_PER_P ? "per-P" : "timerthread")
+#define MODE_NAME(m) mode_name(m)
 
 /* Runs fn(mode) in a G of a fresh 2-P scheduler and waits for every G. */
 static void in_g(enum pt_timer_mode mode, void (*fn)(void *))
@@ -104,6 +104,11 @@ void test_time_after_func_chain_per_p(void)
     after_func_chain(PT_TIMERS_PER_P);
 }
 
+void test_time_after_func_chain_lheap(void)
+{
+    after_func_chain(PT_TIMERS_LHEAP);
+}
+
 void test_time_after_func_chain_timerthread(void)
 {
     after_func_chain(PT_TIMERS_TIMERTHREAD);
@@ -147,6 +152,11 @@ static void after_stress(void *arg)
 void test_time_after_stress_per_p(void)
 {
     in_g(PT_TIMERS_PER_P, after_stress);
+}
+
+void test_time_after_stress_lheap(void)
+{
+    in_g(PT_TIMERS_LHEAP, after_stress);
 }
 
 void test_time_after_stress_timerthread(void)
@@ -201,6 +211,11 @@ static void reset_returns(void *arg)
 void test_time_reset_return_values_per_p(void)
 {
     in_g(PT_TIMERS_PER_P, reset_returns);
+}
+
+void test_time_reset_return_values_lheap(void)
+{
+    in_g(PT_TIMERS_LHEAP, reset_returns);
 }
 
 void test_time_reset_return_values_timerthread(void)
@@ -270,6 +285,11 @@ static void after_queuing(void *arg)
 void test_time_after_queuing_per_p(void)
 {
     in_g(PT_TIMERS_PER_P, after_queuing);
+}
+
+void test_time_after_queuing_lheap(void)
+{
+    in_g(PT_TIMERS_LHEAP, after_queuing);
 }
 
 void test_time_after_queuing_timerthread(void)
@@ -351,6 +371,11 @@ void test_time_timer_stop_stress_per_p(void)
     stop_stress(PT_TIMERS_PER_P);
 }
 
+void test_time_timer_stop_stress_lheap(void)
+{
+    stop_stress(PT_TIMERS_LHEAP);
+}
+
 void test_time_timer_stop_stress_timerthread(void)
 {
     stop_stress(PT_TIMERS_TIMERTHREAD);
@@ -391,7 +416,7 @@ static void ticker_test(enum pt_timer_mode mode)
     CHECK_EQ(pt_sched_wait(s), 0);
     pt_sched_stats st = stats_of(s);
     uint64_t on_heaps = st.timers_run_owner + st.timers_run_stolen + st.timers_run_sysmon;
-    if (mode == PT_TIMERS_PER_P)
+    if (per_p_heaps(mode))
         CHECK(on_heaps >= 10); /* the ticks ran on the Ps' heaps */
     else
         CHECK_EQ(on_heaps, 0); /* ... on the TimerThread */
@@ -401,6 +426,11 @@ static void ticker_test(enum pt_timer_mode mode)
 void test_time_ticker_per_p(void)
 {
     ticker_test(PT_TIMERS_PER_P);
+}
+
+void test_time_ticker_lheap(void)
+{
+    ticker_test(PT_TIMERS_LHEAP);
 }
 
 void test_time_ticker_timerthread(void)
@@ -534,6 +564,11 @@ void test_time_stop_and_reset_discard_a_fired_value_per_p(void)
     in_g(PT_TIMERS_PER_P, discard_fired);
 }
 
+void test_time_stop_and_reset_discard_a_fired_value_lheap(void)
+{
+    in_g(PT_TIMERS_LHEAP, discard_fired);
+}
+
 void test_time_stop_and_reset_discard_a_fired_value_timerthread(void)
 {
     in_g(PT_TIMERS_TIMERTHREAD, discard_fired);
@@ -594,6 +629,11 @@ static void phase(void *arg)
 void test_time_ticker_keeps_its_phase_per_p(void)
 {
     in_g(PT_TIMERS_PER_P, phase);
+}
+
+void test_time_ticker_keeps_its_phase_lheap(void)
+{
+    in_g(PT_TIMERS_LHEAP, phase);
 }
 
 void test_time_ticker_keeps_its_phase_timerthread(void)
@@ -672,6 +712,11 @@ static void no_stale_tick(enum pt_timer_mode mode)
 void test_time_no_stale_tick_after_reset_or_stop_per_p(void)
 {
     no_stale_tick(PT_TIMERS_PER_P);
+}
+
+void test_time_no_stale_tick_after_reset_or_stop_lheap(void)
+{
+    no_stale_tick(PT_TIMERS_LHEAP);
 }
 
 void test_time_no_stale_tick_after_reset_or_stop_timerthread(void)
@@ -795,7 +840,7 @@ static void leave_timers(void *arg)
 
 void test_time_destroy_is_busy_while_a_timer_lives(void)
 {
-    for (int mode = PT_TIMERS_PER_P; mode <= PT_TIMERS_TIMERTHREAD; mode++) {
+    for (int mode = PT_TIMERS_PER_P; mode <= PT_TIMERS_LHEAP; mode++) {
         atomic_store(&stray_fired, 0);
         pt_sched *s = make_sched(2, (enum pt_timer_mode)mode);
         CHECK_EQ(pt_go(s, leave_timers, NULL), 0);
@@ -855,6 +900,7 @@ void test_time_new_fails_with_enomem_and_makes_nothing(void)
     CHECK(pt_timerthread_global() != NULL); /* made before any failure */
     new_sweep(NULL);                        /* a plain thread: the TimerThread */
     in_g(PT_TIMERS_PER_P, new_sweep);
+    in_g(PT_TIMERS_LHEAP, new_sweep);
     in_g(PT_TIMERS_TIMERTHREAD, new_sweep);
 }
 
@@ -904,7 +950,7 @@ static void cache_reuse(void *arg)
 
 void test_time_a_freed_timer_serves_its_ps_next_new_as_new(void)
 {
-    for (int mode = PT_TIMERS_PER_P; mode <= PT_TIMERS_TIMERTHREAD; mode++) {
+    for (int mode = PT_TIMERS_PER_P; mode <= PT_TIMERS_LHEAP; mode++) {
         pt_sched *s = make_sched(1, (enum pt_timer_mode)mode);
         CHECK_EQ(pt_go(s, cache_reuse, NULL), 0);
         finish_sched(s);

@@ -83,6 +83,13 @@ void test_time_a_timer_nobody_waits_on_uses_no_engine_per_p(void)
     finish_sched(s);
 }
 
+void test_time_a_timer_nobody_waits_on_uses_no_engine_lheap(void)
+{
+    pt_sched *s = make_sched(1, PT_TIMERS_LHEAP);
+    CHECK_EQ(pt_go(s, unwatched, (void *)(intptr_t)PT_TIMERS_LHEAP), 0);
+    finish_sched(s);
+}
+
 void test_time_a_timer_nobody_waits_on_uses_no_engine_timerthread(void)
 {
     pt_sched *s = make_sched(1, PT_TIMERS_TIMERTHREAD);
