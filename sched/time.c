@@ -393,11 +393,13 @@ static int arm(pt_time_timer *t, pt_nanos when)
 void pt__time_chan_poll(pt_time_timer *t)
 {
     pt_nanos due = atomic_load_explicit(&t->due, memory_order_relaxed);
-    if (!due)
+    /* Most polls find the value still to come (a timeout around a
+     * receive that something else answers): the unordered read, which a
+     * little behind can only make a delivery a little later, answers
+     * those; the value itself carries an ordered read. */
+    if (!due || due > pt_nanotime_relaxed())
         return;
     pt_nanos now = pt_nanotime();
-    if (due > now)
-        return;
     pt__lock(&t->lock);
     fire_due_locked(t, now);
     pt__unlock(&t->lock);

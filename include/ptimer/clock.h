@@ -29,6 +29,15 @@ typedef int64_t pt_nanos; /* nanoseconds, CLOCK_MONOTONIC */
  * synchronisation) returns at least as much. */
 PT_API pt_nanos pt_nanotime(void);
 
+/* The same clock, without the ordering: a time the clock had reached by
+ * the time the call returns, which may trail pt_nanotime() read at the
+ * same point by a few nanoseconds (the counter may be read before the
+ * caller's earlier loads have completed). For asking whether a deadline
+ * has passed, where a read a little behind makes an answer a little
+ * late and never early; cheaper where ordering the counter costs (the
+ * TSC source's fence). Not for a time handed to another thread. */
+PT_API pt_nanos pt_nanotime_relaxed(void);
+
 /* Where pt_nanotime's time comes from, chosen once, at first use, from the
  * environment variable PT_CLOCK: "tsc" (the CPU's time-stamp counter,
  * calibrated against CLOCK_MONOTONIC and kept on it; x86-64 only),

@@ -102,6 +102,15 @@ pt_nanos pt_nanotime(void)
     return pt_nanotime();
 }
 
+pt_nanos pt_nanotime_relaxed(void)
+{
+#ifdef PT__HAVE_TSC
+    if (__builtin_expect(atomic_load_explicit(&clock_state, memory_order_acquire) == STATE_TSC, 1))
+        return pt__tsc_read(false);
+#endif
+    return pt_nanotime();
+}
+
 enum pt_clock_source pt_clock_source(void)
 {
     return clock_current() == STATE_TSC ? PT_CLOCK_TSC : PT_CLOCK_MONOTONIC;

@@ -20,6 +20,7 @@
 #define PTIMER_TSC_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "ptimer/clock.h"
@@ -89,7 +90,18 @@ static inline uint64_t pt__rdtsc_ordered(void)
     return ((uint64_t)hi << 32) | lo;
 }
 
-static inline pt_nanos pt__tsc_now(void)
+/* The counter with no fence: it may be read before earlier loads are
+ * done, so a little behind the ordered read (pt_nanotime_relaxed). */
+static inline uint64_t pt__rdtsc_relaxed(void)
+{
+    uint32_t lo, hi;
+    __asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi)::"memory");
+    return ((uint64_t)hi << 32) | lo;
+}
+
+/* The line's time: the counter read ordered (pt_nanotime) or not
+ * (pt_nanotime_relaxed); a constant at each call site. */
+static inline pt_nanos pt__tsc_read(bool ordered)
 {
     for (;;) {
         /* acquire: pairs with the release store that ended the last
@@ -107,7 +119,7 @@ static inline pt_nanos pt__tsc_now(void)
         uint64_t bt = atomic_load_explicit(&pt__tsc.base_tsc, memory_order_acquire);
         int64_t bn = atomic_load_explicit(&pt__tsc.base_ns, memory_order_acquire);
         uint64_t m = atomic_load_explicit(&pt__tsc.mult, memory_order_acquire);
-        uint64_t t = pt__rdtsc_ordered();
+        uint64_t t = ordered ? pt__rdtsc_ordered() : pt__rdtsc_relaxed();
         /* The second look at seq must come after the counter is read, or
          * a re-anchor could begin (and read its own, later, counter)
          * between our check and our rdtsc, and a reading past the new
@@ -130,6 +142,11 @@ static inline pt_nanos pt__tsc_now(void)
         if (r >= 0)
             return r;
     }
+}
+
+static inline pt_nanos pt__tsc_now(void)
+{
+    return pt__tsc_read(true);
 }
 #endif
 

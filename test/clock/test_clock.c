@@ -177,6 +177,34 @@ void test_each_source_agrees_and_never_goes_backwards(void)
     CHECK_EQ(pt_clock_fallback(), -EINVAL);
 }
 
+/* The relaxed read, on each source: never past the ordered read after it
+ * (that read waits for everything before it, the relaxed counter read
+ * included), and trailing the ordered read before it by less than the
+ * bound (it may be taken a little early, never long before). */
+static void relaxed_between(void)
+{
+    for (long i = 0; i < 2000000; i++) {
+        pt_nanos before = pt_nanotime(), r = pt_nanotime_relaxed(), after = pt_nanotime();
+        if (r > after || r < before - BOUND_NS) {
+            fprintf(stderr, "relaxed %lld outside [%lld - %d, %lld] (source %d)\n", (long long)r,
+                    (long long)before, BOUND_NS, (long long)after, (int)pt_clock_source());
+            abort();
+        }
+    }
+}
+
+void test_relaxed_reads_trail_the_ordered_ones_by_less_than_the_bound(void)
+{
+    pt__clock_select("monotonic");
+    relaxed_between();
+    pt__clock_select("tsc");
+    if (pt__tsc_probe(1) == 0) {
+        CHECK_EQ(pt_clock_source(), PT_CLOCK_TSC);
+        relaxed_between();
+    }
+    pt__clock_select(NULL);
+}
+
 /* The line's own tests: x86-64 only (elsewhere there is no counter, and
  * the probe says so). Each selects the counter afresh. */
 static int select_tsc(void)

@@ -343,7 +343,7 @@ void test_cancel_fds_racing_gs_entering_their_waits_loses_none(void)
 {
     enum { PAIRS = 16 };
     for (int round = 0; round < SCALE(300); round++) {
-        pt_sched *s = make_sched(2, round & 1 ? PT_TIMERS_TIMERTHREAD : PT_TIMERS_PER_P);
+        pt_sched *s = make_sched(2, modes[round % NMODES]);
         atomic_store(&race_left, PAIRS);
         atomic_store(&race_reads, 0);
         int wfd[PAIRS];

@@ -139,12 +139,11 @@ static void unread_ticker(void *arg)
 
 void test_time_a_ticker_nobody_reads_keeps_its_phase(void)
 {
-    pt_sched *s = make_sched(2, PT_TIMERS_PER_P);
-    CHECK_EQ(pt_go(s, unread_ticker, NULL), 0);
-    finish_sched(s);
-    s = make_sched(2, PT_TIMERS_TIMERTHREAD);
-    CHECK_EQ(pt_go(s, unread_ticker, NULL), 0);
-    finish_sched(s);
+    for (int i = 0; i < NMODES; i++) {
+        pt_sched *s = make_sched(2, modes[i]);
+        CHECK_EQ(pt_go(s, unread_ticker, NULL), 0);
+        finish_sched(s);
+    }
 }
 
 /* ---- free while the G a select woke has not yet left ------------------------------ */
@@ -171,8 +170,7 @@ static void waiter(void *arg)
 
 static void free_under_waiter(void *arg)
 {
-    enum pt_timer_mode mode = (enum pt_timer_mode)(intptr_t)arg;
-    (void)mode;
+    (void)arg;
     for (int i = 0; i < (int)SCALE(2000); i++) {
         struct woken w = {.took = -1};
         CHECK_EQ(pt_time_timer_new(&w.t, 1000 * SEC), 0);
@@ -195,10 +193,9 @@ static void free_under_waiter(void *arg)
 
 void test_time_free_waits_for_the_g_a_select_woke(void)
 {
-    pt_sched *s = make_sched(2, PT_TIMERS_PER_P);
-    CHECK_EQ(pt_go(s, free_under_waiter, (void *)(intptr_t)PT_TIMERS_PER_P), 0);
-    finish_sched(s);
-    s = make_sched(2, PT_TIMERS_TIMERTHREAD);
-    CHECK_EQ(pt_go(s, free_under_waiter, (void *)(intptr_t)PT_TIMERS_TIMERTHREAD), 0);
-    finish_sched(s);
+    for (int i = 0; i < NMODES; i++) {
+        pt_sched *s = make_sched(2, modes[i]);
+        CHECK_EQ(pt_go(s, free_under_waiter, NULL), 0);
+        finish_sched(s);
+    }
 }
