@@ -220,10 +220,10 @@ const struct engine engine_timerthread = {
      * bucket's list, linked through the task itself, until the timer
      * thread wakes and pulls it into its heap (16 more bytes, an entry).
      * The memory workload's timers, an hour away and ascending, wake it
-     * once, for the first: the rest stay in the bucket (glibc: 64.4 B
-     * measured). mimalloc reads 80 B for another reason: each 256-task
-     * block is 16 KiB + 64 B of alignment slack, which its 20 KiB size
-     * class rounds up by 16 B a task. */
+     * once, for the first: the rest stay in the bucket. Under mimalloc
+     * the measured figure is higher for another reason: each 256-task
+     * block is 16 KiB + 64 B of alignment slack, which its size classes
+     * round up (bench/RESULTS.md, "How memory is counted"). */
     .timer_bytes = 64,
     TOBJ_FIELDS(tt),
 };

@@ -146,8 +146,8 @@ void pt__wake_timers(void *ctx, pt_nanos when)
  * partner), but at the back when a timer readied it. Go puts those first
  * too, and then every fired sleeper jumped the queue: with a thousand
  * sleepers on one P, half the wakes ran at once and the Gs pushed back
- * waited behind them, a tail ten times the one in line (bench/RESULTS.md,
- * "Figures behind the code's comments"). */
+ * waited behind them, a tail far longer than the one in line
+ * (bench/RESULTS.md, "Figures behind the code's comments"). */
 void pt__g_put_runnable(pt_sched *s, pt_g *g)
 {
     struct pt__m *m = pt__cur_m();

@@ -130,10 +130,10 @@ int pt__tsc_calibrate(void)
 {
     uint64_t t0, t1;
     int64_t n0, n1;
-    /* 0.5 ms: the first slope is then good to about 2 x 20 ns / 0.5 ms
-     * = 80 ppm, at most 0.8 us off CLOCK_MONOTONIC by the first re-anchor
-     * 10 ms later, which measures the rate over 10 ms (4 ppm) and steers
-     * the error out. A slower first calibration would stall the first
+    /* 0.5 ms: long enough that the two pairs' reading error makes the
+     * first slope off by well under a microsecond at the first re-anchor
+     * 10 ms later, which measures the rate over 10 ms and steers the
+     * error out; a longer first calibration would stall the first
      * pt_nanotime of every process for longer. */
     if (read_pair(&t0, &n0) != 0)
         return -EAGAIN;
