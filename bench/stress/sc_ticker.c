@@ -1,6 +1,9 @@
 /* ticker: tickers with periods of 1-5 ms, re-armed and stopped at random
  * (one operation per P per ms, so each lives a few periods), while Ps
- * stall now and then for 5-30 ms without running their timers. Checks:
+ * stall now and then for 5-30 ms without running their timers, and, in a
+ * design that can move timers, a P other than 0 now and then hands every
+ * ticker it holds to P 0 (Go's moveTimers): a moved ticker keeps its
+ * phase and period, which every check below then holds it to. Checks:
  *  - early: tick n of an arming comes at or after when + n*period;
  *  - burst: after a stall, one tick, then the phase goes on: four ticks of
  *    one arming within one period means missed periods were re-fired (a
@@ -149,6 +152,13 @@ static void tk_round(struct pworker *w)
     uint64_t x = pt__xorshift64(&w->rng);
     const struct engine *eng = w->pl->r->eng;
     tk_memory(w);
+    if (eng->move && w->id > 0 && x % 64 == 1) {
+        int rc = eng->move(w->pl->w[0].th, w->th);
+        if (rc < 0)
+            stress_violation(w->pl->r, V_ERROR, -1, 0, "move to succeed", "%d", rc);
+        pool_check(w, false); /* emptied by the move: nothing may look due */
+        return;
+    }
     if (x % 64 == 0)
         stress_sleep((pt_nanos)(5 + (x >> 8) % 25) * 1000000); /* a stall: no timers run */
     else

@@ -49,6 +49,7 @@ void test_stop_sync_waits_for_a_callback_running_on_another_thread(void)
     while (!atomic_load(&held_in))
         CHECK(pt_nanotime() < give_up);
     CHECK_LSTATUS(&t, PT_LHEAP_RUNNING);
+    CHECK(pt_lheap_timer_running(&t));
     CHECK_EQ(pthread_create(&s, NULL, held_stopper, &t), 0);
     /* the stopper comes to wait on the heap the callback runs from */
     while (!atomic_load(&held_h.sync_waiters) && !atomic_load(&held_stopped))
@@ -58,6 +59,7 @@ void test_stop_sync_waits_for_a_callback_running_on_another_thread(void)
     CHECK_EQ(pthread_join(c, NULL), 0);
     CHECK_EQ(pthread_join(s, NULL), 0);
     CHECK_LSTATUS(&t, PT_LHEAP_IDLE);
+    CHECK(!pt_lheap_timer_running(&t));
     CHECK_LHEAP(&held_h, true);
     CHECK_EQ(pt_lheap_destroy(&held_h), 0);
 }

@@ -223,6 +223,21 @@ static void row_pt_lheap_timer_in_heap(void)
     free_lgood(&g);
 }
 
+static void row_pt_lheap_timer_running(void)
+{
+    pt_lheap_timer zero, garbage;
+    make_bad_ltimers(&zero, &garbage);
+    CHECK(!pt_lheap_timer_running(NULL));
+    CHECK(!pt_lheap_timer_running(&zero));
+    CHECK(!pt_lheap_timer_running(&garbage));
+    struct lgood g;
+    make_lgood(&g);
+    CHECK(!pt_lheap_timer_running(&g.live)); /* pending, not running */
+    CHECK(!pt_lheap_timer_running(&g.stopped));
+    check_lgood_unchanged(&g);
+    free_lgood(&g);
+}
+
 /* check, next, len, zombies, verify: bad heaps. */
 static void row_pt_lheap_check(void)
 {
@@ -312,6 +327,7 @@ const struct badinput_row pt_badinput_lheap_rows[] = {
     {"pt_lheap_timer_stop_sync", row_pt_lheap_timer_stop_sync},
     {"pt_lheap_timer_status", row_pt_lheap_timer_status},
     {"pt_lheap_timer_in_heap", row_pt_lheap_timer_in_heap},
+    {"pt_lheap_timer_running", row_pt_lheap_timer_running},
     {"pt_lheap_check", row_pt_lheap_check},
     {"pt_lheap_next", row_pt_lheap_next},
     {"pt_lheap_move", row_pt_lheap_move},
