@@ -30,6 +30,16 @@ void pool_check(struct pworker *w, bool quiescent)
                          "P %d: %s", w->id, bad);
 }
 
+void pool_move(struct pworker *w)
+{
+    const struct engine *eng = w->pl->r->eng;
+    int rc = eng->move(w->pl->w[0].th, w->th);
+    if (rc < 0)
+        stress_violation(w->pl->r, V_ERROR, -1, 0, "move to succeed", "%d", rc);
+    pool_check(w, false);
+    atomic_store(&w->pl->moved, true);
+}
+
 void *pool_quiet_th(const struct pool *pl)
 {
     return pl->quiet ? pl->w[pl->np + pl->nout].th : NULL;
@@ -69,6 +79,9 @@ static void *p_main(void *arg)
     }
     int batch = pl->batch ? pl->batch : BATCH;
     while (phase(pl) == PH_RUN) {
+        /* P 0 checks what a move gave it before its own next operations */
+        if (w->id == 0 && atomic_exchange(&pl->moved, false))
+            pool_check(w, false);
         for (int i = 0; i < batch; i++)
             pl->op(w);
         ops += (uint64_t)batch;

@@ -29,6 +29,7 @@ struct pool {
     struct pworker *w;
     _Atomic int phase;
     atomic_int started, drained, checked;
+    atomic_bool moved;    /* a move gave P 0 timers its own check has not seen yet */
     _Atomic pt_nanos end; /* when the run phase ends (0: not yet known) */
     void *sc;             /* the scenario's state */
     /* Hooks, each optional but op. */
@@ -52,6 +53,12 @@ struct pool {
 
 /* On a P: the design's own check (engine.h), a violation if it fails. */
 void pool_check(struct pworker *w, bool quiescent);
+
+/* On a P other than 0: every timer of its structure onto P 0's (the
+ * engine's move, Go's moveTimers); its own structure is checked at once
+ * (emptied: nothing may look due), P 0's at P 0's next round, before
+ * the timers moved are touched again, mostly. */
+void pool_move(struct pworker *w);
 
 /* The quiet P's context (NULL if the pool has none). */
 void *pool_quiet_th(const struct pool *pl);

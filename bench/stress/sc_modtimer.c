@@ -206,10 +206,7 @@ static void mt_round(struct pworker *w)
     const struct engine *eng = m->r->eng;
     uint64_t x = pt__xorshift64(&w->rng);
     if (m->move && w->id > 0 && x % 16 == 0) {
-        int rc = eng->move(w->pl->w[0].th, w->th);
-        if (rc < 0)
-            stress_violation(m->r, V_ERROR, -1, 0, "move to succeed", "%d", rc);
-        pool_check(w, false); /* emptied by the move: nothing may look due */
+        pool_move(w);
         stress_sleep((pt_nanos)(1 + (x >> 8) % 4) * 1000000);
         return;
     }

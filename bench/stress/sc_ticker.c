@@ -153,10 +153,7 @@ static void tk_round(struct pworker *w)
     const struct engine *eng = w->pl->r->eng;
     tk_memory(w);
     if (eng->move && w->id > 0 && x % 64 == 1) {
-        int rc = eng->move(w->pl->w[0].th, w->th);
-        if (rc < 0)
-            stress_violation(w->pl->r, V_ERROR, -1, 0, "move to succeed", "%d", rc);
-        pool_check(w, false); /* emptied by the move: nothing may look due */
+        pool_move(w);
         return;
     }
     if (x % 64 == 0)
