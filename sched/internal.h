@@ -167,6 +167,9 @@ struct pt__p {
      * this P (M; time.c): Go's collector recycles them off the path. */
     struct pt_time_timer *tcache;
     uint32_t ntcache;
+    /* pt_time_* timers made here less those freed here (time.c): may be
+     * negative; with s->time_timers they sum to the timers alive */
+    _Atomic int64_t time_timers;
     /* G ids handed out from a batch of s->next_gid (M): Go's goidcache,
      * so that two Ps spawning do not share that line on every go */
     uint64_t gid_next, gid_end;
@@ -257,7 +260,8 @@ struct pt_sched {
     _Atomic uint32_t nfds;               /* descriptors registered for Gs (fdtab.c) */
     _Atomic uint32_t fds_cancelled;      /* pt_sched_cancel_fds was called (fdio.c) */
     _Atomic pt_nanos last_poll;          /* when an M or sysmon last took the netpoller's events */
-    _Atomic int64_t time_timers;         /* pt_time_* timers made by its Gs, not yet freed */
+    _Atomic int64_t time_timers;         /* pt_time_* timers made off the Ps, less those freed
+                                          * off them (time.c) */
 
     pthread_t sysmon;
     _Atomic int32_t sysmon_tid;          /* its thread's id, once it runs (0 before) */

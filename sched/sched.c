@@ -252,6 +252,17 @@ int pt_sched_wait(pt_sched *s)
     }
 }
 
+/* The time.* timers of s made and not yet freed: the count off the Ps
+ * and each P's (time.c's live_count). */
+static int64_t time_timers_alive(pt_sched *s)
+{
+    int64_t n = atomic_load_explicit(&s->time_timers, memory_order_acquire);
+    int made = atomic_load_explicit(&s->maxprocs_made, memory_order_acquire);
+    for (int i = 0; i < made; i++)
+        n += atomic_load_explicit(&s->ps[i]->time_timers, memory_order_acquire);
+    return n;
+}
+
 int pt_sched_destroy(pt_sched *s)
 {
     if (!sched_valid(s))
@@ -261,8 +272,7 @@ int pt_sched_destroy(pt_sched *s)
         return -EDEADLK;
     /* a live time timer may fire into s (AfterFunc starts a G) or sit on
      * a P's heap: both outlive s unless refused here */
-    if (atomic_load_explicit(&s->gcount, memory_order_acquire) != 0 ||
-        atomic_load_explicit(&s->time_timers, memory_order_acquire) != 0)
+    if (atomic_load_explicit(&s->gcount, memory_order_acquire) != 0 || time_timers_alive(s) != 0)
         return -EBUSY;
     stop_threads(s);
     free_all(s);

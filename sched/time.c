@@ -524,6 +524,16 @@ static struct pt__p *cache_p(pt_sched *s)
     return m->p;
 }
 
+/* Where the caller counts a timer of s made or freed: its P's count when
+ * it runs on one (a line only that P writes: Gs on two Ps making and
+ * freeing timers would pass one shared line back and forth on every
+ * call), else s's. pt_sched_destroy sums them all. */
+static _Atomic int64_t *live_count(pt_sched *s)
+{
+    struct pt__p *p = cache_p(s);
+    return p ? &p->time_timers : &s->time_timers;
+}
+
 static pt_time_timer *cache_get(pt_sched *s)
 {
     struct pt__p *p = cache_p(s);
@@ -598,16 +608,17 @@ static int make(pt_time_timer **out, enum kind kind, pt_nanos d, pt_nanos period
         t->c->timer = t;
     }
     /* counted before it can fire: its AfterFunc may start a G of s */
-    if (t->s)
-        atomic_fetch_add_explicit(&t->s->time_timers, 1, memory_order_relaxed);
+    _Atomic int64_t *live = s ? live_count(s) : NULL;
+    if (live)
+        atomic_fetch_add_explicit(live, 1, memory_order_relaxed);
     pt_nanos when = when_of(now, d);
     if (kind != KIND_FUNC) {
         /* unseen by any other thread yet: no G waits, no lock needed */
         t->live = true;
         atomic_store_explicit(&t->due, when, memory_order_relaxed);
     } else if (arm(t, when) < 0) {
-        if (t->s)
-            atomic_fetch_sub_explicit(&t->s->time_timers, 1, memory_order_release);
+        if (live)
+            atomic_fetch_sub_explicit(live, 1, memory_order_release);
         dispose(t); /* nobody has seen it */
         return -ENOMEM;
     }
@@ -642,7 +653,7 @@ static int destroy(pt_time_timer *t)
             return r; /* a G waits on it: stopped, not freed */
     }
     if (s) /* release: destroy of s, seeing 0, comes after every use of t */
-        atomic_fetch_sub_explicit(&s->time_timers, 1, memory_order_release);
+        atomic_fetch_sub_explicit(live_count(s), 1, memory_order_release);
     return 0;
 }
 

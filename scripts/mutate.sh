@@ -38,7 +38,8 @@ TMP=$(mktemp -d)
 [ "$KEEP" = 1 ] || trap 'rm -rf "$TMP"' EXIT
 JOBS=${JOBS:-2}
 
-# name # file # sed expression (tt-*: run against timerthread; lheap-*: lheap)
+# name # file # sed expression (tt-*: run against timerthread; lheap-*: lheap;
+# pwheel-*: pwheel; staged-*: pheap-staged)
 MUTATIONS=(
   "stop-skips-cas#ptimer/timer.c#s/if (!st_pending(st_step(t, \&w, stop_rows, \"stop\")))/if (!st_pending(st_status(w)))/; s/    st_set(t, PT_TIMER_MODIFYING, PT_TIMER_DELETED, \"stop\");/    atomic_store(\&t->state, w ^ (st_status(w) ^ PT_TIMER_DELETED));/"
   "revive-keeps-deleted-count#ptimer/timer.c#/if (s == PT_TIMER_DELETED)\$/{n;s/atomic_fetch_sub_explicit(.*);/(void)0;/}"
@@ -56,6 +57,9 @@ MUTATIONS=(
   "sched-select-times-out-early#sched/select.c#s/pt__park_until(g, unlock_all_commit, w, deadline)/pt__park_until(g, unlock_all_commit, w, deadline ? deadline - 500000 : 0)/"
   "move-drops-the-period#ptimer/timers.c#s/^        to->v\[to->len\].item = t;\$/        to->v[to->len].item = t; t->period = 0;/"
   "lheap-move-keys-by-the-stale-copy#lheap/lheap.c#/^int pt_lheap_move/,/^}/s/^            t->when_heap = t->when;\$/            (void)0;/"
+  "tt-unschedule-calls-running-removed#ptimer/timerthread.c#s/        return seen == v + 1 ? 1 : -1;/        return seen == v + 1 ? 0 : -1;/"
+  "pwheel-level0-runs-the-whole-slot#pwheel/levels.c#s/refile(w, \&w->slot\[idx\], lvl == 0 ? now : -1);/refile(w, \&w->slot[idx], lvl == 0 ? PT_MAXWHEN : -1);/"
+  "staged-slot-promoted-at-its-end#ptimer/stage.c#/^bool pt__stage_push/,/^}/s/        pt_nanos at = s << st->shift;/        pt_nanos at = (s + 1) << st->shift;/"
 )
 SCENARIOS=(modtimer ticker churn move sched)
 
@@ -97,6 +101,8 @@ for m in "${MUTATIONS[@]}"; do
     designs=$DESIGNS
     [[ $name == tt-* ]] && designs=timerthread
     [[ $name == lheap-* ]] && designs=lheap
+    [[ $name == pwheel-* ]] && designs=pwheel
+    [[ $name == staged-* ]] && designs=pheap-staged
     if [ "$s" = sched ]; then
       designs=sched-perp,sched-tt
       [[ $name == tt-* ]] && designs=sched-tt

@@ -258,14 +258,16 @@ void test_idle_connection_is_closed_once_its_timeout_passes(void)
     expect_closed(fd);
     CHECK(now_s() - t0 >= 0.2);
     close(fd);
-    /* idle after an answer: the timeout runs from the answer */
+    /* idle after an answer: the timeout runs from after the request (the
+     * clock read before it is sent: when the answer is seen depends on
+     * how soon this thread runs, which on a loaded machine is ms) */
     fd = dial();
     bool closes;
+    t0 = now_s();
     send_str(fd, GET);
     CHECK_EQ(read_answer(fd, &closes), 200);
-    t0 = now_s();
     expect_closed(fd);
-    CHECK(now_s() - t0 >= 0.2 - 0.002); /* the answer left just before we saw it */
+    CHECK(now_s() - t0 >= 0.2);
     close(fd);
     /* requests more often than the timeout keep it open past it */
     fd = dial();
