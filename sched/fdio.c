@@ -33,7 +33,7 @@
 #include <unistd.h>
 
 #include "ptimer/base/lock.h"
-#include "sched/internal.h"
+#include "sched/fd.h"
 
 /* ---- parking on a side, waking a side ---------------------------------- */
 

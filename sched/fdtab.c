@@ -28,7 +28,7 @@
 #include "ptimer/base/alloc.h"
 #include "ptimer/base/futex.h"
 #include "ptimer/base/lock.h"
-#include "sched/internal.h"
+#include "sched/fd.h"
 
 #define CHUNK_SHIFT 10
 #define CHUNK_LEN (1u << CHUNK_SHIFT)

@@ -312,7 +312,7 @@ void pt__execute(struct pt__m *m, pt_g *g)
          * curg taken back first, the monitor, under the lock, either
          * finds the run over or armed before this disarm. (action, not
          * preemptible: g_finish reads that line anyway.) */
-        if (atomic_load_explicit(&m->alarm_at, memory_order_relaxed) != 0 ||
+        if (atomic_load_explicit(&m->pre.alarm_at, memory_order_relaxed) != 0 ||
             g->action == PT__G_DO_PREEMPT)
             pt__alarm_disarm(m);
         if (!g_finish(m, g))

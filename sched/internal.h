@@ -11,7 +11,8 @@
  *   fdtab.c   the descriptors of fds used for I/O: found by number,
  *             registered on first use, unregistered at close
  *   fdio.c    timed I/O on them: parking on a side, the netpoller's
- *             events, read, write, accept, connect, close
+ *             events, read, write, accept, connect, close (their
+ *             structures in sched/fd.h)
  *
  * Locks, outermost first: a descriptor's lock (fdtab.c; held around its
  * netpoll registration, so before the netpoll's own), s->lock (the global
@@ -39,6 +40,7 @@
 #include "ptimer/sched.h"
 #include "ptimer/timerthread.h"
 #include "sched/fiber.h"
+#include "sched/preempt.h"
 #include "sched/ptimers.h"
 #include "sched/stack.h"
 
@@ -185,7 +187,6 @@ struct pt__m {
     bool spinning;       /* looking for work, counted in s->nmspinning */
     uint64_t rng;        /* steal order */
     _Atomic uint32_t retired_word; /* futex: a removed P's M waits here until regrown */
-    pt_g *_Atomic preempt_g;       /* the G the monitor asked to preempt (preempt.c) */
     /* A G that switched straight to the running one (g.c): what it asked
      * for is still to be done, by the G it switched to (M only). */
     pt_g *handoff;
@@ -197,25 +198,7 @@ struct pt__m {
      * none). */
     pt_nanos due_now;
     bool running_timers; /* in run_timers: its readies go behind the queue (M only) */
-    /* The M's alarm (preempt.c): a POSIX timer that sends this thread
-     * SIGURG when a G computing in a region here should make way for its
-     * P's timers or for Gs that wait -- the monitor's rule, kept without
-     * the monitor having to get a CPU. None under TSan, or if
-     * timer_create failed. */
-    timer_t alarm;
-    /* The time it is set for (0: off) and the G it would preempt, set
-     * under alarm_lock; the handler takes alarm_g */
-    _Atomic pt_nanos alarm_at;
-    pt_g *_Atomic alarm_g;
-    /* The P's schedtick when the alarm, or the monitor's request, was
-     * made: a signal that finds another tick is for a run that ended */
-    _Atomic uint32_t alarm_tick, preempt_tick;
-    _Atomic uint32_t alarm_lock;   /* pt__lock: the M's and the monitor's arming and disarming */
-    _Atomic uint32_t alarm_preempts; /* Gs it preempted */
-    _Atomic bool has_alarm;        /* published after alarm (the monitor reads both) */
-    /* Tests only: the monitor leaves this M's stuck P, its timers and
-     * its region, to the alarm, which it arms, and does nothing else. */
-    _Atomic bool alarms_only;
+    struct pt__m_preempt pre; /* preemption: the monitor's request, the alarm (preempt.h) */
 };
 
 struct pt_sched {
@@ -342,66 +325,6 @@ bool pt__poller_try(pt_sched *s);
 /* Drops the claim, any poller's: wakes a parked M if one parked because
  * the claim was taken (proc.c says why). */
 void pt__poller_release(pt_sched *s);
-
-/* ---- fdtab.c, fdio.c ---- */
-#define PT__POLL_BATCH 64
-
-/* A G parked on a side of a descriptor: on its stack, in the side's list
- * while `queued` (both under the descriptor's lock). */
-struct pt__fd_waiter {
-    pt_g *g;
-    struct pt__fd_waiter *prev, *next;
-    struct pt__fd_waiter *woken; /* a waker's list of Gs it claimed */
-    bool queued;
-};
-
-/* One side (read, write) of a descriptor: Go's rg/wg, for any number of
- * Gs. `seq` moves on every readiness event; a G reads it before its
- * system call and parks only if it has not moved since (Go's pollReset
- * before the call and READY after it, in one word). */
-struct pt__fd_side {
-    _Atomic uint32_t seq;            /* written under the lock, read without */
-    struct pt__fd_waiter *head, *tail; /* parked Gs (the lock) */
-};
-
-enum { PT__FD_FREE, PT__FD_OPEN, PT__FD_CLOSING };
-enum { PT__FD_RD, PT__FD_WR };
-
-/* One per fd number, process-wide, never freed (a netpoll event that
- * names one after its close finds it closed: see fdtab.c). Fields other
- * than pd are guarded by `lock`; state is also read without it. */
-struct pt__fd {
-    _Atomic uint32_t lock;  /* pt__lock */
-    _Atomic uint32_t state; /* PT__FD_*: stores under the lock */
-    _Atomic uint32_t refs;  /* calls in flight (the lock; a closing thread sleeps on it) */
-    bool pollable;          /* registered with s->np (not a regular file) */
-    bool sock;              /* a socket: writes use send(MSG_NOSIGNAL) */
-    /* A TCP socket, so what it accepts gets TCP_NODELAY: -1 until the
-     * first accept asks (only a listener needs to know) */
-    _Atomic signed char tcp;
-    pt_sched *s;            /* whose netpoller reports it */
-    pt_g *closer;           /* a closing G waiting for refs to reach 0 */
-    struct pt__fd_side side[2];
-    pt_pollfd pd;
-};
-
-/* The descriptor of fd, registered with s on first use, with a reference
- * held: 0; -EBADF (not open, or closing); -EINVAL (fd too large, or
- * registered with another scheduler); -ENOMEM; the netpoll's error. */
-int pt__fd_acquire(pt_sched *s, int fd, struct pt__fd **out);
-void pt__fd_release(struct pt__fd *f);
-/* The descriptor of fd if one was ever made, else NULL (no allocation). */
-struct pt__fd *pt__fd_find(int fd);
-/* The end of pt_fd_close, once f is closing and its waiters are woken:
- * waits for the calls in flight, unregisters, closes the fd. 0 or -errno. */
-int pt__fd_finish_close(struct pt__fd *f, int fd);
-/* Destroy: unregisters every fd s still holds (they stay open). */
-void pt__fd_forget_sched(pt_sched *s);
-/* Calls fn on every descriptor the table ever made, whatever its state
- * or owner, with no lock held. */
-void pt__fd_walk(void (*fn)(struct pt__fd *f, void *arg), void *arg);
-/* Events from s's netpoller: readies the Gs waiting on those sides. */
-void pt__fd_dispatch(pt_sched *s, const pt_poll_event *ev, int n);
 
 /* ---- time.c ---- */
 void pt__time_cache_free(struct pt__p *p); /* the P's cached timers (destroy) */

@@ -143,16 +143,16 @@ static void on_sigurg(int sig, siginfo_t *si, void *uc)
     /* The M's own alarm (the kernel's timer: SI_TIMER, with the M as its
      * value), or the monitor's request, or somebody else's SIGURG */
     bool alarm = m && si && si->si_code == SI_TIMER && si->si_value.sival_ptr == m;
-    pt_g *want = !m ? NULL
-                 : alarm ? atomic_exchange_explicit(&m->alarm_g, NULL, memory_order_acquire)
-                         : atomic_exchange_explicit(&m->preempt_g, NULL, memory_order_acquire);
+    pt_g *want = !m      ? NULL
+                 : alarm ? atomic_exchange_explicit(&m->pre.alarm_g, NULL, memory_order_acquire)
+                         : atomic_exchange_explicit(&m->pre.preempt_g, NULL, memory_order_acquire);
     /* For the run it was made for, and with preemption still on: a
      * request the monitor made before an alarm preempted the G, landing
      * once the G runs again, would stop it at once. An alarm whose
      * timers the monitor ran meanwhile still preempts: the Gs they
      * readied wait for a P on the global queue. */
     if (want && (atomic_load_explicit(&m->p->schedtick, memory_order_relaxed) !=
-                     atomic_load_explicit(alarm ? &m->alarm_tick : &m->preempt_tick,
+                     atomic_load_explicit(alarm ? &m->pre.alarm_tick : &m->pre.preempt_tick,
                                           memory_order_relaxed) ||
                  atomic_load_explicit(&m->s->preempt_slice, memory_order_relaxed) == 0))
         want = NULL, alarm = true; /* stale: ours, not forwarded */
@@ -182,7 +182,7 @@ static void on_sigurg(int sig, siginfo_t *si, void *uc)
                               "written)");
     g->action = PT__G_DO_PREEMPT;
     if (alarm)
-        atomic_fetch_add_explicit(&m->alarm_preempts, 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&m->pre.alarm_preempts, 1, memory_order_relaxed);
     pt__fiber_switch(&g->fiber, &m->g0);
     /* Resumed, perhaps on another M, the switch finished: a request may
      * stop the G again from here. The errno the region saw is put back on
@@ -225,9 +225,9 @@ void pt__preempt_unblock(void)
 
 void pt__preempt_request(struct pt__m *m, pt_g *g, uint32_t tick)
 {
-    atomic_store_explicit(&m->preempt_tick, tick, memory_order_relaxed);
+    atomic_store_explicit(&m->pre.preempt_tick, tick, memory_order_relaxed);
     /* release: the handler, taking g, sees the tick */
-    atomic_store_explicit(&m->preempt_g, g, memory_order_release);
+    atomic_store_explicit(&m->pre.preempt_g, g, memory_order_release);
     if (pthread_kill(m->thread, SIGURG) == 0)
         atomic_fetch_add_explicit(&m->s->st.preempt_signals, 1, memory_order_relaxed);
 }
@@ -256,8 +256,8 @@ void pt__alarm_init(struct pt__m *m)
     ev._sigev_un._tid = (pid_t)syscall(SYS_gettid); /* glibc before 2.35 */
 #endif
     /* release: the monitor, seeing has_alarm, sees the timer's id */
-    if (timer_create(CLOCK_MONOTONIC, &ev, &m->alarm) == 0)
-        atomic_store_explicit(&m->has_alarm, true, memory_order_release);
+    if (timer_create(CLOCK_MONOTONIC, &ev, &m->pre.alarm) == 0)
+        atomic_store_explicit(&m->pre.has_alarm, true, memory_order_release);
 #else
     (void)m;
 #endif
@@ -266,8 +266,8 @@ void pt__alarm_init(struct pt__m *m)
 void pt__alarm_fini(struct pt__m *m)
 {
     /* Past the M's loop no G runs on it, so the monitor arms it no more */
-    if (atomic_exchange_explicit(&m->has_alarm, false, memory_order_acquire))
-        timer_delete(m->alarm);
+    if (atomic_exchange_explicit(&m->pre.has_alarm, false, memory_order_acquire))
+        timer_delete(m->pre.alarm);
 }
 
 /* When the alarm for a run on m's P, held since `since`, is due, as the
@@ -304,63 +304,63 @@ static pt_nanos alarm_time(struct pt__m *m, pt_nanos since, pt_nanos now)
  * but alarm_g, which it takes. */
 static void alarm_set(struct pt__m *m, pt_g *g, pt_nanos when, uint32_t tick)
 {
-    atomic_store_explicit(&m->alarm_tick, tick, memory_order_relaxed);
-    atomic_store_explicit(&m->alarm_at, when, memory_order_relaxed);
+    atomic_store_explicit(&m->pre.alarm_tick, tick, memory_order_relaxed);
+    atomic_store_explicit(&m->pre.alarm_at, when, memory_order_relaxed);
     /* release: the handler, taking g, sees the tick */
-    atomic_store_explicit(&m->alarm_g, g, memory_order_release);
+    atomic_store_explicit(&m->pre.alarm_g, g, memory_order_release);
     /* pt_nanotime counts CLOCK_MONOTONIC's time (base/clock.c) */
     struct itimerspec its = {{0, 0}, {when / 1000000000, when % 1000000000}};
-    timer_settime(m->alarm, TIMER_ABSTIME, &its, NULL);
+    timer_settime(m->pre.alarm, TIMER_ABSTIME, &its, NULL);
 }
 
 void pt__alarm_resume(struct pt__m *m, pt_g *g)
 {
-    if (!atomic_load_explicit(&m->has_alarm, memory_order_acquire))
+    if (!atomic_load_explicit(&m->pre.has_alarm, memory_order_acquire))
         return;
     pt_nanos now = pt_nanotime();
     pt_nanos when = alarm_time(m, now, now);
     if (when == 0)
         return;
-    pt__lock(&m->alarm_lock);
+    pt__lock(&m->pre.alarm_lock);
     alarm_set(m, g, when, atomic_load_explicit(&m->p->schedtick, memory_order_relaxed));
-    pt__unlock(&m->alarm_lock);
+    pt__unlock(&m->pre.alarm_lock);
 }
 
 void pt__alarm_watch(struct pt__m *m, pt_g *g, pt_nanos since, pt_nanos now, uint32_t tick)
 {
-    if (!atomic_load_explicit(&m->has_alarm, memory_order_acquire))
+    if (!atomic_load_explicit(&m->pre.has_alarm, memory_order_acquire))
         return;
     pt_nanos when = alarm_time(m, since, now);
     /* An alarm still to come, no later than this one: nothing to do, and
      * no lock taken (the monitor comes every round for a long region) */
-    pt_nanos at = atomic_load_explicit(&m->alarm_at, memory_order_relaxed);
+    pt_nanos at = atomic_load_explicit(&m->pre.alarm_at, memory_order_relaxed);
     if (when == 0 || (at > now && at <= when))
         return;
-    pt__lock(&m->alarm_lock);
+    pt__lock(&m->pre.alarm_lock);
     /* Under the lock, the run the monitor saw must still be on, in its
      * region: the M, ending it, takes curg back and then the lock. An
      * armed alarm is replaced only by an earlier one (the P's timers
      * changed: a timer was added, or a P's moved here) or once its time
      * has passed (it fired, or will have, for a run that is over or
      * into which it landed on g0). */
-    at = atomic_load_explicit(&m->alarm_at, memory_order_relaxed);
+    at = atomic_load_explicit(&m->pre.alarm_at, memory_order_relaxed);
     if (atomic_load_explicit(&m->curg, memory_order_relaxed) == g &&
         atomic_load_explicit(&g->preemptible, memory_order_relaxed) != 0 &&
         atomic_load_explicit(&m->p->schedtick, memory_order_relaxed) == tick &&
         (at == 0 || at <= now || when < at))
         alarm_set(m, g, when, tick);
-    pt__unlock(&m->alarm_lock);
+    pt__unlock(&m->pre.alarm_lock);
 }
 
 void pt__alarm_disarm(struct pt__m *m)
 {
-    if (!atomic_load_explicit(&m->has_alarm, memory_order_acquire))
+    if (!atomic_load_explicit(&m->pre.has_alarm, memory_order_acquire))
         return;
     int saved = errno; /* a contended lock sleeps in futex(2) */
-    pt__lock(&m->alarm_lock);
-    if (atomic_load_explicit(&m->alarm_at, memory_order_relaxed) != 0)
+    pt__lock(&m->pre.alarm_lock);
+    if (atomic_load_explicit(&m->pre.alarm_at, memory_order_relaxed) != 0)
         alarm_set(m, NULL, 0, 0);
-    pt__unlock(&m->alarm_lock);
+    pt__unlock(&m->pre.alarm_lock);
     errno = saved;
 }
 

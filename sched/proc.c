@@ -31,6 +31,7 @@
 #include "ptimer/base/futex.h"
 #include "ptimer/base/lock.h"
 #include "ptimer/base/rng.h"
+#include "sched/fd.h"
 #include "sched/internal.h"
 
 /* The calling thread's M. Initial-exec: an offset from the thread

@@ -11,6 +11,7 @@
 #include "ptimer/base/alloc.h"
 #include "ptimer/base/futex.h"
 #include "ptimer/base/lock.h"
+#include "sched/fd.h"
 #include "sched/internal.h"
 
 static const char *g_status_name(uint32_t s)

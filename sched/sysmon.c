@@ -167,9 +167,9 @@ void *pt__sysmon_main(void *arg)
             if (next > now && (next_due == 0 || next < next_due))
                 next_due = next;
             bool idle_ps = atomic_load_explicit(&s->npidle, memory_order_acquire) > 0;
-            if (atomic_load_explicit(&p->m->alarms_only, memory_order_relaxed)) {
+            if (atomic_load_explicit(&p->m->pre.alarms_only, memory_order_relaxed)) {
                 /* the first alarm only: the M's own arming does the rest */
-                if (atomic_load_explicit(&p->m->alarm_preempts, memory_order_relaxed) == 0 &&
+                if (atomic_load_explicit(&p->m->pre.alarm_preempts, memory_order_relaxed) == 0 &&
                     atomic_load_explicit(&g->preemptible, memory_order_relaxed) != 0)
                     pt__alarm_watch(p->m, g, since[i], now, tick);
                 continue;

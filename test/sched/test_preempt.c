@@ -389,7 +389,7 @@ __attribute__((unused)) static pt_sched *alarm_only_sched(struct pt__m **m)
 {
     pt_sched *s = make_sched(1, PT_TIMERS_PER_P);
     *m = s->ps[0]->m;
-    atomic_store(&(*m)->alarms_only, true);
+    atomic_store(&(*m)->pre.alarms_only, true);
     return s;
 }
 
@@ -423,7 +423,7 @@ void test_the_ms_alarm_preempts_a_region_for_its_ps_timers(void)
     CHECK_EQ(a.begin_rc, 0);
     CHECK(!a.gave_up);
     CHECK_EQ(a.slept, 20);
-    CHECK(atomic_load(&m->alarm_preempts) >= 10); /* the monitor armed the first only */
+    CHECK(atomic_load(&m->pre.alarm_preempts) >= 10); /* the monitor armed the first only */
     CHECK_EQ(atomic_load(&s->st.timers_sysmon), 0);
     CHECK_EQ(pt_sched_destroy(s), 0);
 #endif
@@ -448,10 +448,10 @@ __attribute__((unused)) static void sleep_20ms(void *arg)
 __attribute__((unused)) static bool spin_until_armed(struct pt__m *m)
 {
     pt_nanos give_up = pt_nanotime() + BOUND;
-    while (atomic_load_explicit(&m->alarm_at, memory_order_relaxed) == 0 &&
-           atomic_load_explicit(&m->alarm_preempts, memory_order_relaxed) == 0)
+    while (atomic_load_explicit(&m->pre.alarm_at, memory_order_relaxed) == 0 &&
+           atomic_load_explicit(&m->pre.alarm_preempts, memory_order_relaxed) == 0)
         CHECK(pt_nanotime() < give_up);
-    return atomic_load(&m->alarm_at) != 0;
+    return atomic_load(&m->pre.alarm_at) != 0;
 }
 
 /* Armed by the monitor in its region, then out of it: the G blocks its
@@ -538,7 +538,7 @@ void test_exiting_inside_a_region_disarms_the_ms_alarm(void)
         CHECK_EQ(pt_go(s, sleep_20ms, NULL), 0); /* asleep first: the P's next timer */
         CHECK_EQ(pt_go(s, exit_in_region, &e), 0);
         CHECK_EQ(pt_sched_wait(s), 0);
-        if (e.armed && stats_of(s).handoffs >= 1 && atomic_load(&e.m->alarm_preempts) == 0)
+        if (e.armed && stats_of(s).handoffs >= 1 && atomic_load(&e.m->pre.alarm_preempts) == 0)
             via_handoff++;
         CHECK_EQ(pt_sched_destroy(s), 0);
         CHECK_EQ(e.begin_rc, 0);
@@ -569,7 +569,7 @@ void test_the_ms_alarm_preempts_a_region_for_a_waiting_g(void)
     CHECK_EQ(pt_sched_wait(s), 0);
     CHECK_EQ(w.begin_rc, 0);
     CHECK(!w.gave_up);
-    CHECK(atomic_load(&m->alarm_preempts) >= 1);
+    CHECK(atomic_load(&m->pre.alarm_preempts) >= 1);
     CHECK_EQ(pt_sched_destroy(s), 0);
 #endif
 }

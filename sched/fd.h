@@ -1,0 +1,70 @@
+/* The descriptors Gs do I/O on (fdtab.c: found by number, registered on
+ * first use, unregistered at close; fdio.c: timed I/O on them, parking on
+ * a side, the netpoller's events). Included by those two and by the
+ * scheduler's files that hand them events (proc.c) or forget them at
+ * destroy (sched.c). */
+#ifndef PTIMER_SCHED_FD_H
+#define PTIMER_SCHED_FD_H
+
+#include "sched/internal.h"
+
+#define PT__POLL_BATCH 64
+
+/* A G parked on a side of a descriptor: on its stack, in the side's list
+ * while `queued` (both under the descriptor's lock). */
+struct pt__fd_waiter {
+    pt_g *g;
+    struct pt__fd_waiter *prev, *next;
+    struct pt__fd_waiter *woken; /* a waker's list of Gs it claimed */
+    bool queued;
+};
+
+/* One side (read, write) of a descriptor: Go's rg/wg, for any number of
+ * Gs. `seq` moves on every readiness event; a G reads it before its
+ * system call and parks only if it has not moved since (Go's pollReset
+ * before the call and READY after it, in one word). */
+struct pt__fd_side {
+    _Atomic uint32_t seq;            /* written under the lock, read without */
+    struct pt__fd_waiter *head, *tail; /* parked Gs (the lock) */
+};
+
+enum { PT__FD_FREE, PT__FD_OPEN, PT__FD_CLOSING };
+enum { PT__FD_RD, PT__FD_WR };
+
+/* One per fd number, process-wide, never freed (a netpoll event that
+ * names one after its close finds it closed: see fdtab.c). Fields other
+ * than pd are guarded by `lock`; state is also read without it. */
+struct pt__fd {
+    _Atomic uint32_t lock;  /* pt__lock */
+    _Atomic uint32_t state; /* PT__FD_*: stores under the lock */
+    _Atomic uint32_t refs;  /* calls in flight (the lock; a closing thread sleeps on it) */
+    bool pollable;          /* registered with s->np (not a regular file) */
+    bool sock;              /* a socket: writes use send(MSG_NOSIGNAL) */
+    /* A TCP socket, so what it accepts gets TCP_NODELAY: -1 until the
+     * first accept asks (only a listener needs to know) */
+    _Atomic signed char tcp;
+    pt_sched *s;            /* whose netpoller reports it */
+    pt_g *closer;           /* a closing G waiting for refs to reach 0 */
+    struct pt__fd_side side[2];
+    pt_pollfd pd;
+};
+
+/* The descriptor of fd, registered with s on first use, with a reference
+ * held: 0; -EBADF (not open, or closing); -EINVAL (fd too large, or
+ * registered with another scheduler); -ENOMEM; the netpoll's error. */
+int pt__fd_acquire(pt_sched *s, int fd, struct pt__fd **out);
+void pt__fd_release(struct pt__fd *f);
+/* The descriptor of fd if one was ever made, else NULL (no allocation). */
+struct pt__fd *pt__fd_find(int fd);
+/* The end of pt_fd_close, once f is closing and its waiters are woken:
+ * waits for the calls in flight, unregisters, closes the fd. 0 or -errno. */
+int pt__fd_finish_close(struct pt__fd *f, int fd);
+/* Destroy: unregisters every fd s still holds (they stay open). */
+void pt__fd_forget_sched(pt_sched *s);
+/* Calls fn on every descriptor the table ever made, whatever its state
+ * or owner, with no lock held. */
+void pt__fd_walk(void (*fn)(struct pt__fd *f, void *arg), void *arg);
+/* Events from s's netpoller: readies the Gs waiting on those sides. */
+void pt__fd_dispatch(pt_sched *s, const pt_poll_event *ev, int n);
+
+#endif
