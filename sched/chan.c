@@ -48,7 +48,7 @@ struct pt__sudog *pt__waitq_take(struct pt__waitq *q)
          * for its token: the claim needs no CAS (Go's selectDone CAS is
          * for select waiters only). */
         if (sg->solo) {
-            atomic_store_explicit(&sg->g->wake_token, 0, memory_order_relaxed);
+            atomic_store_explicit(&sg->g->park.wake_token, 0, memory_order_relaxed);
             return sg;
         }
         if (pt__g_claim(sg->g))
@@ -360,7 +360,7 @@ bool pt__chan_drain(pt_chan *c)
 static bool waitq_live(const struct pt__waitq *q)
 {
     for (const struct pt__sudog *sg = q->first; sg; sg = sg->next)
-        if (sg->solo || atomic_load_explicit(&sg->g->wake_token, memory_order_acquire) != 0)
+        if (sg->solo || atomic_load_explicit(&sg->g->park.wake_token, memory_order_acquire) != 0)
             return true;
     return false;
 }

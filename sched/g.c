@@ -78,7 +78,7 @@ static pt_g *g_new(pt_sched *s)
     g->canary = G_CANARY;
     g->stack = st;
     g->s = s;
-    g->tt_task = PT_INVALID_TASK_ID;
+    g->park.tt_task = PT_INVALID_TASK_ID;
     atomic_init(&g->status, PT__G_IDLE);
     pt__g_timer_init(g);
     return g;

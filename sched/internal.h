@@ -40,6 +40,7 @@
 #include "ptimer/sched.h"
 #include "ptimer/timerthread.h"
 #include "sched/fiber.h"
+#include "sched/park.h"
 #include "sched/preempt.h"
 #include "sched/ptimers.h"
 #include "sched/stack.h"
@@ -112,24 +113,11 @@ struct pt_g {
     uint32_t pool_n;        /* ... and its batch's length */
     void *wake_sg;          /* the channel wait (struct pt__sudog) a waker completed */
     uint64_t id;
-    /* Timed parks (sleep.c): the park's number, and its wake token (the
-     * number while unclaimed, 0 once a waker or the deadline took it). */
-    uintptr_t park_seq;
-    _Atomic uintptr_t wake_token;
-    bool timed_out;         /* the deadline took it; written by the claimer */
-    bool deadline_hit;      /* ... and its timer fired: the deadline has passed (not a
-                             * timer that could not be armed) */
-    pt_nanos deadline;      /* 0: none */
     /* The clock as the G read it just before parking (a sleep's start),
      * for its M's look at the P's timers as it switches out: a read
      * saved per sleep (0: none; taken by that look). */
     pt_nanos clock_hint;
-    bool (*timed_commit)(void *);
-    void *timed_commit_arg;
-    union pt__ptimer timer; /* the deadline in per-P modes (initialised once, reused) */
-    pt_task_id tt_task;     /* ... in TimerThread mode */
-    _Atomic uint32_t tt_pending; /* its deadline tasks not yet finished */
-    _Atomic uint32_t arming;     /* 1 while the parking M still arms the deadline */
+    struct pt__g_park park; /* its timed parks and their deadline (sched/park.h) */
     /* pt_preemptible_begin's nesting depth: written by the G, read by the
      * signal handler on the same thread (preempt.c) */
     _Atomic uint32_t preemptible;

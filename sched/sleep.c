@@ -37,11 +37,11 @@ static void deadline_fired(void *arg, uintptr_t seq)
     /* acq_rel: pairs with the parking G's release of the token, so the
      * park's fields are seen; a park that ended, or a waker that came
      * first, fails the CAS */
-    if (!atomic_compare_exchange_strong_explicit(&g->wake_token, &seq, 0, memory_order_acq_rel,
+    if (!atomic_compare_exchange_strong_explicit(&g->park.wake_token, &seq, 0, memory_order_acq_rel,
                                                  memory_order_relaxed))
         return;
-    g->timed_out = true;
-    g->deadline_hit = true;
+    g->park.timed_out = true;
+    g->park.deadline_hit = true;
     if (pt_ready(g) != 0)
         pt__sched_bad(g, "deadline");
 }
@@ -51,26 +51,26 @@ static void deadline_task(void *arg)
     pt_g *g = arg;
     /* no seq on a task: the G waits out a running one before it parks
      * again (pt__park_until), so the park now current is this task's */
-    deadline_fired(g, g->park_seq);
+    deadline_fired(g, g->park.seq);
     /* release: the G, waiting for this to reach zero, sees the above */
-    atomic_fetch_sub_explicit(&g->tt_pending, 1, memory_order_release);
+    atomic_fetch_sub_explicit(&g->park.tt_pending, 1, memory_order_release);
 }
 
 void pt__g_timer_init(pt_g *g)
 {
-    pt__ptimer_init(pt__lheap(g->s), &g->timer, deadline_fired, g);
+    pt__ptimer_init(pt__lheap(g->s), &g->park.timer, deadline_fired, g);
 }
 
 void pt__g_timer_fini(pt_g *g)
 {
-    pt__ptimer_stop_sync(pt__lheap(g->s), &g->timer);
+    pt__ptimer_stop_sync(pt__lheap(g->s), &g->park.timer);
 }
 
 bool pt__g_claim(pt_g *g)
 {
-    uintptr_t t = atomic_load_explicit(&g->wake_token, memory_order_acquire);
+    uintptr_t t = atomic_load_explicit(&g->park.wake_token, memory_order_acquire);
     while (t != 0)
-        if (atomic_compare_exchange_weak_explicit(&g->wake_token, &t, 0, memory_order_acq_rel,
+        if (atomic_compare_exchange_weak_explicit(&g->park.wake_token, &t, 0, memory_order_acq_rel,
                                                   memory_order_acquire))
             return true;
     return false;
@@ -81,21 +81,21 @@ bool pt__g_claim(pt_g *g)
 static bool arm_deadline(pt_g *g)
 {
     if (g->s->opt.timers == PT_TIMERS_TIMERTHREAD) {
-        atomic_fetch_add_explicit(&g->tt_pending, 1, memory_order_relaxed);
-        g->tt_task = pt_timerthread_schedule(g->s->tt, deadline_task, g, g->deadline);
-        if (g->tt_task != PT_INVALID_TASK_ID)
+        atomic_fetch_add_explicit(&g->park.tt_pending, 1, memory_order_relaxed);
+        g->park.tt_task = pt_timerthread_schedule(g->s->tt, deadline_task, g, g->park.deadline);
+        if (g->park.tt_task != PT_INVALID_TASK_ID)
             return true;
-        atomic_fetch_sub_explicit(&g->tt_pending, 1, memory_order_relaxed);
+        atomic_fetch_sub_explicit(&g->park.tt_pending, 1, memory_order_relaxed);
         /* out of memory: the P's heap instead */
     }
     struct pt__m *m = pt__cur_m(); /* on the M, not the G: no migration here */
-    if (pt__ptimer_modify(pt__lheap(g->s), &m->p->timers, &g->timer, g->deadline, 0, deadline_fired,
-                          g, g->park_seq) >= 0)
+    if (pt__ptimer_modify(pt__lheap(g->s), &m->p->timers, &g->park.timer, g->park.deadline, 0,
+                          deadline_fired, g, g->park.seq) >= 0)
         return true;
-    uintptr_t seq = g->park_seq;
-    if (atomic_compare_exchange_strong_explicit(&g->wake_token, &seq, 0, memory_order_acq_rel,
+    uintptr_t seq = g->park.seq;
+    if (atomic_compare_exchange_strong_explicit(&g->park.wake_token, &seq, 0, memory_order_acq_rel,
                                                 memory_order_relaxed))
-        g->timed_out = true;
+        g->park.timed_out = true;
     return false;
 }
 
@@ -106,42 +106,42 @@ static bool arm_deadline(pt_g *g)
 static bool commit_timed(void *arg)
 {
     pt_g *g = arg;
-    bool park = !g->timed_commit || g->timed_commit(g->timed_commit_arg);
-    if (park && g->deadline != 0 && !arm_deadline(g) && g->timed_out)
+    bool park = !g->park.timed_commit || g->park.timed_commit(g->park.timed_commit_arg);
+    if (park && g->park.deadline != 0 && !arm_deadline(g) && g->park.timed_out)
         park = false; /* no deadline could be armed: resume at once, timed out */
     /* release: the G, once it sees 0, sees tt_task and timed_out */
-    atomic_store_explicit(&g->arming, 0, memory_order_release);
+    atomic_store_explicit(&g->park.arming, 0, memory_order_release);
     return park;
 }
 
 bool pt__park_until(pt_g *g, bool (*commit)(void *), void *arg, pt_nanos deadline)
 {
-    g->timed_commit = commit;
-    g->timed_commit_arg = arg;
-    g->deadline = deadline;
-    g->timed_out = false;
-    g->deadline_hit = false;
-    if (++g->park_seq == 0)
-        g->park_seq = 1; /* 0 is "claimed" */
-    atomic_store_explicit(&g->arming, 1, memory_order_relaxed);
+    g->park.timed_commit = commit;
+    g->park.timed_commit_arg = arg;
+    g->park.deadline = deadline;
+    g->park.timed_out = false;
+    g->park.deadline_hit = false;
+    if (++g->park.seq == 0)
+        g->park.seq = 1; /* 0 is "claimed" */
+    atomic_store_explicit(&g->park.arming, 1, memory_order_relaxed);
     /* release: whoever claims the token sees the fields above */
-    atomic_store_explicit(&g->wake_token, g->park_seq, memory_order_release);
+    atomic_store_explicit(&g->park.wake_token, g->park.seq, memory_order_release);
     pt__park(g, commit_timed, g);
     /* readied before the M that parked it was done arming: let it finish
      * (a few hundred ns on another thread) */
-    for (int spins = 0; atomic_load_explicit(&g->arming, memory_order_acquire); spins++)
+    for (int spins = 0; atomic_load_explicit(&g->park.arming, memory_order_acquire); spins++)
         if (spins > 100)
             sched_yield();
     /* The park is over: its deadline must not outlive it. Per-P, the
      * seq check makes a late firing harmless and a lazy stop is enough;
      * a TimerThread task is taken back, or waited out if it runs. */
-    if (deadline != 0 && !g->timed_out) {
-        if (g->s->opt.timers == PT_TIMERS_TIMERTHREAD && g->tt_task != PT_INVALID_TASK_ID &&
-            atomic_load_explicit(&g->tt_pending, memory_order_acquire) != 0) {
-            if (pt_timerthread_unschedule(g->s->tt, g->tt_task) == 0)
-                atomic_fetch_sub_explicit(&g->tt_pending, 1, memory_order_relaxed);
+    if (deadline != 0 && !g->park.timed_out) {
+        if (g->s->opt.timers == PT_TIMERS_TIMERTHREAD && g->park.tt_task != PT_INVALID_TASK_ID &&
+            atomic_load_explicit(&g->park.tt_pending, memory_order_acquire) != 0) {
+            if (pt_timerthread_unschedule(g->s->tt, g->park.tt_task) == 0)
+                atomic_fetch_sub_explicit(&g->park.tt_pending, 1, memory_order_relaxed);
         } else {
-            pt__ptimer_stop(pt__lheap(g->s), &g->timer);
+            pt__ptimer_stop(pt__lheap(g->s), &g->park.timer);
         }
     }
     /* A deadline task running now on the TimerThread: it readied this G
@@ -149,14 +149,14 @@ bool pt__park_until(pt_g *g, bool (*commit)(void *), void *arg, pt_nanos deadlin
      * every few rounds the thread gives up its CPU too, since the woken
      * M may have taken the TimerThread's core -- then, on one P, yields
      * alone would spin until the kernel's next tick (4 ms at HZ=250). */
-    for (unsigned spins = 1; atomic_load_explicit(&g->tt_pending, memory_order_acquire) != 0;
+    for (unsigned spins = 1; atomic_load_explicit(&g->park.tt_pending, memory_order_acquire) != 0;
          spins++) {
         pt_yield();
         if (spins % 8 == 0)
             sched_yield();
     }
-    g->tt_task = PT_INVALID_TASK_ID;
-    return g->timed_out;
+    g->park.tt_task = PT_INVALID_TASK_ID;
+    return g->park.timed_out;
 }
 
 /* g sleeps until `when`, which had not come at the caller's last clock
@@ -166,7 +166,7 @@ bool pt__park_until(pt_g *g, bool (*commit)(void *), void *arg, pt_nanos deadlin
  * a sleep's whole cost (bench/RESULTS.md, "What a clock read costs"). */
 static void sleep_g(pt_g *g, pt_nanos when)
 {
-    while (!(pt__park_until(g, NULL, NULL, when) && g->deadline_hit) && pt_nanotime() < when)
+    while (!(pt__park_until(g, NULL, NULL, when) && g->park.deadline_hit) && pt_nanotime() < when)
         ;
 }
 
