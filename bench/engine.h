@@ -82,6 +82,12 @@ struct engine {
     int (*tm_arm)(void *th, void *tm, pt_nanos when, pt_nanos period, void *arg);
     /* 1 if it stopped a pending arming, else 0 (same caveat for tickers). */
     int (*tm_stop)(void *tm);
+    /* Optional: the design's own start and reset, which keep the callback
+     * argument of the last arming (ptimer.h's pt_timer_start and
+     * pt_timer_reset). start: 0, or -EBUSY if an arming is pending
+     * (nothing changed); reset: 1 if one was pending, else 0. */
+    int (*tm_start)(void *th, void *tm, pt_nanos when);
+    int (*tm_reset)(void *th, void *tm, pt_nanos when);
     /* tm_stop also waits until no callback of tm runs (pt_timer_stop_sync):
      * ptstress then checks that none does once it returned. */
     bool tm_stop_waits;

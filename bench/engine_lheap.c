@@ -197,6 +197,16 @@ static int lh_tm_arm(void *vth, void *t, pt_nanos when, pt_nanos period, void *a
     return pt_lheap_timer_modify(&th->h, t, when, period, lh_tm_fire, arg, 0);
 }
 
+static int lh_tm_start(void *vth, void *t, pt_nanos when)
+{
+    return pt_lheap_timer_start(&((struct lh_thread *)vth)->h, t, when, 0);
+}
+
+static int lh_tm_reset(void *vth, void *t, pt_nanos when)
+{
+    return pt_lheap_timer_reset(&((struct lh_thread *)vth)->h, t, when);
+}
+
 static int lh_tm_stop(void *t)
 {
     return pt_lheap_timer_stop(t);
@@ -248,6 +258,8 @@ const struct engine engine_lheap = {
     .tm_new = lh_tm_new,
     .tm_arm = lh_tm_arm,
     .tm_stop = lh_tm_stop,
+    .tm_start = lh_tm_start,
+    .tm_reset = lh_tm_reset,
     .tm_free = lh_tm_free,
     .move = lh_move,
     .held = lh_held,

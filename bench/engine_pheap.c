@@ -273,6 +273,16 @@ static int ph_tm_arm(void *vth, void *t, pt_nanos when, pt_nanos period, void *a
     return pt_timer_modify(&th->ts, t, when, period, ph_tm_fire, arg, 0);
 }
 
+static int ph_tm_start(void *vth, void *t, pt_nanos when)
+{
+    return pt_timer_start(&((struct ph_thread *)vth)->ts, t, when, 0);
+}
+
+static int ph_tm_reset(void *vth, void *t, pt_nanos when)
+{
+    return pt_timer_reset(&((struct ph_thread *)vth)->ts, t, when);
+}
+
 static int ph_tm_stop(void *t) { return pt_timer_stop(t); }
 /* pheap-sync stops as it cancels: unlinked, and no callback running. */
 static int ph_tm_stop_sync(void *t) { return pt_timer_stop_sync(t); }
@@ -311,30 +321,32 @@ static void ph_read_stats(void *eng, struct engine_stats *out)
     out->wakeups = atomic_load(&e->wakeups);
 }
 
-#define PH_ENGINE(ident, nm, create_fn, stop_fn, desc)                                                  \
-    const struct engine ident = {                                                              \
-        .name = nm,                                                                            \
-        .what = desc,                                                                          \
-        .create = create_fn,                                                                   \
-        .destroy = ph_destroy,                                                                 \
-        .thread_start = ph_thread_start,                                                       \
-        .thread_stop = ph_thread_stop,                                                         \
-        .schedule = ph_schedule,                                                               \
-        .cancel = ph_cancel,                                                                   \
-        .reset = ph_reset,                                                                     \
-        .poll = ph_poll,                                                                       \
-        .idle = ph_idle,                                                                       \
-        .read_stats = ph_read_stats,                                                           \
-        .reserve_handles = ph_reserve_handles,                                                 \
-        .timer_bytes = sizeof(struct ph_timer) + sizeof(pt__heap4_entry),                       \
-        .tm_new = ph_tm_new,                                                                   \
-        .tm_arm = ph_tm_arm,                                                                   \
-        .tm_stop = stop_fn,                                                                    \
-        .tm_stop_waits = stop_fn == ph_tm_stop_sync,                                           \
-        .tm_free = ph_tm_free,                                                                 \
-        .move = ph_move,                                                                       \
-        .held = ph_held,                                                                       \
-        .check = ph_check,                                                                     \
+#define PH_ENGINE(ident, nm, create_fn, stop_fn, desc)                                             \
+    const struct engine ident = {                                                                  \
+        .name = nm,                                                                                \
+        .what = desc,                                                                              \
+        .create = create_fn,                                                                       \
+        .destroy = ph_destroy,                                                                     \
+        .thread_start = ph_thread_start,                                                           \
+        .thread_stop = ph_thread_stop,                                                             \
+        .schedule = ph_schedule,                                                                   \
+        .cancel = ph_cancel,                                                                       \
+        .reset = ph_reset,                                                                         \
+        .poll = ph_poll,                                                                           \
+        .idle = ph_idle,                                                                           \
+        .read_stats = ph_read_stats,                                                               \
+        .reserve_handles = ph_reserve_handles,                                                     \
+        .timer_bytes = sizeof(struct ph_timer) + sizeof(pt__heap4_entry),                          \
+        .tm_new = ph_tm_new,                                                                       \
+        .tm_arm = ph_tm_arm,                                                                       \
+        .tm_stop = stop_fn,                                                                        \
+        .tm_start = ph_tm_start,                                                                   \
+        .tm_reset = ph_tm_reset,                                                                   \
+        .tm_stop_waits = stop_fn == ph_tm_stop_sync,                                               \
+        .tm_free = ph_tm_free,                                                                     \
+        .move = ph_move,                                                                           \
+        .held = ph_held,                                                                           \
+        .check = ph_check,                                                                         \
     }
 
 PH_ENGINE(engine_pheap, "pheap", ph_create_lazy, ph_tm_stop,

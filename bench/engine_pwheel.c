@@ -189,6 +189,16 @@ static int pw_tm_arm(void *vth, void *t, pt_nanos when, pt_nanos period, void *a
     return pt_wheel_timer_modify(&th->w, t, when, period, pw_tm_fire, arg, 0);
 }
 
+static int pw_tm_start(void *vth, void *t, pt_nanos when)
+{
+    return pt_wheel_timer_start(&((struct pw_thread *)vth)->w, t, when, 0);
+}
+
+static int pw_tm_reset(void *vth, void *t, pt_nanos when)
+{
+    return pt_wheel_timer_reset(&((struct pw_thread *)vth)->w, t, when);
+}
+
 static int pw_tm_stop(void *t)
 {
     return pt_wheel_timer_stop(t);
@@ -240,6 +250,8 @@ const struct engine engine_pwheel = {
     .tm_new = pw_tm_new,
     .tm_arm = pw_tm_arm,
     .tm_stop = pw_tm_stop,
+    .tm_start = pw_tm_start,
+    .tm_reset = pw_tm_reset,
     .tm_free = pw_tm_free,
     .move = pw_move,
     .held = pw_held,

@@ -57,6 +57,7 @@ MUTATIONS=(
   "sched-select-times-out-early#sched/select.c#s/pt__park_until(g, unlock_all_commit, w, deadline)/pt__park_until(g, unlock_all_commit, w, deadline ? deadline - 500000 : 0)/"
   "move-drops-the-period#ptimer/timers.c#s/^        to->v\[to->len\].item = t;\$/        to->v[to->len].item = t; t->period = 0;/"
   "lheap-move-keys-by-the-stale-copy#lheap/lheap.c#/^int pt_lheap_move/,/^}/s/^            t->when_heap = t->when;\$/            (void)0;/"
+  "start-replaces-a-pending-arming#ptimer/timer.c#/^int pt_timer_start/,/^}/s/ARM_START/ARM_RESET/"
   "tt-unschedule-calls-running-removed#ptimer/timerthread.c#s/        return seen == v + 1 ? 1 : -1;/        return seen == v + 1 ? 0 : -1;/"
   "pwheel-level0-runs-the-whole-slot#pwheel/levels.c#s/refile(w, \&w->slot\[idx\], lvl == 0 ? now : -1);/refile(w, \&w->slot[idx], lvl == 0 ? PT_MAXWHEN : -1);/"
   "staged-slot-promoted-at-its-end#ptimer/stage.c#/^bool pt__stage_push/,/^}/s/        pt_nanos at = s << st->shift;/        pt_nanos at = (s + 1) << st->shift;/"

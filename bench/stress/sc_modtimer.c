@@ -1,17 +1,19 @@
 /* modtimer (and move): Ps and outsiders hammer one set of timer objects
- * with arm (start, reset, modify: each arming a new sequence number) and
- * stop. Most timers are "exclusive": their operations are serialised by
- * the tool's own lock, so every answer can be matched to the arming it is
- * about. The last CONTENDED are hit by several threads at once with no
- * lock of ours: there only the totals can be judged (armings = firings +
- * "was pending" answers). move adds Ps being removed (their timers moved
- * to P 0 with the engine's move hook, Go's moveTimers) and added back.
+ * with arm (modify: each arming a new sequence number) and stop, and,
+ * where the design has them, start and reset, which re-arm with the last
+ * arming's callback argument: its record then owes one more firing
+ * (`extra`) at a deadline the record widens to cover both. Most timers are "exclusive": their
+ * operations are serialised by the tool's own lock, so every answer can be matched to the arming it
+ * is about. The last CONTENDED are hit by several threads at once with no lock of ours: there only
+ * the totals can be judged (armings = firings + "was pending" answers). move adds Ps being removed
+ * (their timers moved to P 0 with the engine's move hook, Go's moveTimers) and added back.
  *
  * Both add a probe: one more exclusive timer, armed only by the main
  * thread, onto a quiet P (pool.h) whose heap holds nothing else. Each of
  * its armings becomes that heap's earliest while the P sleeps far past
  * it, so unless the design wakes the P (ptimer's wake callback, Go's
  * wakeNetPoller), it fires late. */
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 
@@ -67,6 +69,16 @@ static void mt_fire(void *arg)
     atomic_fetch_sub(&t->in_cb, 1);
 }
 
+/* One of the record's owed re-arm firings, if it has one. */
+static bool take_extra(struct arm_rec *a)
+{
+    unsigned e = atomic_load(&a->extra);
+    while (e > 0)
+        if (atomic_compare_exchange_weak(&a->extra, &e, e - 1))
+            return true;
+    return false;
+}
+
 static void mt_check_fire(struct mt *m, uint64_t k, struct arm_rec *a, uint64_t seq, pt_nanos now,
                           pt_nanos when, uint64_t w)
 {
@@ -76,6 +88,14 @@ static void mt_check_fire(struct mt *m, uint64_t k, struct arm_rec *a, uint64_t 
             return;
         }
         enum arm_state s = w & 0xff;
+        if ((s == A_FIRED || s == A_STOPPED || s == A_SUPERSEDED) && take_extra(a)) {
+            /* a start or reset of this arming, which had ended */
+            atomic_store(&a->fired_at, now);
+            if (s == A_FIRED || atomic_compare_exchange_weak(&a->word, &w, arm_word(seq, A_FIRED)))
+                break;
+            atomic_fetch_add(&a->extra, 1); /* the word moved: look again */
+            continue;
+        }
         if (s == A_FIRED) {
             stress_violation(m->r, V_DOUBLE, (long)k, seq, "one firing per arming",
                              "fired again %.3f ms after its deadline", (double)(now - when) / 1e6);
@@ -105,6 +125,10 @@ static void resolve(struct mt *m, uint64_t k, uint64_t seq, int answer, enum arm
     struct mt_timer *t = &m->t[k];
     enum arm_state seen;
     if (answer == 1) {
+        /* after a start or reset answered as if nothing was pending, the
+         * arming pending is that re-arm */
+        if (take_extra(&t->ring[seq % ARM_RING]))
+            return;
         if (!arm_move(t->ring, ARM_RING, seq, A_PENDING, to, &seen) && seen == A_FIRED)
             stress_violation(m->r, to == A_STOPPED ? V_FIRED_STOPPED : V_FIRED_SUPERSEDED, (long)k,
                              seq, "no firing of an arming that was still pending",
@@ -129,10 +153,30 @@ static pt_nanos pick_when(uint64_t x, pt_nanos now)
 
 /* Arms exclusive timer k (its mu held) onto th's heap at `when`, and
  * judges the answer against the arming it replaced. */
+/* A firing still owed to exclusive timer k's record c past its deadline
+ * and the bound: at the end, and when the record is about to be reused
+ * (a start or reset whose firing never came is found there, long before
+ * the end would see it). */
+static void mt_owed(struct mt *m, uint64_t k, struct arm_rec *c, pt_nanos now)
+{
+    pt_nanos bound = m->r->o->bound;
+    uint64_t w = atomic_load(&c->word);
+    if ((w & 0xff) == A_CLAIMED && atomic_load(&c->when) + bound < now)
+        stress_violation(
+            m->r, V_UNFIRED, (long)k, w >> 8, "a firing (a stop or arm returned 0: not pending)",
+            "never fired; deadline %.3f ms ago", (double)(now - atomic_load(&c->when)) / 1e6);
+    if (atomic_load(&c->extra) > 0 && atomic_load(&c->when_hi) + bound < now)
+        stress_violation(m->r, V_UNFIRED, (long)k, w >> 8,
+                         "a firing of each start or reset no answer said replaced",
+                         "%u never fired; deadline %.3f ms ago", atomic_load(&c->extra),
+                         (double)(now - atomic_load(&c->when_hi)) / 1e6);
+}
+
 static void mt_arm_excl(struct mt *m, void *th, uint64_t k, pt_nanos when)
 {
     struct mt_timer *t = &m->t[k];
     uint64_t seq = ++t->next_seq;
+    mt_owed(m, k, &t->ring[seq % ARM_RING], pt_nanotime());
     arm_open(t->ring, ARM_RING, seq, when, 0);
     int a = m->r->eng->tm_arm(th, t->tm, when, 0, arm_arg(k, seq));
     if (a < 0) {
@@ -145,6 +189,50 @@ static void mt_arm_excl(struct mt *m, void *th, uint64_t k, pt_nanos when)
         stress_violation(m->r, V_COUNT, (long)k, t->cur, "arm to return 0 (nothing armed)",
                          "arm returned 1");
     t->cur = seq;
+    t->cur_live = true;
+}
+
+/* Re-arms exclusive timer k (its mu held) at `when` with the design's
+ * start or reset, which keep the last arming's argument: that arming's
+ * record owes one more firing, and may see it as early as the earlier of
+ * the two deadlines, as late as the later, unless the answer says a
+ * pending arming was replaced (reset: 1) or nothing happened (start:
+ * -EBUSY, which only a pending arming may answer). */
+static void mt_rearm_excl(struct mt *m, void *th, uint64_t k, pt_nanos when, bool reset)
+{
+    const struct engine *eng = m->r->eng;
+    struct mt_timer *t = &m->t[k];
+    uint64_t seq = t->cur;
+    struct arm_rec *a = &t->ring[seq % ARM_RING];
+    if (atomic_load(&a->when) > when)
+        atomic_store(&a->when, when);
+    if (atomic_load(&a->when_hi) < when)
+        atomic_store(&a->when_hi, when);
+    /* before the call: nothing owed and the arming over means nothing
+     * can be pending (after it, a pending arming may just have fired) */
+    uint64_t before = atomic_load(&a->word);
+    bool over = atomic_load(&a->extra) == 0 && before >> 8 == seq && (before & 0xff) != A_PENDING;
+    atomic_fetch_add(&a->extra, 1);
+    int r = reset ? eng->tm_reset(th, t->tm, when) : eng->tm_start(th, t->tm, when);
+    if (r < 0 && r != -EBUSY) {
+        stress_violation(m->r, V_ERROR, (long)k, seq, "a re-arm to succeed", "%d", r);
+        (void)take_extra(a);
+        return;
+    }
+    if ((reset && r == 1) || (!reset && r == -EBUSY)) {
+        /* one arming pending, as before: nothing more is owed */
+        if (!take_extra(a))
+            stress_violation(m->r, V_DOUBLE, (long)k, seq, "one firing per arming",
+                             "%s answered %d (an arming pending), yet both armings fired",
+                             reset ? "reset" : "start", r);
+        enum arm_state s = before & 0xff;
+        if (over)
+            stress_violation(m->r, V_COUNT, (long)k, seq, "an answer that nothing was pending",
+                             "%s answered %d, its last arming %s", reset ? "reset" : "start", r,
+                             s == A_FIRED     ? "fired"
+                             : s == A_STOPPED ? "stopped"
+                                              : "ended");
+    }
     t->cur_live = true;
 }
 
@@ -190,6 +278,10 @@ static void mt_op(struct pworker *w)
             stress_violation(m->r, V_COUNT, (long)k, t->cur, "stop to return 0 (nothing armed)",
                              "stop returned 1");
         t->cur_live = false;
+    } else if (t->cur != 0 && eng->tm_start && (x >> 40) % 8 < 5) {
+        /* a re-arm that keeps the last arming's argument */
+        mt_rearm_excl(m, w->th, k, pick_when(pt__xorshift64(&w->rng), pt_nanotime()),
+                      (x >> 44) % 2 == 0);
     } else {
         mt_arm_excl(m, w->th, k, pick_when(pt__xorshift64(&w->rng), pt_nanotime()));
     }
@@ -245,13 +337,13 @@ static void mt_late(struct mt *m, int k, pt_nanos now)
     if (pthread_mutex_trylock(&t->mu) != 0)
         return;
     struct arm_rec *a = &t->ring[t->cur % ARM_RING];
+    pt_nanos by = atomic_load(&a->when_hi); /* a re-arm's: the later deadline */
     if (t->cur_live && t->late_seen != t->cur &&
-        atomic_load(&a->word) == arm_word(t->cur, A_PENDING) &&
-        atomic_load(&a->when) + m->r->o->bound < now) {
+        (atomic_load(&a->word) == arm_word(t->cur, A_PENDING) || atomic_load(&a->extra) > 0) &&
+        by + m->r->o->bound < now) {
         t->late_seen = t->cur;
         stress_violation(m->r, V_LATE, k, t->cur, "a firing within the bound",
-                         "still pending %.3f ms after its deadline%s",
-                         (double)(now - atomic_load(&a->when)) / 1e6,
+                         "still pending %.3f ms after its deadline%s", (double)(now - by) / 1e6,
                          k == m->n ? " (the probe: its P was not woken)" : "");
     }
     pthread_mutex_unlock(&t->mu);
@@ -291,22 +383,15 @@ static void mt_final(struct pool *pl)
         }
         if (t->cur_live) {
             struct arm_rec *c = &t->ring[t->cur % ARM_RING];
-            if (a == 1 && atomic_load(&c->when) + bound < now && t->late_seen != t->cur)
+            if (a == 1 && atomic_load(&c->when_hi) + bound < now && t->late_seen != t->cur)
                 stress_violation(m->r, V_LATE, k, t->cur, "a firing within the bound",
                                  "still pending at the end, %.3f ms after its deadline",
-                                 (double)(now - atomic_load(&c->when)) / 1e6);
+                                 (double)(now - atomic_load(&c->when_hi)) / 1e6);
             resolve(m, (uint64_t)k, t->cur, a, A_STOPPED);
             t->cur_live = false;
         }
-        for (unsigned i = 0; i < ARM_RING; i++) {
-            struct arm_rec *c = &t->ring[i];
-            uint64_t w = atomic_load(&c->word);
-            if ((w & 0xff) == A_CLAIMED && atomic_load(&c->when) + bound < now)
-                stress_violation(m->r, V_UNFIRED, k, w >> 8,
-                                 "a firing (a stop or arm returned 0: not pending)",
-                                 "never fired; deadline %.3f ms ago",
-                                 (double)(now - atomic_load(&c->when)) / 1e6);
-        }
+        for (unsigned i = 0; i < ARM_RING; i++)
+            mt_owed(m, k, &t->ring[i], now);
     }
 }
 

@@ -116,8 +116,12 @@ enum arm_state {
 
 struct arm_rec {
     _Atomic uint64_t word; /* seq << 8 | state */
-    _Atomic pt_nanos when;
+    _Atomic pt_nanos when; /* no firing of it comes before (re-arms: the earliest) */
+    _Atomic pt_nanos when_hi; /* the latest of its re-arms' deadlines (modtimer) */
     _Atomic pt_nanos period;
+    /* Re-arms of this arming by start or reset, which keep its callback
+     * argument, whose firings are still owed (modtimer) */
+    atomic_uint extra;
     _Atomic pt_nanos fired_at;   /* first firing (tickers: the last) */
     _Atomic pt_nanos stopped_at; /* tickers: when the stop returned */
     atomic_uint ticks, after_stop;
@@ -160,6 +164,8 @@ static inline struct arm_rec *arm_open(struct arm_rec *ring, unsigned n, uint64_
     } while (!atomic_compare_exchange_weak_explicit(&a->word, &w, arm_word(seq, A_OPENING),
                                                     memory_order_acquire, memory_order_relaxed));
     atomic_store_explicit(&a->when, when, memory_order_relaxed);
+    atomic_store_explicit(&a->when_hi, when, memory_order_relaxed);
+    atomic_store_explicit(&a->extra, 0, memory_order_relaxed);
     atomic_store_explicit(&a->period, period, memory_order_relaxed);
     atomic_store_explicit(&a->fired_at, 0, memory_order_relaxed);
     atomic_store_explicit(&a->stopped_at, 0, memory_order_relaxed);
