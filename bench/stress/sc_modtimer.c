@@ -30,6 +30,9 @@ struct mt_timer {
     _Atomic uint64_t next_seq;
     atomic_ullong armed, pending_answers, fired; /* contended totals */
     atomic_int in_cb;                            /* callbacks of it running now */
+    /* Firings of re-arms still owed when their record was reused: a
+     * firing too old for the ring pays one; at the end none may be left */
+    atomic_uint owed;
     struct arm_rec ring[ARM_RING];
 };
 
@@ -84,6 +87,9 @@ static void mt_check_fire(struct mt *m, uint64_t k, struct arm_rec *a, uint64_t 
 {
     for (;;) {
         if (w >> 8 != seq) {
+            unsigned o = atomic_load(&m->t[k].owed);
+            while (o > 0 && !atomic_compare_exchange_weak(&m->t[k].owed, &o, o - 1))
+                ;
             atomic_fetch_add(&m->r->untracked, 1);
             return;
         }
@@ -154,10 +160,9 @@ static pt_nanos pick_when(uint64_t x, pt_nanos now)
 /* Arms exclusive timer k (its mu held) onto th's heap at `when`, and
  * judges the answer against the arming it replaced. */
 /* A firing still owed to exclusive timer k's record c past its deadline
- * and the bound: at the end, and when the record is about to be reused
- * (a start or reset whose firing never came is found there, long before
- * the end would see it). */
-static void mt_owed(struct mt *m, uint64_t k, struct arm_rec *c, pt_nanos now)
+ * and the bound: at the end, and (an arming's own, not its re-arms',
+ * which go to the timer's count) when the record is about to be reused. */
+static void mt_owed(struct mt *m, uint64_t k, struct arm_rec *c, pt_nanos now, bool rearms)
 {
     pt_nanos bound = m->r->o->bound;
     uint64_t w = atomic_load(&c->word);
@@ -165,7 +170,7 @@ static void mt_owed(struct mt *m, uint64_t k, struct arm_rec *c, pt_nanos now)
         stress_violation(
             m->r, V_UNFIRED, (long)k, w >> 8, "a firing (a stop or arm returned 0: not pending)",
             "never fired; deadline %.3f ms ago", (double)(now - atomic_load(&c->when)) / 1e6);
-    if (atomic_load(&c->extra) > 0 && atomic_load(&c->when_hi) + bound < now)
+    if (rearms && atomic_load(&c->extra) > 0 && atomic_load(&c->when_hi) + bound < now)
         stress_violation(m->r, V_UNFIRED, (long)k, w >> 8,
                          "a firing of each start or reset no answer said replaced",
                          "%u never fired; deadline %.3f ms ago", atomic_load(&c->extra),
@@ -176,7 +181,11 @@ static void mt_arm_excl(struct mt *m, void *th, uint64_t k, pt_nanos when)
 {
     struct mt_timer *t = &m->t[k];
     uint64_t seq = ++t->next_seq;
-    mt_owed(m, k, &t->ring[seq % ARM_RING], pt_nanotime());
+    struct arm_rec *old = &t->ring[seq % ARM_RING];
+    mt_owed(m, k, old, pt_nanotime(), false);
+    unsigned e = atomic_exchange(&old->extra, 0);
+    if (e)
+        atomic_fetch_add(&t->owed, e);
     arm_open(t->ring, ARM_RING, seq, when, 0);
     int a = m->r->eng->tm_arm(th, t->tm, when, 0, arm_arg(k, seq));
     if (a < 0) {
@@ -391,7 +400,11 @@ static void mt_final(struct pool *pl)
             t->cur_live = false;
         }
         for (unsigned i = 0; i < ARM_RING; i++)
-            mt_owed(m, k, &t->ring[i], now);
+            mt_owed(m, k, &t->ring[i], now, true);
+        if (atomic_load(&t->owed) > 0)
+            stress_violation(m->r, V_UNFIRED, k, 0,
+                             "a firing of each start or reset no answer said replaced",
+                             "%u never fired (their records since reused)", atomic_load(&t->owed));
     }
 }
 
