@@ -57,6 +57,7 @@ MUTATIONS=(
   "sched-idle-m-parks-instead-of-polling#sched/proc.c#/^static bool claim_poller/,/^}/s/return true;/return false;/"
   "lheap-stop-leaves-no-zombie#lheap/lheap.c#/^static int stop_locked/,/^}/s/            t->state |= ZOMBIE;/            (void)0;/"
   "lheap-modify-keeps-the-old-key#lheap/lheap.c#/^static int rearm/,/^}/s/^        t->state |= MODIFIED;\$/        (void)0;/"
+  "sched-afterfunc-armed-early#sched/time.c#/^static int arm(/,/^}/s/        return engine_arm(t, when);/        return engine_arm(t, when - 500000);/"
   "sched-select-times-out-early#sched/select.c#s/pt__park_until(g, unlock_all_commit, w, deadline)/pt__park_until(g, unlock_all_commit, w, deadline ? deadline - 500000 : 0)/"
   "move-drops-the-period#ptimer/timers.c#s/^        to->v\[to->len\].item = t;\$/        to->v[to->len].item = t; t->period = 0;/"
   "lheap-move-keys-by-the-stale-copy#lheap/lheap.c#/^int pt_lheap_move/,/^}/s/^            t->when_heap = t->when;\$/            (void)0;/"

@@ -35,15 +35,26 @@ struct ss_tm {
 /* An AfterFunc, armed and stopped by its owner G: f runs once per arming
  * that no stop or re-arm answered 1 for, never before that arming's
  * deadline. f cannot name its arming (Reset keeps f and arg), so the
- * checks count: runs never exceed `expect`, and reach it in time. */
+ * checks count: runs never exceed `expect`, and reach it in time. And
+ * the i-th f to start is held to the i-th owed arming's deadline: an
+ * arming is re-armed or stopped with answer 0 only once its f was taken,
+ * so the owed deadlines never decrease and the armings are taken in
+ * order, and when the i-th f starts, i armings have been taken: the i-th
+ * deadline has passed, whichever arming that f is. */
+#define SS_AF_RING 1024u
 struct ss_af {
     struct ss *ss;
     pt_time_timer *t;
     pt_chan *done;            /* f's note that it ran (the owner waits on it) */
     atomic_ullong runs;       /* f's count; f's last touch of this struct */
     uint64_t expect;          /* armings whose f must run (the owner's) */
-    _Atomic pt_nanos lo_when; /* the earliest deadline whose f may still run */
-    pt_nanos hi_when;         /* the latest */
+    pt_nanos hi_when;         /* the latest deadline whose f may still run */
+    atomic_ullong started;    /* f's calls begun */
+    /* The owed armings' deadlines by their order among the owed (the
+     * owner's; the last may not be owed yet while a reset's answer is
+     * awaited: then the earlier of the two, see af_call) */
+    _Atomic pt_nanos owed_when[SS_AF_RING];
+    bool last_owed;           /* the last arming is owed (no stop said 1 for it) */
     bool late_seen;           /* reported late; until the runs catch up */
     uint64_t rng;
 };

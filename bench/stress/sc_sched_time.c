@@ -267,11 +267,13 @@ static long af_index(const struct ss_af *m)
 static void af_f(void *arg)
 {
     struct ss_af *m = arg;
-    pt_nanos lo = atomic_load(&m->lo_when), now = pt_nanotime();
-    if (now < lo)
-        stress_violation(m->ss->r, V_EARLY, af_index(m), atomic_load(&m->runs) + 1,
-                         "f run at or after its arming's deadline", "ran %.3f ms early",
-                         (double)(lo - now) / 1e6);
+    uint64_t i = atomic_fetch_add(&m->started, 1);
+    pt_nanos now = pt_nanotime(); /* after the count: i armings were taken by now */
+    pt_nanos due = atomic_load(&m->owed_when[i % SS_AF_RING]);
+    if (now < due)
+        stress_violation(m->ss->r, V_EARLY, af_index(m), i + 1,
+                         "the i-th f run at or after the i-th owed arming's deadline",
+                         "ran %.3f ms early", (double)(due - now) / 1e6);
     count_firing(m->ss);
     (void)pt_chan_try_send(m->done, &now);
     atomic_fetch_add(&m->runs, 1); /* last: the owner frees m once runs add up */
@@ -293,14 +295,25 @@ static void af_not_over(struct ss_af *m, const char *after)
 static void af_call(struct ss_af *m, bool rearm, pt_nanos d)
 {
     bool settled = atomic_load(&m->runs) == m->expect;
+    /* A re-arm's f is the q-th owed if the last arming ends owed, else
+     * it takes the last one's place (q - 1): until the answer says which,
+     * that place holds the earlier of the two deadlines. */
+    uint64_t q = m->expect;
+    pt_nanos when = 0, prev = 0;
     if (rearm) {
-        pt_nanos when = pt_nanotime() + pos(d);
-        pt_nanos lo = atomic_load(&m->lo_when);
-        atomic_store(&m->lo_when, settled || when < lo ? when : lo);
+        when = pt_nanotime() + pos(d);
         m->hi_when = settled || when > m->hi_when ? when : m->hi_when;
+        if (m->last_owed) {
+            prev = atomic_load(&m->owed_when[(q - 1) % SS_AF_RING]);
+            atomic_store(&m->owed_when[(q - 1) % SS_AF_RING], when < prev ? when : prev);
+        }
+        atomic_store(&m->owed_when[q % SS_AF_RING], when);
         m->expect++;
     }
     int a = rearm ? pt_time_timer_reset(m->t, d) : pt_time_timer_stop(m->t);
+    if (rearm && m->last_owed && a >= 0)
+        atomic_store(&m->owed_when[(q - 1) % SS_AF_RING], a == 1 ? when : prev);
+    m->last_owed = rearm || (m->last_owed && a != 1);
     if (a < 0) {
         stress_violation(m->ss->r, V_ERROR, af_index(m), m->expect, "stop or reset to succeed",
                          "%d", a);
@@ -356,9 +369,10 @@ void ss_af_owner(void *arg)
     struct ss *ss = m->ss;
     pt_nanos d = ss_pick_d(pt__xorshift64(&m->rng));
     pt_nanos when = pt_nanotime() + pos(d);
-    atomic_store(&m->lo_when, when);
+    atomic_store(&m->owed_when[0], when);
     m->hi_when = when;
     m->expect = 1;
+    m->last_owed = true;
     int rc = pt_time_after_func(&m->t, d, af_f, m);
     if (rc != 0) {
         stress_violation(ss->r, V_ERROR, af_index(m), 0, "pt_time_after_func to succeed", "%d", rc);
