@@ -524,19 +524,18 @@ static struct pt__p *cache_p(pt_sched *s)
     return m->p;
 }
 
-/* Where the caller counts a timer of s made or freed: its P's count when
- * it runs on one (a line only that P writes: Gs on two Ps making and
- * freeing timers would pass one shared line back and forth on every
- * call), else s's. pt_sched_destroy sums them all. */
-static _Atomic int64_t *live_count(pt_sched *s)
+/* Where a timer of s made or freed is counted: on the caller's P, p,
+ * when it runs on one (a line only that P writes: Gs on two Ps making
+ * and freeing timers would pass one shared line back and forth on every
+ * call), else on s. pt_sched_destroy sums them all. NULL without s. */
+static _Atomic int64_t *live_count(pt_sched *s, struct pt__p *p)
 {
-    struct pt__p *p = cache_p(s);
-    return p ? &p->time_timers : &s->time_timers;
+    return p ? &p->time_timers : s ? &s->time_timers : NULL;
 }
 
-static pt_time_timer *cache_get(pt_sched *s)
+/* p: the caller's P (cache_p), NULL for none. */
+static pt_time_timer *cache_get(struct pt__p *p)
 {
-    struct pt__p *p = cache_p(s);
     pt_time_timer *t = p ? p->tcache : NULL;
     if (t) {
         p->tcache = t->cache_next;
@@ -546,10 +545,10 @@ static pt_time_timer *cache_get(pt_sched *s)
     return t;
 }
 
-/* t's channel, emptied, goes with it; false if t stays the caller's. */
-static bool cache_put(pt_time_timer *t)
+/* t's channel, emptied, goes with it into p's cache (the caller's P,
+ * cache_p); false if t stays the caller's. */
+static bool cache_put(pt_time_timer *t, struct pt__p *p)
 {
-    struct pt__p *p = cache_p(t->s);
     if (!p || p->ntcache >= TCACHE_MAX || !t->c || !pt__chan_reuse(t->c))
         return false;
     if (t->heap && t->heap != &p->timers) {
@@ -579,7 +578,8 @@ static int make(pt_time_timer **out, enum kind kind, pt_nanos d, pt_nanos period
 {
     pt_nanos now = pt_nanotime();
     pt_sched *s = pt_sched_current();
-    pt_time_timer *t = kind != KIND_FUNC ? cache_get(s) : NULL;
+    struct pt__p *p = cache_p(s); /* read once: make does not switch */
+    pt_time_timer *t = kind != KIND_FUNC ? cache_get(p) : NULL;
     pt_chan *c = NULL;
     if (t) {
         /* its timer is stopped, perhaps still in this P's heap: kept */
@@ -608,7 +608,7 @@ static int make(pt_time_timer **out, enum kind kind, pt_nanos d, pt_nanos period
         t->c->timer = t;
     }
     /* counted before it can fire: its AfterFunc may start a G of s */
-    _Atomic int64_t *live = s ? live_count(s) : NULL;
+    _Atomic int64_t *live = live_count(s, p);
     if (live)
         atomic_fetch_add_explicit(live, 1, memory_order_relaxed);
     pt_nanos when = when_of(now, d);
@@ -647,13 +647,14 @@ static int destroy(pt_time_timer *t)
     }
     op_unlock(t);
     pt_sched *s = t->s;
-    if (!cache_put(t)) {
+    struct pt__p *p = cache_p(s);
+    if (!cache_put(t, p)) {
         int r = dispose(t);
         if (r < 0)
             return r; /* a G waits on it: stopped, not freed */
     }
     if (s) /* release: destroy of s, seeing 0, comes after every use of t */
-        atomic_fetch_sub_explicit(live_count(s), 1, memory_order_release);
+        atomic_fetch_sub_explicit(live_count(s, p), 1, memory_order_release);
     return 0;
 }
 
