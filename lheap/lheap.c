@@ -35,6 +35,7 @@ struct frame {
     pt_lheap_timer *t;
     bool disposed;
     struct frame *prev;
+    pt_nanos when, now; /* pt_lheap_firing's answer */
 };
 static _Thread_local struct frame *tl_top;
 
@@ -561,7 +562,8 @@ static void unlock_and_run(pt_lheap *h, pt_lheap_timer *t, pt_nanos now)
     pt_func f = t->f;
     void *arg = t->arg;
     uintptr_t seq = t->seq;
-    pt_nanos next = t->period > 0 ? ticker_next(t->when, t->period, now) : 0;
+    pt_nanos due = t->when;
+    pt_nanos next = t->period > 0 ? ticker_next(due, t->period, now) : 0;
     t->when = next;
     t->state |= MODIFIED;
     if (!next) {
@@ -573,7 +575,7 @@ static void unlock_and_run(pt_lheap *h, pt_lheap_timer *t, pt_nanos now)
     t->run_heap = h;
     t_unlock(t);
     h_unlock(h);
-    struct frame fr = {t, false, tl_top};
+    struct frame fr = {t, false, tl_top, due, now};
     tl_top = &fr;
     f(arg, seq);
     tl_top = fr.prev;
@@ -711,6 +713,17 @@ int pt_lheap_check(pt_lheap *h, pt_nanos now, pt_nanos *poll_until)
     if (poll_until)
         *poll_until = next;
     return ran;
+}
+
+int pt_lheap_firing(pt_nanos *when, pt_nanos *now)
+{
+    if (!when || !now)
+        return -EINVAL;
+    if (!tl_top)
+        return -ENOENT;
+    *when = tl_top->when;
+    *now = tl_top->now;
+    return 0;
 }
 
 pt_nanos pt_lheap_next(const pt_lheap *h)

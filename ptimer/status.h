@@ -193,12 +193,14 @@ static inline uint32_t pt__cb_running(uint32_t v) { return (v & PT__CB_RUNNING_M
 static inline uint32_t pt__cb_started(uint32_t v) { return v >> 16; }
 
 /* Callbacks running on this thread, innermost first: lets stop_sync called
- * from a timer's own callback skip waiting for itself, and tell the runner
- * not to touch a timer its callback may have freed. */
+ * from a timer's own callback skip waiting for itself, tell the runner
+ * not to touch a timer its callback may have freed, and answer
+ * pt_timers_firing. */
 struct pt__cb_frame {
     pt_timer *t;
     bool disposed;
     struct pt__cb_frame *prev;
+    pt_nanos when, now; /* the key it fired for; the check's now */
 };
 extern _Thread_local struct pt__cb_frame *pt__cb_top;
 

@@ -163,7 +163,7 @@ static void run_one(pt_timers *ts, pt_timer *t, pt_nanos key, pt_nanos now)
     ts->running = 1;
     pt__unlock(&ts->lock);
 
-    struct pt__cb_frame frame = {t, false, pt__cb_top};
+    struct pt__cb_frame frame = {t, false, pt__cb_top, key, now};
     pt__cb_top = &frame;
     f(arg, seq);
     pt__cb_top = frame.prev;
@@ -285,6 +285,18 @@ int pt_timers_check(pt_timers *ts, pt_nanos now, bool owner, pt_nanos *poll_unti
     if (poll_until)
         *poll_until = next;
     return ran;
+}
+
+int pt_timers_firing(pt_nanos *when, pt_nanos *now)
+{
+    if (!when || !now)
+        return -EINVAL;
+    const struct pt__cb_frame *fr = pt__cb_top;
+    if (!fr)
+        return -ENOENT;
+    *when = fr->when;
+    *now = fr->now;
+    return 0;
 }
 
 pt_nanos pt_timers_next(const pt_timers *ts)

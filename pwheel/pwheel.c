@@ -17,7 +17,14 @@
 /* The timer whose callback this thread runs now (nested checks of other
  * wheels save and restore it): how stop_sync knows it is called from that
  * callback and must not wait for itself. */
-static _Thread_local pt_wheel_timer *tl_running;
+/* The callbacks this thread runs now, innermost first: how stop_sync knows
+ * it was called from t's own callback, and pt_wheel_firing's answer. */
+struct frame {
+    pt_wheel_timer *t;
+    pt_nanos when, now; /* the time it fired for; the check's now */
+    struct frame *prev;
+};
+static _Thread_local struct frame *tl_top;
 
 /* The arm and cancel path, inlined into each call: a call is a visible
  * share of an arm + cancel pair (about 400 instructions). */
@@ -262,7 +269,7 @@ int pt_wheel_timer_stop_sync(pt_wheel_timer *t)
             pt__unlock(&w->lock);
             return r;
         }
-        if (tl_running == t) {
+        if (tl_top && tl_top->t == t) {
             /* From t's own callback: release t, so the check running it
              * does not touch it again (the callback may free it now). */
             w->running = NULL;
@@ -304,6 +311,13 @@ static int run_due(pt_wheel *w, pt_nanos now)
             atomic_load_explicit(&t->wheel, memory_order_relaxed) != w)
             pt__wheel_bad(t, w, "check");
         pt__wl_unlink(w, t);
+        /* Another thread's check, with a later now, may have collected t
+         * while this one ran callbacks: read the clock again rather than
+         * key the ticker's next tick (and the firing's now) by a time t
+         * was not yet due at. */
+        if (t->when > now)
+            now = pt_nanotime();
+        struct frame fr = {t, t->when, now, tl_top};
         if (t->period > 0) {
             /* Pending -> Pending: re-filed before the callback, which may
              * stop or re-arm it like any pending timer. */
@@ -320,10 +334,9 @@ static int run_due(pt_wheel *w, pt_nanos now)
         uintptr_t seq = t->seq;
         w->running = t;
         pt__unlock(&w->lock);
-        pt_wheel_timer *outer = tl_running;
-        tl_running = t;
+        tl_top = &fr;
         f(arg, seq);
-        tl_running = outer;
+        tl_top = fr.prev;
         pt__lock(&w->lock);
         if (w->running == t) { /* not released by its own stop_sync: t is still alive */
             w->running = NULL;
@@ -341,6 +354,17 @@ static int run_due(pt_wheel *w, pt_nanos now)
         ran++;
     }
     return ran;
+}
+
+int pt_wheel_firing(pt_nanos *when, pt_nanos *now)
+{
+    if (!when || !now)
+        return -EINVAL;
+    if (!tl_top)
+        return -ENOENT;
+    *when = tl_top->when;
+    *now = tl_top->now;
+    return 0;
 }
 
 int pt_wheel_check(pt_wheel *w, pt_nanos now, pt_nanos *poll_until)

@@ -163,6 +163,11 @@ PT_API bool pt_lheap_timer_in_heap(pt_lheap_timer *t);
  * With nothing due and little to tidy it is three atomic loads. */
 PT_API int pt_lheap_check(pt_lheap *h, pt_nanos now, pt_nanos *poll_until);
 
+/* From inside a callback that pt_lheap_check started on this thread (the
+ * innermost): the time this firing is for and the check's now, as
+ * pt_timers_firing. 0; -ENOENT outside a callback; -EINVAL (NULL). */
+PT_API int pt_lheap_firing(pt_nanos *when, pt_nanos *now);
+
 /* The next time to look, read without the lock; 0 if nothing is held. */
 PT_API pt_nanos pt_lheap_next(const pt_lheap *h);
 

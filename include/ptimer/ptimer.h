@@ -257,6 +257,16 @@ PT_API bool pt_timer_running(const pt_timer *t);
  * timers run, or -EINVAL. When nothing is due this is two atomic loads. */
 PT_API int pt_timers_check(pt_timers *ts, pt_nanos now, bool owner, pt_nanos *poll_until);
 
+/* From inside a callback that pt_timers_check started on this thread (the
+ * innermost one, if callbacks nest): in *when the time this firing is
+ * for, and in *now the time of the check that found it due. A ticker's
+ * firings are for its first when + k*period; a check a period or more
+ * late fires once, for the earliest tick it owes, and skips the rest
+ * (the next is the first after *now). *now - *when is how late the check
+ * came (what Go 1.23 hands its timer functions as delay). 0; -ENOENT
+ * outside a callback; -EINVAL if a pointer is NULL. */
+PT_API int pt_timers_firing(pt_nanos *when, pt_nanos *now);
+
 /* nobarrierWakeTime: the earliest of timer0_when and modified_earliest,
  * read without the lock; 0 if none. */
 PT_API pt_nanos pt_timers_next(const pt_timers *ts);

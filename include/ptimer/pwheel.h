@@ -188,6 +188,11 @@ PT_API enum pt_wheel_timer_status pt_wheel_timer_status(const pt_wheel_timer *t)
  * w leaves what it collected for that thread to run. */
 PT_API int pt_wheel_check(pt_wheel *w, pt_nanos now, pt_nanos *poll_until);
 
+/* From inside a callback that pt_wheel_check started on this thread (the
+ * innermost): the time this firing is for and the check's now, as
+ * pt_timers_firing. 0; -ENOENT outside a callback; -EINVAL (NULL). */
+PT_API int pt_wheel_firing(pt_nanos *when, pt_nanos *now);
+
 /* The lower bound described at `next` above, read without the lock; 0 if
  * nothing is pending. */
 PT_API pt_nanos pt_wheel_next(const pt_wheel *w);

@@ -258,6 +258,8 @@ static void row_pt_lheap_check(void)
     free_lgood(&g);
 }
 
+BADINPUT_FIRING_ROW(pt_lheap_firing)
+
 static void row_pt_lheap_next(void)
 {
     struct bad_heaps b;
@@ -330,6 +332,7 @@ const struct badinput_row pt_badinput_lheap_rows[] = {
     {"pt_lheap_timer_running", row_pt_lheap_timer_running},
     {"pt_lheap_check", row_pt_lheap_check},
     {"pt_lheap_next", row_pt_lheap_next},
+    {"pt_lheap_firing", row_pt_lheap_firing},
     {"pt_lheap_move", row_pt_lheap_move},
     {"pt_lheap_len", row_pt_lheap_len},
     {"pt_lheap_zombies", row_pt_lheap_len},

@@ -252,6 +252,8 @@ static void row_pt_wheel_check(void)
     CHECK_EQ(pt_wheel_destroy(&g.w), 0);
 }
 
+BADINPUT_FIRING_ROW(pt_wheel_firing)
+
 static void row_pt_wheel_next(void)
 {
     struct bad_wheels b;
@@ -324,6 +326,7 @@ const struct badinput_row pt_badinput_pwheel_rows[] = {
     {"pt_wheel_timer_status", row_pt_wheel_timer_status},
     {"pt_wheel_check", row_pt_wheel_check},
     {"pt_wheel_next", row_pt_wheel_next},
+    {"pt_wheel_firing", row_pt_wheel_firing},
     {"pt_wheel_move", row_pt_wheel_move},
     {"pt_wheel_len", row_pt_wheel_len},
     {"pt_wheel_verify", row_pt_wheel_verify},

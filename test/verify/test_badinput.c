@@ -319,6 +319,8 @@ static void row_pt_timers_check(void)
     CHECK_EQ(pt_timers_destroy(&g.ts), 0);
 }
 
+BADINPUT_FIRING_ROW(pt_timers_firing)
+
 static void row_pt_timers_next(void)
 {
     struct bad_heaps b;
@@ -504,6 +506,7 @@ static const struct badinput_row rows[] = {
     {"pt_timer_running", row_pt_timer_running},
     {"pt_timers_check", row_pt_timers_check},
     {"pt_timers_next", row_pt_timers_next},
+    {"pt_timers_firing", row_pt_timers_firing},
     {"pt_timers_move", row_pt_timers_move},
     {"pt_timers_len", row_pt_timers_len},
     {"pt_timers_deleted", row_pt_timers_deleted},
