@@ -88,6 +88,10 @@ struct engine {
      * (nothing changed); reset: 1 if one was pending, else 0. */
     int (*tm_start)(void *th, void *tm, pt_nanos when);
     int (*tm_reset)(void *th, void *tm, pt_nanos when);
+    /* Optional, from inside cb on the thread running it: the time this
+     * firing is for and the now of the check that ran it (the family's
+     * pt_*_firing): 0, or < 0 outside a callback. */
+    int (*tm_firing)(pt_nanos *when, pt_nanos *now);
     /* tm_stop also waits until no callback of tm runs (pt_timer_stop_sync):
      * ptstress then checks that none does once it returned. */
     bool tm_stop_waits;

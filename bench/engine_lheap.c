@@ -260,6 +260,7 @@ const struct engine engine_lheap = {
     .tm_stop = lh_tm_stop,
     .tm_start = lh_tm_start,
     .tm_reset = lh_tm_reset,
+    .tm_firing = pt_lheap_firing,
     .tm_free = lh_tm_free,
     .move = lh_move,
     .held = lh_held,

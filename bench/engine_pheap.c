@@ -342,6 +342,7 @@ static void ph_read_stats(void *eng, struct engine_stats *out)
         .tm_stop = stop_fn,                                                                        \
         .tm_start = ph_tm_start,                                                                   \
         .tm_reset = ph_tm_reset,                                                                   \
+        .tm_firing = pt_timers_firing,                                                             \
         .tm_stop_waits = stop_fn == ph_tm_stop_sync,                                               \
         .tm_free = ph_tm_free,                                                                     \
         .move = ph_move,                                                                           \

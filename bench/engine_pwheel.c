@@ -252,6 +252,7 @@ const struct engine engine_pwheel = {
     .tm_stop = pw_tm_stop,
     .tm_start = pw_tm_start,
     .tm_reset = pw_tm_reset,
+    .tm_firing = pt_wheel_firing,
     .tm_free = pw_tm_free,
     .move = pw_move,
     .held = pw_held,

@@ -64,6 +64,9 @@ MUTATIONS=(
   "start-replaces-a-pending-arming#ptimer/timer.c#/^int pt_timer_start/,/^}/s/ARM_START/ARM_RESET/"
   "tt-unschedule-calls-running-removed#ptimer/timerthread.c#s/        return seen == v + 1 ? 1 : -1;/        return seen == v + 1 ? 0 : -1;/"
   "pwheel-level0-runs-the-whole-slot#pwheel/levels.c#s/refile(w, \&w->slot\[idx\], lvl == 0 ? now : -1);/refile(w, \&w->slot[idx], lvl == 0 ? PT_MAXWHEN : -1);/"
+  "ticker-slides-from-the-check#ptimer/timers.c#s/__builtin_add_overflow(key, step, \&next))/__builtin_add_overflow(now, t->period + 0 * step, \&next))/"
+  "lheap-ticker-skips-every-other-tick#lheap/lheap.c#s/    pt_nanos k = 1 + (now > when/    pt_nanos k = 2 + (now > when/"
+  "pwheel-ticker-slides-from-the-check#pwheel/pwheel.c#s/t->when = ticker_next(t->when, t->period, now);/t->when = ticker_next(now, t->period, now);/"
   "staged-slot-promoted-at-its-end#ptimer/stage.c#/^bool pt__stage_push/,/^}/s/        pt_nanos at = s << st->shift;/        pt_nanos at = (s + 1) << st->shift;/"
 )
 SCENARIOS=(modtimer ticker churn move sched)

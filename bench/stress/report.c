@@ -16,6 +16,7 @@ const char *const viol_names[V_NKINDS] = {
     [V_UNFIRED] = "unfired",
     [V_COUNT] = "count",
     [V_BURST] = "burst",
+    [V_PHASE] = "phase",
     [V_TICK_STOPPED] = "tick-after-stop",
     [V_TICKS] = "ticks",
     [V_MEMORY] = "memory",

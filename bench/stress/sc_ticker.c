@@ -3,16 +3,28 @@
  * stall now and then for 5-30 ms without running their timers, and, in a
  * design that can move timers, a P other than 0 now and then hands every
  * ticker it holds to P 0 (Go's moveTimers): a moved ticker keeps its
- * phase and period, which every check below then holds it to. Checks:
- *  - early: tick n of an arming comes at or after when + n*period;
- *  - burst: after a stall, one tick, then the phase goes on: four ticks of
- *    one arming within one period means missed periods were re-fired (a
- *    late callback may legitimately bunch two or three, never four);
+ * phase and period, which every check below then holds it to.
+ *
+ * Where the design says what each firing is for and when its check ran
+ * (engine.h's tm_firing), a ticker is held to its schedule exactly: the
+ * oracle computes the time each tick must name (the arming's when first,
+ * then the first when + k*period after the check that ran the last one)
+ * and checks
+ *  - phase: the tick names that time, not one off the schedule, nor a
+ *    later one (a tick owed, skipped: the ticker fell behind its rate);
+ *  - burst: nor an earlier one (a tick a late check had passed, re-fired);
+ *  - early: its check ran, and it calls, at or after that time;
+ *  - late: its check came within the bound of that time, past the delays
+ *    the run itself causes (a P's round, a stall that ended after it), and
+ *    a live ticker's owed tick is never longer overdue than that.
+ * Elsewhere (designs whose tickers are the harness's own), the looser
+ * checks: tick n at or after when + n*period; never four ticks within one
+ * period; a live ticker silent for no more than a period plus the bound.
+ * Always:
  *  - tick-after-stop: at most the one tick already taken to run may call
  *    after a stop or re-arm returned;
  *  - ticks: no more than the periods the arming lived, plus that one; at
  *    least one if it lived past the bound;
- *  - late: a live ticker silent for a period plus the bound;
  *  - memory: the design's entries (engine's held) bounded by the tickers:
  *    a stopped ticker's state is reclaimed, not kept until exit. */
 #include <pthread.h>
@@ -38,6 +50,64 @@ struct tk {
 
 static struct tk *tk_cur;
 
+/* A P's round: it runs its timers at least this often when not stalled. */
+#define TK_ROUND ((pt_nanos)1000000)
+
+/* The latest end of a stall any P injected (the planned end while it
+ * sleeps): a tick due before it may be checked as late as it, on its own
+ * P or, moved, on P 0. */
+static _Atomic pt_nanos tk_stall_end;
+
+static void tk_note_stall_end(pt_nanos end)
+{
+    pt_nanos cur = atomic_load(&tk_stall_end);
+    while (cur < end && !atomic_compare_exchange_weak(&tk_stall_end, &cur, end))
+        ;
+}
+
+/* How late the check of a tick due at `due` may come. */
+static pt_nanos tk_allowed(const struct tk *m, pt_nanos due)
+{
+    pt_nanos stall = atomic_load(&tk_stall_end) - due;
+    return (stall > 0 ? stall : 0) + TK_ROUND + m->r->o->bound;
+}
+
+/* A tick for `fw`, found due by a check at `fn`, called at `now`: held to
+ * the time the oracle says it must name, which then moves to the next. */
+static void tk_exact(struct tk *m, uint64_t k, uint64_t seq, struct arm_rec *a, pt_nanos fw,
+                     pt_nanos fn, pt_nanos now)
+{
+    pt_nanos when = atomic_load(&a->when), period = atomic_load(&a->period);
+    pt_nanos due = atomic_load(&a->due);
+    if (fw != due) {
+        double off = (double)(fw - due) / 1e6, per = (double)period / 1e6;
+        if ((fw - when) % period != 0)
+            stress_violation(m->r, V_PHASE, (long)k, seq, "a tick for when + k*period",
+                             "a tick for %.6f ms past the arming's when, off its %.0f ms "
+                             "schedule (%.6f ms from the one owed)",
+                             (double)(fw - when) / 1e6, per, off);
+        else if (fw < due)
+            stress_violation(m->r, V_BURST, (long)k, seq,
+                             "one tick per check, the ticks a late check passed skipped",
+                             "a tick for %.3f ms before the one owed (period %.0f ms)", -off, per);
+        else
+            stress_violation(m->r, V_PHASE, (long)k, seq,
+                             "each tick owed fired, only those a late check passed skipped",
+                             "a tick %.0f periods on from the one owed (period %.0f ms)", off / per,
+                             per);
+    }
+    if (fn < fw || now < fw)
+        stress_violation(m->r, V_EARLY, (long)k, seq, "a tick checked and run at or after its time",
+                         "checked %.3f ms and run %.3f ms before it", (double)(fw - fn) / 1e6,
+                         (double)(fw - now) / 1e6);
+    else if (fn - fw > tk_allowed(m, fw))
+        stress_violation(m->r, V_LATE, (long)k, seq,
+                         "a tick checked within the bound of its time (past the run's own stalls)",
+                         "checked %.3f ms after it", (double)(fn - fw) / 1e6);
+    pt_nanos next = fw + period * (1 + (fn > fw ? (fn - fw) / period : 0));
+    atomic_store(&a->due, next);
+}
+
 static void tk_fire(void *arg)
 {
     struct tk *m = tk_cur;
@@ -58,6 +128,12 @@ static void tk_fire(void *arg)
                          "no tick after stop returned (but one already taken to run)",
                          "tick %u, %.3f ms after the stop returned", n,
                          (double)(now - atomic_load(&a->stopped_at)) / 1e6);
+    pt_nanos fw, fn;
+    if (m->r->eng->tm_firing && m->r->eng->tm_firing(&fw, &fn) == 0) {
+        tk_exact(m, k, seq, a, fw, fn, now);
+        atomic_store(&a->fired_at, now);
+        return;
+    }
     if (now < when + (pt_nanos)n * period)
         stress_violation(m->r, V_EARLY, (long)k, seq, "tick n at or after when + n*period",
                          "tick %u %.3f ms early (period %.0f ms)", n,
@@ -156,9 +232,12 @@ static void tk_round(struct pworker *w)
         pool_move(w);
         return;
     }
-    if (x % 64 == 0)
-        stress_sleep((pt_nanos)(5 + (x >> 8) % 25) * 1000000); /* a stall: no timers run */
-    else
+    if (x % 64 == 0) { /* a stall: no timers run */
+        pt_nanos d = (pt_nanos)(5 + (x >> 8) % 25) * 1000000;
+        tk_note_stall_end(pt_nanotime() + d);
+        stress_sleep(d);
+        tk_note_stall_end(pt_nanotime());
+    } else
         eng->idle(w->th, pt_nanotime() + 1000000);
 }
 
@@ -171,14 +250,20 @@ static void tk_scan(void *vm)
         if (pthread_mutex_trylock(&t->mu) != 0)
             continue;
         struct arm_rec *a = &t->ring[t->cur % ARM_RING];
-        pt_nanos last = atomic_load(&a->fired_at);
-        if (!last)
-            last = atomic_load(&a->when);
-        if (t->live && t->late_seen != t->cur &&
-            last + atomic_load(&a->period) + m->r->o->bound < now) {
-            t->late_seen = t->cur;
-            stress_violation(m->r, V_LATE, k, t->cur, "a tick every period (within the bound)",
-                             "none for %.3f ms", (double)(now - last) / 1e6);
+        if (t->live && t->late_seen != t->cur) {
+            /* exact: the tick owed; else a period past the last one */
+            pt_nanos owed = atomic_load(&a->due), limit = tk_allowed(m, owed);
+            if (!m->r->eng->tm_firing) {
+                pt_nanos last = atomic_load(&a->fired_at);
+                owed = last ? last + atomic_load(&a->period) : owed;
+                limit = m->r->o->bound;
+            }
+            if (owed + limit < now) {
+                t->late_seen = t->cur;
+                stress_violation(m->r, V_LATE, k, t->cur,
+                                 "a tick every period (the one owed within the bound)",
+                                 "none for %.3f ms past the one owed", (double)(now - owed) / 1e6);
+            }
         }
         pthread_mutex_unlock(&t->mu);
     }
@@ -219,6 +304,7 @@ void sc_ticker(struct stress_run *r)
             abort();
     }
     tk_cur = &m;
+    atomic_store(&tk_stall_end, 0);
     struct pool pl = {
         .r = r,
         .np = o->threads,

@@ -21,6 +21,7 @@ enum viol_kind {
     V_UNFIRED,          /* a stop or arm said "not pending", yet the arming never fired */
     V_COUNT,            /* armings != firings + "was pending" answers (several threads at once) */
     V_BURST,            /* ticks of one arming back to back: missed periods re-fired */
+    V_PHASE,            /* a tick for a time off its schedule, or one it owed skipped */
     V_TICK_STOPPED,     /* a tick started after the ticker's stop had returned */
     V_TICKS,            /* a ticker's tick count out of its range */
     V_MEMORY,           /* the design holds far more entries than live timers */
@@ -126,6 +127,7 @@ struct arm_rec {
     _Atomic pt_nanos stopped_at; /* tickers: when the stop returned */
     atomic_uint ticks, after_stop;
     _Atomic pt_nanos recent[3]; /* tickers: the last three ticks' times */
+    _Atomic pt_nanos due;       /* tickers: the time the next tick must name (the design says) */
 };
 
 static inline uint64_t arm_word(uint64_t seq, enum arm_state s)
@@ -171,6 +173,7 @@ static inline struct arm_rec *arm_open(struct arm_rec *ring, unsigned n, uint64_
     atomic_store_explicit(&a->stopped_at, 0, memory_order_relaxed);
     atomic_store_explicit(&a->ticks, 0, memory_order_relaxed);
     atomic_store_explicit(&a->after_stop, 0, memory_order_relaxed);
+    atomic_store_explicit(&a->due, when, memory_order_relaxed);
     for (int i = 0; i < 3; i++)
         atomic_store_explicit(&a->recent[i], 0, memory_order_relaxed);
     /* Publishes the fields to whoever reads the word (acquire) after. */
