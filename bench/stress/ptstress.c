@@ -19,18 +19,23 @@ struct scenario {
     void (*run)(struct stress_run *r);
     bool needs_move;
     bool sched; /* runs inside the scheduler, on its designs only */
+    /* The default bound: how late a firing may be past the delays the
+     * scenario itself causes and allows for (its stalls, its rounds), that
+     * is, the machine's own. The scheduler's adds its run queues: more Gs
+     * than Ps, each running a few ms at most before it blocks. */
+    double bound_ms;
 };
 
 static const struct scenario scenarios[] = {
     {"modtimer", "random arm/stop from Ps and outsiders, several threads on one timer", sc_modtimer,
-     false, false},
-    {"ticker", "tickers reset and stopped at random while Ps stall", sc_ticker, false, false},
-    {"churn", "RPC-style arm/cancel at full speed: bounded memory, no leak", sc_churn, false,
-     false},
-    {"move", "modtimer while Ps are removed (moveTimers) and added back", sc_move, true, false},
+     false, false, 25},
+    {"ticker", "tickers reset and stopped at random while Ps stall", sc_ticker, false, false, 25},
+    {"churn", "RPC-style arm/cancel at full speed: bounded memory, no leak", sc_churn, false, false,
+     25},
+    {"move", "modtimer while Ps are removed (moveTimers) and added back", sc_move, true, false, 25},
 #ifdef PTSTRESS_HAVE_SCHED
     {"sched", "inside the scheduler: sleeps, Timers, AfterFuncs, Tickers, while Ps come and go",
-     sc_sched, false, true},
+     sc_sched, false, true, 100},
 #endif
 };
 #define NSCENARIOS (int)(sizeof scenarios / sizeof scenarios[0])
@@ -110,7 +115,8 @@ static void usage(FILE *f, const char *argv0)
             "  -n, --timers N        timers (modtimer, move) or tickers (default 128);\n"
             "                        sched: N/8 Gs of each kind\n"
             "  -T, --duration SEC    per design x scenario (default 2)\n"
-            "  -b, --bound MS        how late a firing may be (default 250)\n"
+            "  -b, --bound MS        how late a firing may be, past the delays a scenario\n"
+            "                        causes itself (default or 0: the scenario's, 25; sched 100)\n"
             "  -S, --seed N          (default: from the clock; printed)\n"
             "      --soak            long runs: duration 3600 s unless given, progress lines\n"
             "  -p, --progress SEC    a progress line every SEC seconds (--soak: 60)\n"
@@ -230,7 +236,7 @@ int main(int argc, char **argv)
 {
     struct stress_opts o = {.threads = 4, .outsiders = 2, .timers = 128, .argv0 = argv[0]};
     const char *designs = "all", *scens = "all", *json = NULL;
-    double secs = -1, bound_ms = 250;
+    double secs = -1, bound_ms = 0; /* 0: the scenario's */
     bool soak = false, seeded = false;
     static const struct option longs[] = {
         {"design", required_argument, NULL, 'd'},
@@ -292,7 +298,7 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if (optind != argc || o.threads < 1 || o.outsiders < 0 || bound_ms <= 0) {
+    if (optind != argc || o.threads < 1 || o.outsiders < 0 || bound_ms < 0) {
         usage(stderr, argv[0]);
         return 2;
     }
@@ -301,7 +307,6 @@ int main(int argc, char **argv)
     if (soak && !o.progress_s)
         o.progress_s = 60;
     o.duration = (pt_nanos)(secs * 1e9);
-    o.bound = (pt_nanos)(bound_ms * 1e6);
     if (!seeded)
         o.seed = (uint64_t)pt_nanotime() % 1000000007u;
     FILE *jf = NULL;
@@ -372,12 +377,14 @@ int main(int argc, char **argv)
                        list[d]->name, sc->name);
                 continue;
             }
-            struct stress_run r = {.eng = list[d], .scenario = sc->name, .o = &o};
+            struct stress_opts ro = o;
+            ro.bound = (pt_nanos)((bound_ms > 0 ? bound_ms : sc->bound_ms) * 1e6);
+            struct stress_run r = {.eng = list[d], .scenario = sc->name, .o = &ro};
             pt_nanos t0 = pt_nanotime();
             /* A minute past the end, and twenty bounds: a slow machine's
              * drain and final checks take far less. */
             atomic_store(&wd_t0, t0);
-            atomic_store(&wd_deadline, t0 + o.duration + 60 * (pt_nanos)1000000000 + 20 * o.bound);
+            atomic_store(&wd_deadline, t0 + o.duration + 60 * (pt_nanos)1000000000 + 20 * ro.bound);
             atomic_store(&wd_run, &r);
             sc->run(&r);
             atomic_store(&wd_run, NULL);

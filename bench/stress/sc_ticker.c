@@ -19,7 +19,8 @@
  *    a live ticker's owed tick is never longer overdue than that.
  * Elsewhere (designs whose tickers are the harness's own), the looser
  * checks: tick n at or after when + n*period; never four ticks within one
- * period; a live ticker silent for no more than a period plus the bound.
+ * period; a live ticker silent for no more than a period plus the same
+ * limit as a check's.
  * Always:
  *  - tick-after-stop: at most the one tick already taken to run may call
  *    after a stop or re-arm returned;
@@ -256,7 +257,7 @@ static void tk_scan(void *vm)
             if (!m->r->eng->tm_firing) {
                 pt_nanos last = atomic_load(&a->fired_at);
                 owed = last ? last + atomic_load(&a->period) : owed;
-                limit = m->r->o->bound;
+                limit = tk_allowed(m, owed);
             }
             if (owed + limit < now) {
                 t->late_seen = t->cur;
