@@ -316,9 +316,13 @@ void pt__poller_release(pt_sched *s);
 
 /* ---- time.c ---- */
 void pt__time_cache_free(struct pt__p *p); /* the P's cached timers (destroy) */
-/* Tests: called by a heap timer's callback before it sends or starts a
- * G (NULL: none); and the heap timer's callbacks word (ptimer/status.h). */
+#ifdef PT_TEST_HOOKS
+/* Called by a heap timer's callback before it sends or starts a G (NULL:
+ * none). Only the scheduler built for its tests has it (see PT_TEST_HOOKS
+ * in test/CMakeLists.txt). */
 extern void (*_Atomic pt__time_fire_hook)(struct pt_time_timer *t);
+#endif
+/* Tests: the heap timer's callbacks word (ptimer/status.h). */
 uint32_t pt__time_timer_callbacks(struct pt_time_timer *t);
 /* A channel timer's next due time; 0: none pending (tests). */
 pt_nanos pt__time_timer_due(struct pt_time_timer *t);

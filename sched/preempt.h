@@ -31,9 +31,12 @@ struct pt__m_preempt {
     _Atomic uint32_t alarm_lock;   /* pt__lock: the M's and the monitor's arming and disarming */
     _Atomic uint32_t alarm_preempts; /* Gs it preempted */
     _Atomic bool has_alarm;        /* published after alarm (the monitor reads both) */
-    /* Tests only: the monitor leaves this M's stuck P, its timers and
-     * its region, to the alarm, which it arms, and does nothing else. */
+#ifdef PT_TEST_HOOKS
+    /* The monitor leaves this M's stuck P, its timers and its region, to
+     * the alarm, which it arms, and does nothing else (the scheduler built
+     * for its tests only). */
     _Atomic bool alarms_only;
+#endif
 };
 
 #endif

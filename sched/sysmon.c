@@ -167,6 +167,7 @@ void *pt__sysmon_main(void *arg)
             if (next > now && (next_due == 0 || next < next_due))
                 next_due = next;
             bool idle_ps = atomic_load_explicit(&s->npidle, memory_order_acquire) > 0;
+#ifdef PT_TEST_HOOKS
             if (atomic_load_explicit(&p->m->pre.alarms_only, memory_order_relaxed)) {
                 /* the first alarm only: the M's own arming does the rest */
                 if (atomic_load_explicit(&p->m->pre.alarm_preempts, memory_order_relaxed) == 0 &&
@@ -174,6 +175,7 @@ void *pt__sysmon_main(void *arg)
                     pt__alarm_watch(p->m, g, since[i], now, tick);
                 continue;
             }
+#endif
             /* Gs queued behind the stuck one, with a P idle: an idle M is
              * woken to steal them (and the timers). */
             if (idle_ps && (overdue || !pt__runq_empty(p))) {

@@ -298,7 +298,9 @@ static bool tt_stop(pt_time_timer *t)
 
 /* ---- the heap engine ------------------------------------------------------- */
 
+#ifdef PT_TEST_HOOKS
 void (*_Atomic pt__time_fire_hook)(pt_time_timer *t);
+#endif
 
 uint32_t pt__time_timer_callbacks(pt_time_timer *t)
 {
@@ -315,9 +317,11 @@ static void heap_fire(void *arg, uintptr_t seq)
 {
     (void)seq;
     pt_time_timer *t = arg;
+#ifdef PT_TEST_HOOKS
     void (*hook)(pt_time_timer *) = atomic_load_explicit(&pt__time_fire_hook, memory_order_relaxed);
     if (hook)
         hook(t);
+#endif
     pt_nanos now = pt_nanotime();
     if (t->kind != KIND_FUNC) {
         pt__lock(&t->lock);

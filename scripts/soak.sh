@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The soak: every design, each of its scenarios in turn, one run at a time
 # so that each has the machine to itself, the design's time shared among
-# its scenarios. Appends a section to bench/RESULTS.md (or -o FILE): the
-# commit, the command, and each run's verdict line; exit status 1 if any
-# run failed.
+# its scenarios. Adds a section to bench/RESULTS.md (or -o FILE), in its
+# ptstress part: the commit, the command, and each run's verdict line;
+# exit status 1 if any run failed.
 #   scripts/soak.sh [-m MINUTES] [-d DESIGNS] [-o FILE] [-S SEED]
 #     -m  minutes per design (default 60)
 #     -d  designs, comma-separated (default: every design ptstress has)
@@ -64,5 +64,15 @@ for d in ${DESIGNS//,/ }; do
   done
 done
 echo '```' >>"$log"
-if [ "$OUT" = - ]; then cat "$log"; else cat "$log" >>"$OUT"; fi
+# Into the file before its marker line, where it has one (RESULTS.md's
+# ptstress section), else at its end.
+marker='<!-- scripts/soak.sh adds its runs above this line -->'
+if [ "$OUT" = - ]; then
+  cat "$log"
+elif grep -qF "$marker" "$OUT"; then
+  awk -v m="$marker" -v f="$log" '$0 == m { while ((getline l < f) > 0) print l; print ""; } { print }' \
+    "$OUT" >"$OUT.new" && mv "$OUT.new" "$OUT"
+else
+  cat "$log" >>"$OUT"
+fi
 exit $failed

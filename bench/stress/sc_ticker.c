@@ -170,7 +170,7 @@ static void tk_end(struct tk *m, uint64_t k, int answer, enum arm_state to)
         stress_violation(m->r, V_TICKS, (long)k, t->cur, "ticks <= periods lived + 2",
                          "%u ticks in %.3f ms (period %.0f ms)", ticks, (double)lived / 1e6,
                          (double)period / 1e6);
-    if (lived > m->r->o->bound + 2 * period && ticks == 0)
+    if (ticks == 0 && lived > tk_allowed(m, when) + period)
         stress_violation(m->r, V_TICKS, (long)k, t->cur, "a tick within the bound",
                          "none in %.3f ms (period %.0f ms)", (double)lived / 1e6,
                          (double)period / 1e6);
