@@ -1,0 +1,352 @@
+/* The values a time.* timer delivers, Go 1.23's guarantees: a Reset
+ * AfterFunc runs again; a value fired into an unread channel is gone once
+ * Stop or Reset returns, with a reader racing and with the tick caught
+ * in its send; a slow ticker reader finds one value; ticks keep their
+ * phase. In every timer mode. */
+
+#include <errno.h>
+#include <sched.h>
+#include <stdint.h>
+
+#include <pthread.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "ptimer/base/alloc.h"
+#include "ptimer/status.h"
+#include "ptimer/timerthread.h"
+#include "sched/internal.h"
+#include "sched/sanitizer.h"
+#include "time_util.h"
+
+/* ---- AfterFunc: Reset re-arms it ----------------------------------------------- */
+
+static atomic_int f_runs;
+
+static void count_run(void *arg)
+{
+    (void)arg;
+    CHECK(pt_g_current() != NULL);
+    atomic_fetch_add(&f_runs, 1);
+}
+
+static void wait_runs(int n)
+{
+    pt_nanos end = pt_nanotime() + BOUND;
+    while (atomic_load(&f_runs) < n) {
+        CHECK(pt_nanotime() < end);
+        pt_sleep(100 * US);
+    }
+}
+
+static void after_func_reset(void *arg)
+{
+    (void)arg;
+    atomic_store(&f_runs, 0);
+    pt_time_timer *t;
+    CHECK_EQ(pt_time_after_func(&t, 2 * MS, count_run, NULL), 0);
+    wait_runs(1);
+    CHECK_EQ(pt_time_timer_reset(t, 0), 0); /* had run: runs again */
+    wait_runs(2);
+    CHECK_EQ(pt_time_timer_reset(t, 1000 * SEC), 0);
+    CHECK_EQ(pt_time_timer_reset(t, 1 * MS), 1); /* was pending: moved, runs once */
+    wait_runs(3);
+    pt_sleep(10 * MS);
+    CHECK_EQ(atomic_load(&f_runs), 3);
+    CHECK_EQ(pt_time_timer_stop(t), 0);
+    CHECK_EQ(pt_time_timer_free(t), 0);
+}
+
+void test_time_after_func_reset_rearms(void)
+{
+    in_g(PT_TIMERS_PER_P, after_func_reset);
+    in_g(PT_TIMERS_TIMERTHREAD, after_func_reset);
+}
+
+/* ---- Go 1.23: Stop and Reset discard a fired, unread value --------------------- */
+
+static void discard_fired(void *arg)
+{
+    (void)arg;
+    pt_time_timer *t;
+    pt_chan *c;
+    /* Stop */
+    CHECK_EQ(pt_time_timer_new(&t, 0), 0);
+    c = pt_time_timer_chan(t);
+    wait_fired(c);
+    CHECK_EQ(pt_chan_len(c), 1);
+    CHECK_EQ(pt_time_timer_stop(t), 1); /* unread: counts as stopped */
+    CHECK_EQ(pt_chan_try_recv(c, NULL), -EAGAIN);
+    CHECK_EQ(pt_time_timer_stop(t), 0);
+    /* Reset: the value received next is the new arming's */
+    CHECK_EQ(pt_time_timer_reset(t, 0), 0);
+    wait_fired(c);
+    pt_nanos r = pt_nanotime();
+    CHECK_EQ(pt_time_timer_reset(t, 1 * MS), 1);
+    CHECK(recv_time(c) >= r + 1 * MS);
+    /* Reset far away: nothing to receive now */
+    CHECK_EQ(pt_time_timer_reset(t, 0), 0);
+    wait_fired(c);
+    CHECK_EQ(pt_time_timer_reset(t, 1000 * SEC), 1);
+    CHECK_EQ(pt_chan_try_recv(c, NULL), -EAGAIN);
+    CHECK_EQ(pt_time_timer_stop(t), 1);
+    CHECK_EQ(pt_time_timer_free(t), 0);
+
+    /* a ticker: Stop, then nothing, now or later */
+    pt_time_ticker *tk;
+    CHECK_EQ(pt_time_ticker_new(&tk, 1 * MS), 0);
+    c = pt_time_ticker_chan(tk);
+    wait_fired(c);
+    CHECK_EQ(pt_time_ticker_stop(tk), 0);
+    CHECK_EQ(pt_chan_try_recv(c, NULL), -EAGAIN);
+    pt_sleep(5 * MS);
+    CHECK_EQ(pt_chan_try_recv(c, NULL), -EAGAIN);
+    /* Reset with a tick unread: the next one is the new period's */
+    CHECK_EQ(pt_time_ticker_reset(tk, 1 * MS), 0);
+    wait_fired(c);
+    r = pt_nanotime();
+    CHECK_EQ(pt_time_ticker_reset(tk, 3 * MS), 0);
+    CHECK(recv_time(c) >= r + 3 * MS);
+    CHECK_EQ(pt_time_ticker_free(tk), 0);
+}
+
+void test_time_stop_and_reset_discard_a_fired_value_per_p(void)
+{
+    in_g(PT_TIMERS_PER_P, discard_fired);
+}
+
+void test_time_stop_and_reset_discard_a_fired_value_lheap(void)
+{
+    in_g(PT_TIMERS_LHEAP, discard_fired);
+}
+
+void test_time_stop_and_reset_discard_a_fired_value_timerthread(void)
+{
+    in_g(PT_TIMERS_TIMERTHREAD, discard_fired);
+}
+
+/* ---- a slow reader: one value after 10 periods ------------------------------------ */
+
+static void slow_reader(void *arg)
+{
+    (void)arg;
+    const pt_nanos period = 2 * MS;
+    pt_time_ticker *tk;
+    CHECK_EQ(pt_time_ticker_new(&tk, period), 0);
+    pt_chan *c = pt_time_ticker_chan(tk);
+    pt_sleep(10 * period + period / 2);
+    CHECK_EQ(pt_chan_len(c), 1);
+    pt_nanos v1, v2;
+    CHECK_EQ(pt_chan_try_recv(c, &v1), 1);
+    /* no backlog: nothing, or a tick that came since (a period later) */
+    int r = pt_chan_try_recv(c, &v2);
+    if (r == 1)
+        CHECK(v2 >= v1 + period);
+    else
+        CHECK_EQ(r, -EAGAIN);
+    CHECK_EQ(pt_time_ticker_free(tk), 0);
+}
+
+void test_time_slow_ticker_reader_finds_one_value(void)
+{
+    in_g(PT_TIMERS_PER_P, slow_reader);
+    in_g(PT_TIMERS_TIMERTHREAD, slow_reader);
+}
+
+/* ---- the phase: tick k is at start + k * period or later, at most one a
+ * period, whatever the reader skips ---------------------------------------------- */
+
+static void phase(void *arg)
+{
+    (void)arg;
+    const pt_nanos period = 3 * MS;
+    pt_nanos t0 = pt_nanotime();
+    pt_time_ticker *tk;
+    CHECK_EQ(pt_time_ticker_new(&tk, period), 0);
+    pt_chan *c = pt_time_ticker_chan(tk);
+    pt_nanos last = 0;
+    for (int i = 1; i <= 20; i++) {
+        pt_nanos v = recv_time(c);
+        /* the i-th tick read is tick i or a later one (others dropped) */
+        CHECK(v >= t0 + i * period);
+        CHECK(v > last);
+        last = v;
+        if (i % 4 == 0)
+            pt_sleep(2 * period + period / 3); /* a slow read: ticks dropped */
+    }
+    CHECK_EQ(pt_time_ticker_free(tk), 0);
+}
+
+void test_time_ticker_keeps_its_phase_per_p(void)
+{
+    in_g(PT_TIMERS_PER_P, phase);
+}
+
+void test_time_ticker_keeps_its_phase_lheap(void)
+{
+    in_g(PT_TIMERS_LHEAP, phase);
+}
+
+void test_time_ticker_keeps_its_phase_timerthread(void)
+{
+    in_g(PT_TIMERS_TIMERTHREAD, phase);
+}
+
+/* ---- no stale tick once Stop or Reset returns, with a reader racing -------------- */
+
+#define RACE_PERIOD (200 * US)
+static pt_time_ticker *race_tk;
+static atomic_llong reset_from; /* the time just before the Reset call */
+static atomic_int reset_done, stop_done, reader_done;
+
+static void racing_reader(void *arg)
+{
+    (void)arg;
+    pt_chan *c = pt_time_ticker_chan(race_tk);
+    pt_nanos quiet_until = 0;
+    for (;;) {
+        /* the flags are read before the receive starts: a receive that
+         * starts after the call returned must not see an older value */
+        int reset = atomic_load(&reset_done), stop = atomic_load(&stop_done);
+        pt_nanos v;
+        int r = pt_chan_try_recv(c, &v);
+        if (r == 1) {
+            CHECK(!stop);
+            if (reset)
+                CHECK(v >= atomic_load(&reset_from));
+        } else {
+            CHECK_EQ(r, -EAGAIN);
+        }
+        if (stop && quiet_until == 0)
+            quiet_until = pt_nanotime() + 10 * RACE_PERIOD;
+        if (quiet_until && pt_nanotime() > quiet_until)
+            break;
+        if (r != 1)
+            pt_sleep(RACE_PERIOD / 4);
+    }
+    atomic_store(&reader_done, 1);
+}
+
+static void race_round(void *arg)
+{
+    uint64_t x = (uint64_t)(uintptr_t)arg * 0x9e3779b97f4a7c15ull + 1;
+    atomic_store(&reset_done, 0);
+    atomic_store(&stop_done, 0);
+    atomic_store(&reader_done, 0);
+    CHECK_EQ(pt_time_ticker_new(&race_tk, RACE_PERIOD), 0);
+    CHECK_EQ(pt_go(NULL, racing_reader, NULL), 0);
+    pt_sleep((pt_nanos)(pt__xorshift64(&x) % (3 * RACE_PERIOD)));
+    atomic_store(&reset_from, pt_nanotime());
+    CHECK_EQ(pt_time_ticker_reset(race_tk, RACE_PERIOD + RACE_PERIOD / 2), 0);
+    atomic_store(&reset_done, 1);
+    pt_sleep((pt_nanos)(pt__xorshift64(&x) % (3 * RACE_PERIOD)));
+    CHECK_EQ(pt_time_ticker_stop(race_tk), 0);
+    atomic_store(&stop_done, 1);
+    pt_nanos end = pt_nanotime() + BOUND;
+    while (!atomic_load(&reader_done)) {
+        CHECK(pt_nanotime() < end);
+        pt_sleep(RACE_PERIOD);
+    }
+    CHECK_EQ(pt_time_ticker_free(race_tk), 0);
+}
+
+static void no_stale_tick(enum pt_timer_mode mode)
+{
+    pt_sched *s = make_sched(2, mode);
+    for (int i = 0; i < (int)SCALE(100); i++) {
+        CHECK_EQ(pt_go(s, race_round, (void *)(intptr_t)(i + 1)), 0);
+        CHECK_EQ(pt_sched_wait(s), 0);
+    }
+    CHECK_EQ(pt_sched_destroy(s), 0);
+}
+
+void test_time_no_stale_tick_after_reset_or_stop_per_p(void)
+{
+    no_stale_tick(PT_TIMERS_PER_P);
+}
+
+void test_time_no_stale_tick_after_reset_or_stop_lheap(void)
+{
+    no_stale_tick(PT_TIMERS_LHEAP);
+}
+
+void test_time_no_stale_tick_after_reset_or_stop_timerthread(void)
+{
+    no_stale_tick(PT_TIMERS_TIMERTHREAD);
+}
+
+
+/* ---- Stop while a tick is being sent ------------------------------------------------ */
+
+/* A ticker's callback runs while its next tick is already pending (the
+ * heap re-keys it first), so Stop's quick path -- the pending arming
+ * stopped before it began -- is not enough while that callback still
+ * runs: Stop must wait for it (the timer may be freed next), and what it
+ * would send is not sent. A ticker is on a heap only while a G waits on
+ * its channel, so a G waits, in a select with a quit channel; the hook
+ * holds the callback before its send until Stop is seen waiting. */
+static pt_time_ticker *_Atomic held_ticker;
+static pt_chan *held_quit;
+static atomic_int hold_in, hold_release, held_stop_done, held_case;
+
+static void hold_fire(pt_time_timer *t)
+{
+    (void)t;
+    if (atomic_exchange(&hold_in, 1))
+        return; /* hold the first tick only */
+    pt_nanos give_up = pt_nanotime() + BOUND;
+    while (!atomic_load(&hold_release))
+        CHECK(pt_nanotime() < give_up);
+}
+
+static void wait_on_held_ticker(void *arg)
+{
+    (void)arg;
+    pt_time_ticker *tk;
+    CHECK_EQ(pt_time_ticker_new(&tk, 1 * MS), 0); /* on this G's P's heap once it waits */
+    atomic_store(&held_ticker, tk);
+    pt_select_case cases[2] = {{.chan = pt_time_ticker_chan(tk), .dir = PT_RECV},
+                               {.chan = held_quit, .dir = PT_RECV}};
+    atomic_store(&held_case, pt_select(cases, 2, 0, true));
+}
+
+static void *stop_held(void *arg)
+{
+    (void)arg;
+    CHECK_EQ(pt_time_ticker_stop(atomic_load(&held_ticker)), 0);
+    atomic_store(&held_stop_done, 1);
+    return NULL;
+}
+
+void test_time_a_ticker_stopped_while_its_tick_is_sent_receives_nothing_after(void)
+{
+    atomic_store(&held_ticker, NULL);
+    atomic_store(&hold_in, 0);
+    atomic_store(&hold_release, 0);
+    atomic_store(&held_stop_done, 0);
+    atomic_store(&held_case, -1);
+    CHECK_EQ(pt_chan_make(&held_quit, 0, 0), 0);
+    pt__time_fire_hook = hold_fire;
+    pt_sched *s = make_sched(2, PT_TIMERS_PER_P);
+    CHECK_EQ(pt_go(s, wait_on_held_ticker, NULL), 0);
+    WAIT_FOR(atomic_load(&hold_in) && atomic_load(&held_ticker));
+    pt_time_ticker *tk = atomic_load(&held_ticker);
+    pthread_t th;
+    CHECK_EQ(pthread_create(&th, NULL, stop_held, NULL), 0);
+    /* Stop must come to wait for the held callback, not return */
+    WAIT_FOR((pt__time_timer_callbacks((pt_time_timer *)tk) & PT__CB_WAITER) ||
+             atomic_load(&held_stop_done));
+    CHECK_EQ(atomic_load(&held_stop_done), 0);
+    atomic_store(&hold_release, 1);
+    CHECK_EQ(pthread_join(th, NULL), 0);
+    pt__time_fire_hook = NULL;
+    /* the held tick sent nothing, and nothing comes after: the waiting G
+     * leaves by its quit case */
+    CHECK_EQ(pt_chan_try_recv(pt_time_ticker_chan(tk), NULL), -EAGAIN);
+    CHECK_EQ(pt_chan_close(held_quit), 0);
+    WAIT_FOR(atomic_load(&held_case) != -1);
+    CHECK_EQ(atomic_load(&held_case), 1);
+    CHECK_EQ(pt_time_ticker_free(tk), 0);
+    CHECK_EQ(pt_chan_free(held_quit), 0);
+    finish_sched(s);
+}
