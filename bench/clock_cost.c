@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ptimer/base/clock_select.h"
+#include "base/clock_select.h"
 #include "ptimer/clock.h"
 #if defined(__x86_64__)
 #include <x86intrin.h>

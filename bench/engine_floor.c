@@ -3,13 +3,16 @@
  * no status machine: cancel marks the node under the lock, and dead nodes
  * are popped when they reach the head or compacted past a quarter, as
  * pheap does. No other thread can touch a worker's timers, which is what
- * the status machine buys pheap; the gap between the two is its price. */
+ * the status machine buys pheap; the gap between the two is its price.
+ * White-box: it is built from the library's private 4-ary heap (base/),
+ * so that the floor and pheap share their heap and differ by the status
+ * machine alone. */
 #include <stdatomic.h>
 #include <stdlib.h>
 
 #include "engine.h"
-#include "ptimer/base/lock.h"
-#include "ptimer/heap4.h"
+#include "base/lock.h"
+#include "base/heap4.h"
 #include "slots.h"
 #include "tobj.h"
 

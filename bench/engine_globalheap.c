@@ -1,16 +1,18 @@
 /* globalheap: the naive design both bRPC and Go moved away from. One 4-ary
  * heap behind one lock shared by every thread, eager removal on cancel,
  * and one firing thread, woken (futex) whenever a new earliest timer
- * arrives. */
+ * arrives. White-box: the heap and the futex are the library's private
+ * ones (base/), so that it differs from the per-P designs by its one lock
+ * and its one thread, not by a slower heap. */
 #include <pthread.h>
 #include <stddef.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 
 #include "engine.h"
-#include "ptimer/base/futex.h"
-#include "ptimer/base/lock.h"
-#include "ptimer/heap4.h"
+#include "base/futex.h"
+#include "base/lock.h"
+#include "base/heap4.h"
 #include "slots.h"
 #include "tobj.h"
 

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 
 #include "engine.h"
-#include "ptimer/base/futex.h"
+#include "base/futex.h"
 
 struct k_engine {
     bench_cb cb;

@@ -19,9 +19,9 @@
 #include <stdlib.h>
 
 #include "engine.h"
-#include "ptimer/base/futex.h"
+#include "base/futex.h"
 #include "ptimer/ptimer.h"
-#include "ptimer/heap4.h" /* the entry size a pending timer costs */
+#include "base/heap4.h" /* the entry size a pending timer costs */
 #include "slots.h"
 
 /* The engine's timer is the library's, 56 bytes, nothing added. */

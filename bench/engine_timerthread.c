@@ -11,7 +11,7 @@
 #include <stdlib.h>
 
 #include "engine.h"
-#include "ptimer/base/lock.h"
+#include "base/lock.h"
 #include "ptimer/timerthread.h"
 #include "tobj.h"
 
@@ -216,7 +216,7 @@ const struct engine engine_timerthread = {
     .idle = tt_idle,
     .read_stats = tt_read_stats,
     .held = tt_held,
-    /* One 64-byte task (ptimer/task_pool.h). A pending task sits in its
+    /* One 64-byte task (timerthread/task_pool.h). A pending task sits in its
      * bucket's list, linked through the task itself, until the timer
      * thread wakes and pulls it into its heap (16 more bytes, an entry).
      * The memory workload's timers, an hour away and ascending, wake it

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ptimer/base/futex.h"
+#include "base/futex.h"
 #include "progress.h"
 #include "ptimer/netpoll.h"
 

@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "ptimer/base/futex.h"
+#include "base/futex.h"
 #include "ptimer/clock.h"
 
 struct p_wake {

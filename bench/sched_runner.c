@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ptimer/base/futex.h"
+#include "base/futex.h"
 #include "sched_bench.h"
 
 #define SEC ((pt_nanos)1000000000)

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 
 #include "engine.h"
-#include "ptimer/base/lock.h"
+#include "base/lock.h"
 
 struct tobj {
     _Atomic uint32_t lock;

@@ -18,9 +18,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "ptimer/base/futex.h"
-#include "ptimer/base/lock.h"
-#include "ptimer/heap4.h"
+#include "base/futex.h"
+#include "base/lock.h"
+#include "base/heap4.h"
 
 #define LHEAP_MAGIC 0x6c686570u /* "lhep" */
 #define LTIMER_CHECK 0x1e23u    /* pt_lheap_timer.check, set by init */

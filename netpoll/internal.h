@@ -10,7 +10,7 @@
 #include "ptimer/netpoll.h"
 
 #include "netpoll/slots.h"
-#include "ptimer/base/lock.h"
+#include "base/lock.h"
 
 #define PT__NETPOLL_MAGIC 0x6e706f6cu /* "npol" */
 #define PT__POLLFD_OPEN 0x70646f70u   /* "pdop" */

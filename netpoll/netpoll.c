@@ -27,7 +27,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#include "ptimer/base/alloc.h"
+#include "base/alloc.h"
 #include "netpoll/internal.h"
 
 /* ---- creation ------------------------------------------------------------ */

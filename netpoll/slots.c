@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "netpoll/internal.h"
-#include "ptimer/base/alloc.h"
+#include "base/alloc.h"
 
 void pt__np_slots_init(pt_netpoll *np)
 {

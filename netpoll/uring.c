@@ -28,7 +28,7 @@
 #include <sys/epoll.h>
 #include <sys/stat.h>
 
-#include "ptimer/base/alloc.h"
+#include "base/alloc.h"
 #include "netpoll/internal.h"
 
 #define RING_ENTRIES 256

@@ -9,8 +9,8 @@
 #include <errno.h>
 #include <limits.h>
 
-#include "ptimer/base/futex.h"
-#include "ptimer/base/lock.h"
+#include "base/futex.h"
+#include "base/lock.h"
 #include "pwheel/internal.h"
 #include "pwheel/levels.h"
 

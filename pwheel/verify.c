@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "ptimer/base/lock.h"
+#include "base/lock.h"
 #include "pwheel/internal.h"
 #include "pwheel/levels.h"
 

@@ -5,8 +5,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "ptimer/base/alloc.h"
-#include "ptimer/base/lock.h"
+#include "base/alloc.h"
+#include "base/lock.h"
 #include "sched/chan.h"
 
 /* ---- wait queues -------------------------------------------------------- */

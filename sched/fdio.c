@@ -32,7 +32,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "ptimer/base/lock.h"
+#include "base/lock.h"
 #include "sched/fd.h"
 
 /* ---- parking on a side, waking a side ---------------------------------- */

@@ -25,9 +25,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "ptimer/base/alloc.h"
-#include "ptimer/base/futex.h"
-#include "ptimer/base/lock.h"
+#include "base/alloc.h"
+#include "base/futex.h"
+#include "base/lock.h"
 #include "sched/fd.h"
 
 #define CHUNK_SHIFT 10

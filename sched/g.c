@@ -18,9 +18,9 @@
 #include <limits.h>
 #include <string.h>
 
-#include "ptimer/base/alloc.h"
-#include "ptimer/base/futex.h"
-#include "ptimer/base/lock.h"
+#include "base/alloc.h"
+#include "base/futex.h"
+#include "base/lock.h"
 #include "sched/internal.h"
 
 /* ---- the pools --------------------------------------------------------- */

@@ -322,7 +322,7 @@ void pt__time_cache_free(struct pt__p *p); /* the P's cached timers (destroy) */
  * in test/CMakeLists.txt). */
 extern void (*_Atomic pt__time_fire_hook)(struct pt_time_timer *t);
 #endif
-/* Tests: the heap timer's callbacks word (ptimer/status.h). */
+/* Tests: the heap timer's callbacks word (pheap/status.h). */
 uint32_t pt__time_timer_callbacks(struct pt_time_timer *t);
 /* A channel timer's next due time; 0: none pending (tests). */
 pt_nanos pt__time_timer_due(struct pt_time_timer *t);

@@ -98,7 +98,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-#include "ptimer/base/lock.h"
+#include "base/lock.h"
 #include "sched/internal.h"
 #include "sched/sanitizer.h"
 

@@ -28,9 +28,9 @@
 #include <errno.h>
 #include <limits.h>
 
-#include "ptimer/base/futex.h"
-#include "ptimer/base/lock.h"
-#include "ptimer/base/rng.h"
+#include "base/futex.h"
+#include "base/lock.h"
+#include "base/rng.h"
 #include "sched/fd.h"
 #include "sched/internal.h"
 

@@ -25,7 +25,7 @@
  */
 #include <time.h>
 
-#include "ptimer/base/lock.h"
+#include "base/lock.h"
 #include "sched/internal.h"
 
 #define MASK (PT__RUNQ_SIZE - 1)

@@ -8,9 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "ptimer/base/alloc.h"
-#include "ptimer/base/futex.h"
-#include "ptimer/base/lock.h"
+#include "base/alloc.h"
+#include "base/futex.h"
+#include "base/lock.h"
 #include "sched/fd.h"
 #include "sched/internal.h"
 

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ptimer/base/alloc.h"
-#include "ptimer/base/lock.h"
+#include "base/alloc.h"
+#include "base/lock.h"
 #include "sched/chan.h"
 
 /* Cases a select takes on the stack; more are allocated. */

@@ -27,8 +27,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "ptimer/base/alloc.h"
-#include "ptimer/base/lock.h"
+#include "base/alloc.h"
+#include "base/lock.h"
 #include "sched/sanitizer.h"
 
 /* The headers of older distributions lack the name; the value is the ABI's. */

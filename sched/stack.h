@@ -69,7 +69,7 @@ void pt__stack_pool_fini(struct pt__stack_pool *sp);
  * reservation. Its pages are reserved, not committed (MAP_NORESERVE): a
  * stack costs memory only for the pages its G touches. 0; -ENOMEM (or
  * -errno of the mapping); honours an injected allocation failure
- * (pt__alloc_fail_after in ptimer/base/alloc.h) with -ENOMEM. On failure
+ * (pt__alloc_fail_after in base/alloc.h) with -ENOMEM. On failure
  * *st is left as it was.
  *
  * A guard page is caught only by a frame that touches it: one larger

@@ -46,7 +46,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "ptimer/base/futex.h"
+#include "base/futex.h"
 #include "sched/internal.h"
 
 #define SYSMON_MIN_NS 20000

@@ -60,8 +60,8 @@
 #include <sched.h>
 #include <string.h>
 
-#include "ptimer/base/alloc.h"
-#include "ptimer/base/lock.h"
+#include "base/alloc.h"
+#include "base/lock.h"
 #include "sched/chan.h"
 #include "sched/internal.h"
 #include "sched/sanitizer.h"

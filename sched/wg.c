@@ -4,8 +4,8 @@
 #include <errno.h>
 #include <limits.h>
 
-#include "ptimer/base/futex.h"
-#include "ptimer/base/lock.h"
+#include "base/futex.h"
+#include "base/lock.h"
 #include "sched/internal.h"
 
 int pt_wg_init(pt_wg *w)

@@ -34,14 +34,14 @@ bin="$out/test_sched_ctx"
     test/harness.c test/main.c test/sched/ctx/test_switch.c test/sched/ctx/test_thread.c \
     test/sched/ctx/test_stack.c test/sched/ctx/regs_aarch64.S \
     sched/context_aarch64.S sched/stack.c sched/fiber.c \
-    ptimer/base/alloc.c ptimer/base/clock.c ptimer/base/tsc.c \
+    base/alloc.c base/clock.c base/tsc.c \
     -o "$bin" -lm
 clockbin="$out/test_clock"
 "$cc" -std=gnu11 -O2 -g -static -pthread \
     -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-missing-prototypes \
     -I. -Iinclude -Itest -Itest/clock \
     test/harness.c test/main.c test/clock/test_clock.c \
-    ptimer/base/alloc.c ptimer/base/clock.c ptimer/base/tsc.c \
+    base/alloc.c base/clock.c base/tsc.c \
     -o "$clockbin"
 
 passed=0

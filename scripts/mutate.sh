@@ -44,14 +44,14 @@ JOBS=${JOBS:-2}
 # name # file # sed expression (tt-*: run against timerthread; lheap-*: lheap;
 # pwheel-*: pwheel; staged-*: pheap-staged)
 MUTATIONS=(
-  "stop-skips-cas#ptimer/timer.c#s/if (!st_pending(st_step(t, \&w, stop_rows, \"stop\")))/if (!st_pending(st_status(w)))/; s/    st_set(t, PT_TIMER_MODIFYING, PT_TIMER_DELETED, \"stop\");/    atomic_store(\&t->state, w ^ (st_status(w) ^ PT_TIMER_DELETED));/"
-  "revive-keeps-deleted-count#ptimer/timer.c#/if (s == PT_TIMER_DELETED)\$/{n;s/atomic_fetch_sub_explicit(.*);/(void)0;/}"
-  "deleted-timer-fired#ptimer/timers.c#s/            retire_deleted(ts, t, w, NULL, \"run\");/            if (key <= now \&\& st_cas(t, w, PT_TIMER_RUNNING)) { run_one(ts, t, key, now); return 0; } retire_deleted(ts, t, w, NULL, \"run\");/"
-  "modified-earliest-kept-when-empty#ptimer/heap_locked.h#s/    if (ts->heap.len + ts->staged == 0)\$/    if (0)/; s/        if (ts->heap.len + ts->staged == 1)\$/        if (0)/"
-  "ticker-refires-missed#ptimer/timers.c#s/pt_nanos missed = (now - key) \/ t->period, step, next;/pt_nanos missed = 0 * (now - key), step, next;/"
-  "stop-sync-no-wait#ptimer/timer.c#/^static void wait_callbacks/,/^{/s/^{/{ if (mine != ~0u) return;/"
-  "tt-unschedule-ignores-version#ptimer/timerthread.c#s/    uint32_t seen = v;/    uint32_t seen = atomic_load(\&t->version); v = seen \& ~1u;/"
-  "no-wake-on-new-earliest#ptimer/timer.c#s/if (ts->wake \&\& (prev == 0 || when < prev))/if (0 \&\& ts->wake)/; s/^    if (wake)\$/    if (0 \&\& wake)/"
+  "stop-skips-cas#pheap/timer.c#s/if (!st_pending(st_step(t, \&w, stop_rows, \"stop\")))/if (!st_pending(st_status(w)))/; s/    st_set(t, PT_TIMER_MODIFYING, PT_TIMER_DELETED, \"stop\");/    atomic_store(\&t->state, w ^ (st_status(w) ^ PT_TIMER_DELETED));/"
+  "revive-keeps-deleted-count#pheap/timer.c#/if (s == PT_TIMER_DELETED)\$/{n;s/atomic_fetch_sub_explicit(.*);/(void)0;/}"
+  "deleted-timer-fired#pheap/timers.c#s/            retire_deleted(ts, t, w, NULL, \"run\");/            if (key <= now \&\& st_cas(t, w, PT_TIMER_RUNNING)) { run_one(ts, t, key, now); return 0; } retire_deleted(ts, t, w, NULL, \"run\");/"
+  "modified-earliest-kept-when-empty#pheap/heap_locked.h#s/    if (ts->heap.len + ts->staged == 0)\$/    if (0)/; s/        if (ts->heap.len + ts->staged == 1)\$/        if (0)/"
+  "ticker-refires-missed#pheap/timers.c#s/pt_nanos missed = (now - key) \/ t->period, step, next;/pt_nanos missed = 0 * (now - key), step, next;/"
+  "stop-sync-no-wait#pheap/timer.c#/^static void wait_callbacks/,/^{/s/^{/{ if (mine != ~0u) return;/"
+  "tt-unschedule-ignores-version#timerthread/timerthread.c#s/    uint32_t seen = v;/    uint32_t seen = atomic_load(\&t->version); v = seen \& ~1u;/"
+  "no-wake-on-new-earliest#pheap/timer.c#s/if (ts->wake \&\& (prev == 0 || when < prev))/if (0 \&\& ts->wake)/; s/^    if (wake)\$/    if (0 \&\& wake)/"
   "sched-stop-keeps-unread-value#sched/time.c#s/if (t->c \&\& pt__chan_drain(t->c))/if (0)/"
   "sched-timer-due-at-half#sched/time.c#s/__builtin_add_overflow(now, d, \&w)/__builtin_add_overflow(now, d \/ 2, \&w)/"
   "sched-idle-m-parks-instead-of-polling#sched/proc.c#/^static bool claim_poller/,/^}/s/return true;/return false;/"
@@ -59,15 +59,15 @@ MUTATIONS=(
   "lheap-modify-keeps-the-old-key#lheap/lheap.c#/^static int rearm/,/^}/s/^        t->state |= MODIFIED;\$/        (void)0;/"
   "sched-afterfunc-armed-early#sched/time.c#/^static int arm(/,/^}/s/        return engine_arm(t, when);/        return engine_arm(t, when - 500000);/"
   "sched-select-times-out-early#sched/select.c#s/pt__park_until(g, unlock_all_commit, w, deadline)/pt__park_until(g, unlock_all_commit, w, deadline ? deadline - 500000 : 0)/"
-  "move-drops-the-period#ptimer/timers.c#s/^        to->v\[to->len\].item = t;\$/        to->v[to->len].item = t; t->period = 0;/"
+  "move-drops-the-period#pheap/timers.c#s/^        to->v\[to->len\].item = t;\$/        to->v[to->len].item = t; t->period = 0;/"
   "lheap-move-keys-by-the-stale-copy#lheap/lheap.c#/^int pt_lheap_move/,/^}/s/^            t->when_heap = t->when;\$/            (void)0;/"
-  "start-replaces-a-pending-arming#ptimer/timer.c#/^int pt_timer_start/,/^}/s/ARM_START/ARM_RESET/"
-  "tt-unschedule-calls-running-removed#ptimer/timerthread.c#s/        return seen == v + 1 ? 1 : -1;/        return seen == v + 1 ? 0 : -1;/"
+  "start-replaces-a-pending-arming#pheap/timer.c#/^int pt_timer_start/,/^}/s/ARM_START/ARM_RESET/"
+  "tt-unschedule-calls-running-removed#timerthread/timerthread.c#s/        return seen == v + 1 ? 1 : -1;/        return seen == v + 1 ? 0 : -1;/"
   "pwheel-level0-runs-the-whole-slot#pwheel/levels.c#s/refile(w, \&w->slot\[idx\], lvl == 0 ? now : -1);/refile(w, \&w->slot[idx], lvl == 0 ? PT_MAXWHEN : -1);/"
-  "ticker-slides-from-the-check#ptimer/timers.c#s/__builtin_add_overflow(key, step, \&next))/__builtin_add_overflow(now, t->period + 0 * step, \&next))/"
+  "ticker-slides-from-the-check#pheap/timers.c#s/__builtin_add_overflow(key, step, \&next))/__builtin_add_overflow(now, t->period + 0 * step, \&next))/"
   "lheap-ticker-skips-every-other-tick#lheap/lheap.c#s/    pt_nanos k = 1 + (now > when/    pt_nanos k = 2 + (now > when/"
   "pwheel-ticker-slides-from-the-check#pwheel/pwheel.c#s/t->when = ticker_next(t->when, t->period, now);/t->when = ticker_next(now, t->period, now);/"
-  "staged-slot-promoted-at-its-end#ptimer/stage.c#/^bool pt__stage_push/,/^}/s/        pt_nanos at = s << st->shift;/        pt_nanos at = (s + 1) << st->shift;/"
+  "staged-slot-promoted-at-its-end#pheap/stage.c#/^bool pt__stage_push/,/^}/s/        pt_nanos at = s << st->shift;/        pt_nanos at = (s + 1) << st->shift;/"
 )
 SCENARIOS=(modtimer ticker churn move sched)
 

@@ -53,10 +53,10 @@ int pt_test_threads_named(const char *prefix);
 
 /* A fast, reproducible pseudo-random sequence for tests (the state must
  * start nonzero): the project's one pt__xorshift64. */
-#include "ptimer/base/rng.h"
+#include "base/rng.h"
 
-/* PT__SANITIZED (ptimer/base/sanitized.h): sanitized builds scale the stress
+/* PT__SANITIZED (base/sanitized.h): sanitized builds scale the stress
  * loops down, as they run many times slower. */
-#include "ptimer/base/sanitized.h"
+#include "base/sanitized.h"
 
 #endif

@@ -2,7 +2,7 @@
 #include <stdlib.h>
 
 #include "pool.h"
-#include "ptimer/base/alloc.h"
+#include "base/alloc.h"
 
 #define BATCH 32
 

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "ptimer/base/alloc.h"
+#include "base/alloc.h"
 #include "sc_sched.h"
 
 /* Designs that are a scheduler, not an engine: a name and a mode. */

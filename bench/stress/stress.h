@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "../engine.h"
-#include "ptimer/base/rng.h"
+#include "base/rng.h"
 
 /* What can go wrong, one name each: the verdict counts by these, and the
  * tests expect them by name. */

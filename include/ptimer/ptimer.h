@@ -104,7 +104,7 @@ enum pt_timer_status {
 typedef struct pt_timers pt_timers;
 
 /* The storage of one P's 4-ary heap. Its functions are private
- * (ptimer/heap4.h); the layout is here only so that pt_timers can be
+ * (base/heap4.h); the layout is here only so that pt_timers can be
  * embedded. */
 struct pt__heap4_entry;
 typedef struct pt__heap4 {
@@ -117,7 +117,7 @@ typedef struct pt__heap4 {
 /* One timer. Embeddable; every field is private, laid out here only so
  * that a timer can live inside the caller's own objects (56 bytes on
  * 64-bit targets; pt_timer_status() reads the status). The layout of the
- * state and callbacks words is the library's own (ptimer/status.h). */
+ * state and callbacks words is the library's own (pheap/status.h). */
 typedef struct pt_timer {
     PT_ATOMIC(uint64_t) state PT_ALIGN8; /* status, a check, and the heap holding it */
     uint32_t heap_index;                 /* where in that heap (or ring); its lock guards it */

@@ -13,9 +13,9 @@
 #include <time.h>
 
 #include "harness.h"
-#include "ptimer/base/clock_select.h"
-#include "ptimer/base/futex.h"
-#include "ptimer/base/tsc.h"
+#include "base/clock_select.h"
+#include "base/futex.h"
+#include "base/tsc.h"
 #include "ptimer/clock.h"
 
 /* How far pt_nanotime may be from CLOCK_MONOTONIC read just before and

@@ -30,7 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ptimer/base/alloc.h"
+#include "base/alloc.h"
 #include "fuzz_fail.h"
 #include "ptimer/ptimer.h"
 #include "ref_timers.h"

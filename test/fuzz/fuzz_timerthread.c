@@ -32,8 +32,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "ptimer/base/alloc.h"
-#include "ptimer/task_pool.h" /* the reclaim's test hooks */
+#include "base/alloc.h"
+#include "timerthread/task_pool.h" /* the reclaim's test hooks */
 #include "fuzz_fail.h"
 #include "ptimer/timerthread.h"
 

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ptimer/base/rng.h"
+#include "base/rng.h"
 #include "util.h"
 
 static pt_lheap h;

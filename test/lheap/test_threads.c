@@ -5,7 +5,7 @@
 #include <pthread.h>
 #include <sched.h>
 
-#include "ptimer/base/rng.h"
+#include "base/rng.h"
 #include "util.h"
 
 /* ---- stop_sync waits for a callback running on another thread ----------- */

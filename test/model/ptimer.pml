@@ -1,4 +1,4 @@
-/* ptimer.pml: the per-P timer protocol of ptimer/timer.c and ptimer/timers.c
+/* ptimer.pml: the per-P timer protocol of pheap/timer.c and pheap/timers.c
  * as a Promela model, checked with spin. README.md beside this file maps
  * every inline and process here to the C function it stands for; the rows
  * named in comments are the rows of the status table in ptimer.h.

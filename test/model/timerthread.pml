@@ -1,4 +1,4 @@
-/* timerthread.pml: the TimerThread's sleep/wake protocol (ptimer/timerthread.c:
+/* timerthread.pml: the TimerThread's sleep/wake protocol (timerthread/timerthread.c:
  * tt_loop, tt_announce, pt_timerthread_destroy), to check that the timer
  * thread never sleeps through a schedule that needs it or through destroy.
  *

@@ -2,7 +2,7 @@
  * wakes its waiter, resetting before the fire postpones, a stale timer
  * (fired for a deadline since reset) changes nothing (Go's rseq/wseq via
  * the timer's seq), and close wakes waiters and stops the timers. */
-#include "ptimer/base/lock.h"
+#include "base/lock.h"
 #include "util.h"
 
 #define R PT_POLL_READ

@@ -1,6 +1,6 @@
 #include "ploop.h"
 
-#include "ptimer/base/futex.h"
+#include "base/futex.h"
 #include "harness.h"
 
 static void ploop_wake(void *ctx, pt_nanos when)

@@ -3,9 +3,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "ptimer/base/alloc.h"
+#include "base/alloc.h"
 #include "harness.h"
-#include "ptimer/heap4.h"
+#include "base/heap4.h"
 
 struct item {
     pt_nanos when;

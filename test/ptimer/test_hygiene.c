@@ -4,7 +4,7 @@
 
 #include "harness.h"
 #include "ptimer/ptimer.h"
-#include "ptimer/status.h"
+#include "pheap/status.h"
 
 static int order_fired;
 static pt_nanos order_last;

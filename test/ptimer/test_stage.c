@@ -4,8 +4,8 @@
  * clock is driven by hand: every check passes its own now. */
 #include <stdlib.h>
 
-#include "ptimer/base/rng.h"
-#include "ptimer/stage.h"
+#include "base/rng.h"
+#include "pheap/stage.h"
 #include "util.h"
 
 #define SLOT ((pt_nanos)1 << 20) /* 1.05 ms */

@@ -4,7 +4,7 @@
  * heap) before and after. The clock is the `now` passed to check, so
  * nothing here sleeps. Transient states that only another thread could
  * hold (Running, Moving, Removing, Modifying) are forced with a store to
- * the status word: white-box, through ptimer/status.h. */
+ * the status word: white-box, through pheap/status.h. */
 
 #include <errno.h>
 #include <pthread.h>

@@ -152,7 +152,7 @@ void test_verify_reports_a_timer_naming_another_heap_or_off_its_key(void)
     CHECK_EQ(pt_timers_destroy(&b), 0);
 }
 
-/* The state word's three parts (ptimer/status.h) never bleed into each
+/* The state word's three parts (pheap/status.h) never bleed into each
  * other, and a heap address that does not fit is refused. */
 void test_state_word_keeps_heap_status_and_check_apart(void)
 {

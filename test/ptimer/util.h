@@ -9,8 +9,8 @@
 
 #include "harness.h"
 #include "ptimer/ptimer.h"
-#include "ptimer/heap4.h"
-#include "ptimer/status.h"
+#include "base/heap4.h"
+#include "pheap/status.h"
 
 #define SECOND ((pt_nanos)1000000000)
 

@@ -11,7 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "ptimer/base/alloc.h"
+#include "base/alloc.h"
 #include "sched/internal.h"
 #include "sched/sanitizer.h" /* PT__TSAN */
 #include "util.h"

@@ -13,8 +13,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "ptimer/base/alloc.h"
-#include "ptimer/status.h"
+#include "base/alloc.h"
+#include "pheap/status.h"
 #include "ptimer/timerthread.h"
 #include "sched/internal.h"
 #include "sched/sanitizer.h"

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "ptimer/task_pool.h"
+#include "timerthread/task_pool.h"
 #include "util.h"
 
 /* Many million pairs in a normal build; scaled down so a sanitizer build

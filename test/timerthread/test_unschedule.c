@@ -5,7 +5,7 @@
 #include <sched.h>
 #include <stdlib.h>
 
-#include "ptimer/task_pool.h"
+#include "timerthread/task_pool.h"
 #include "util.h"
 
 void test_unschedule_before_run_returns_zero_and_it_never_runs(void)

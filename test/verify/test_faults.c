@@ -12,11 +12,11 @@
 #include <string.h>
 #include <time.h>
 
-#include "ptimer/base/alloc.h"
+#include "base/alloc.h"
 #include "harness.h"
 #include "ptimer/ptimer.h"
 #include "ptimer/timerthread.h"
-#include "ptimer/task_pool.h"
+#include "timerthread/task_pool.h"
 
 #define CHECK_STATUS(t, s) CHECK_EQ(pt_timer_status(t), (s))
 

@@ -27,8 +27,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "ptimer/base/clock_select.h"
-#include "ptimer/base/tsc.h"
+#include "base/clock_select.h"
+#include "base/tsc.h"
 
 enum { STATE_UNSET = 0, STATE_MONOTONIC, STATE_TSC };
 

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ptimer/base/sanitized.h"
+#include "base/sanitized.h"
 
 void *pt__malloc(size_t n);
 void *pt__realloc(void *p, size_t n);

@@ -1,13 +1,13 @@
 /* The TimerThread's task slot pool and the per-thread index that keys its
  * caches: see task_pool.h for the layout and why. */
-#include "ptimer/task_pool.h"
+#include "timerthread/task_pool.h"
 
 #include <pthread.h>
 #include <stdbool.h>
 #include <string.h>
 
-#include "ptimer/base/alloc.h"
-#include "ptimer/base/lock.h"
+#include "base/alloc.h"
+#include "base/lock.h"
 
 #define BLOCK_TASKS (1u << PT__TASK_BLOCK_SHIFT)
 #define GROUP_BLOCKS (1u << PT__TASK_GROUP_SHIFT)

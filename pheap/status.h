@@ -11,7 +11,7 @@
 
 #include "ptimer/ptimer.h"
 
-#include "ptimer/base/lock.h"
+#include "base/lock.h"
 
 #define PT__TIMERS_MAGIC 0x70746873u /* "pths" */
 

@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "ptimer/heap_locked.h"
+#include "pheap/heap_locked.h"
 
 _Thread_local struct pt__cb_frame *pt__cb_top;
 

@@ -1,5 +1,5 @@
 #define _GNU_SOURCE /* mremap */
-#include "ptimer/base/alloc.h"
+#include "base/alloc.h"
 
 #include <stdatomic.h>
 #include <string.h>

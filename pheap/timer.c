@@ -5,7 +5,7 @@
 #include <errno.h>
 #include <limits.h>
 
-#include "ptimer/heap_locked.h"
+#include "pheap/heap_locked.h"
 
 void pt_timer_init(pt_timer *t, pt_func f, void *arg)
 {

@@ -1,9 +1,9 @@
 /* The 4-ary heap: see heap4.h for the layout and why. */
-#include "ptimer/heap4.h"
+#include "base/heap4.h"
 
 #include <errno.h>
 
-#include "ptimer/base/alloc.h"
+#include "base/alloc.h"
 
 #define HEAP4_MIN_CAP 64u
 

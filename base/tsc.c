@@ -36,8 +36,8 @@
  *
  * What each read costs: bench/RESULTS.md, "What a clock read costs".
  */
-#include "ptimer/base/tsc.h"
-#include "ptimer/base/lock.h"
+#include "base/tsc.h"
+#include "base/lock.h"
 
 #include <errno.h>
 #include <fcntl.h>

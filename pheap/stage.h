@@ -32,8 +32,8 @@
 #ifndef PTIMER_STAGE_H
 #define PTIMER_STAGE_H
 
-#include "ptimer/heap4.h"
-#include "ptimer/status.h"
+#include "base/heap4.h"
+#include "pheap/status.h"
 
 #define PT__STAGE_SLOTS 64u
 #define PT__STAGED 0x80000000u

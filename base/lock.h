@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "ptimer/base/futex.h"
+#include "base/futex.h"
 
 static inline void pt__cpu_relax(void)
 {

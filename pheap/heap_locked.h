@@ -7,9 +7,9 @@
 #ifndef PTIMER_HEAP_LOCKED_H
 #define PTIMER_HEAP_LOCKED_H
 
-#include "ptimer/heap4.h"
-#include "ptimer/stage.h"
-#include "ptimer/status.h"
+#include "base/heap4.h"
+#include "pheap/stage.h"
+#include "pheap/status.h"
 
 /* The earlier of a head time and ts's modified_earliest (0: neither). */
 static inline pt_nanos pt__next_time_with(const pt_timers *ts, pt_nanos head)

@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "ptimer/status.h"
+#include "pheap/status.h"
 
 static const char *status_name(uint32_t s)
 {

@@ -67,10 +67,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ptimer/base/alloc.h"
-#include "ptimer/base/lock.h"
-#include "ptimer/heap4.h"
-#include "ptimer/task_pool.h"
+#include "base/alloc.h"
+#include "base/lock.h"
+#include "base/heap4.h"
+#include "timerthread/task_pool.h"
 
 #define TT_DEFAULT_BUCKETS 13u
 #define TT_RECLAIM_EVERY 4096u /* unschedules per thread between reclaim requests */

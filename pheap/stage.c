@@ -4,9 +4,9 @@
 #include <errno.h>
 #include <stdio.h>
 
-#include "ptimer/heap_locked.h"
+#include "pheap/heap_locked.h"
 
-#include "ptimer/base/alloc.h"
+#include "base/alloc.h"
 
 #define STAGE_MIN_CAP 64u
 
