@@ -55,11 +55,15 @@ for d in ${DESIGNS//,/ }; do
   esac
   secs=$((MIN * 60 / ${#scen[@]}))
   for s in "${scen[@]}"; do
-    line=$("$bin" --design "$d" --scenario "$s" --duration "$secs" --seed "$seed" 2>&1 \
-      | grep -E '^(PASS|FAIL|SKIP)' | tail -1) || true
+    out=$("$bin" --design "$d" --scenario "$s" --duration "$secs" --seed "$seed" 2>&1) || true
+    line=$(grep -E '^(PASS|FAIL|SKIP)' <<<"$out" | tail -1) || true
     [ -n "$line" ] || line="FAIL $d $s: no verdict (seed $seed)"
-    [[ $line == PASS* || $line == SKIP* ]] || failed=1
     echo "$line" | tee -a "$log"
+    if [[ $line != PASS* && $line != SKIP* ]]; then
+      failed=1
+      # the first violations it printed, to say what went wrong
+      grep -E '^ +violation' <<<"$out" | head -3 | sed 's/^ */    /' | tee -a "$log" || true
+    fi
     seed=$((seed + 1))
   done
 done
