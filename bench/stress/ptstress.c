@@ -28,11 +28,11 @@ struct scenario {
 
 static const struct scenario scenarios[] = {
     {"modtimer", "random arm/stop from Ps and outsiders, several threads on one timer", sc_modtimer,
-     false, false, 25},
-    {"ticker", "tickers reset and stopped at random while Ps stall", sc_ticker, false, false, 25},
+     false, false, 50},
+    {"ticker", "tickers reset and stopped at random while Ps stall", sc_ticker, false, false, 50},
     {"churn", "RPC-style arm/cancel at full speed: bounded memory, no leak", sc_churn, false, false,
-     25},
-    {"move", "modtimer while Ps are removed (moveTimers) and added back", sc_move, true, false, 25},
+     50},
+    {"move", "modtimer while Ps are removed (moveTimers) and added back", sc_move, true, false, 50},
 #ifdef PTSTRESS_HAVE_SCHED
     {"sched", "inside the scheduler: sleeps, Timers, AfterFuncs, Tickers, while Ps come and go",
      sc_sched, false, true, 100},
@@ -116,7 +116,7 @@ static void usage(FILE *f, const char *argv0)
             "                        sched: N/8 Gs of each kind\n"
             "  -T, --duration SEC    per design x scenario (default 2)\n"
             "  -b, --bound MS        how late a firing may be, past the delays a scenario\n"
-            "                        causes itself (default or 0: the scenario's, 25; sched 100)\n"
+            "                        causes itself (default or 0: the scenario's, 50; sched 100)\n"
             "  -S, --seed N          (default: from the clock; printed)\n"
             "      --soak            long runs: duration 3600 s unless given, progress lines\n"
             "  -p, --progress SEC    a progress line every SEC seconds (--soak: 60)\n"
