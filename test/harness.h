@@ -51,6 +51,33 @@ int pt_test_threads_named(const char *prefix);
         }                                                                                      \
     } while (0)
 
+/* What each firing of a timer said it was for, in order: a callback
+ * records the answer of its family's pt_*_firing (pt_timers_firing,
+ * pt_wheel_firing, pt_lheap_firing), and the test compares them all. */
+#include "ptimer/clock.h"
+#define FIRINGS_MAX 4
+struct firings {
+    int n;
+    pt_nanos when[FIRINGS_MAX], now[FIRINGS_MAX];
+};
+
+static inline void firings_record(struct firings *f, int (*firing)(pt_nanos *, pt_nanos *))
+{
+    CHECK(f->n < FIRINGS_MAX);
+    CHECK_EQ(firing(&f->when[f->n], &f->now[f->n]), 0);
+    f->n++;
+}
+
+static inline void firings_check(const struct firings *f, const pt_nanos *when, const pt_nanos *now,
+                                 int n)
+{
+    CHECK_EQ(f->n, n);
+    for (int i = 0; i < n; i++) {
+        CHECK_EQ(f->when[i], when[i]);
+        CHECK_EQ(f->now[i], now[i]);
+    }
+}
+
 /* A fast, reproducible pseudo-random sequence for tests (the state must
  * start nonzero): the project's one pt__xorshift64. */
 #include "base/rng.h"

@@ -253,13 +253,10 @@ static void tk_scan(void *vm)
         struct arm_rec *a = &t->ring[t->cur % ARM_RING];
         if (t->live && t->late_seen != t->cur) {
             /* exact: the tick owed; else a period past the last one */
-            pt_nanos owed = atomic_load(&a->due), limit = tk_allowed(m, owed);
-            if (!m->r->eng->tm_firing) {
-                pt_nanos last = atomic_load(&a->fired_at);
-                owed = last ? last + atomic_load(&a->period) : owed;
-                limit = tk_allowed(m, owed);
-            }
-            if (owed + limit < now) {
+            pt_nanos owed = atomic_load(&a->due), last = atomic_load(&a->fired_at);
+            if (!m->r->eng->tm_firing && last)
+                owed = last + atomic_load(&a->period);
+            if (owed + tk_allowed(m, owed) < now) {
                 t->late_seen = t->cur;
                 stress_violation(m->r, V_LATE, k, t->cur,
                                  "a tick every period (the one owed within the bound)",

@@ -185,18 +185,10 @@ void test_ticker_skips_missed_ticks_and_keeps_its_phase(void)
     done();
 }
 
-struct lfirings {
-    int n;
-    pt_nanos when[4], now[4];
-};
-
 static void lfiring_cb(void *arg, uintptr_t seq)
 {
-    struct lfirings *f = arg;
     (void)seq;
-    CHECK(f->n < 4);
-    CHECK_EQ(pt_lheap_firing(&f->when[f->n], &f->now[f->n]), 0);
-    f->n++;
+    firings_record(arg, pt_lheap_firing);
 }
 
 void test_firing_names_the_tick_due_and_the_checks_now(void)
@@ -206,7 +198,7 @@ void test_firing_names_the_tick_due_and_the_checks_now(void)
     CHECK_EQ(when, 7);
     CHECK_EQ(pt_lheap_firing(&when, NULL), -EINVAL);
     fresh();
-    struct lfirings f = {0};
+    struct firings f = {0};
     pt_lheap_timer t;
     pt_lheap_timer_init(&t, lfiring_cb, &f);
     CHECK_EQ(pt_lheap_timer_start(&h, &t, 100, 10), 0);
@@ -214,12 +206,8 @@ void test_firing_names_the_tick_due_and_the_checks_now(void)
     CHECK_EQ(pt_lheap_check(&h, 113, NULL), 1); /* 3 late */
     CHECK_EQ(pt_lheap_check(&h, 145, NULL), 1); /* 120..140 owed: one run */
     CHECK_EQ(pt_lheap_check(&h, 150, NULL), 1);
-    CHECK_EQ(f.n, 4);
     const pt_nanos when_want[] = {100, 110, 120, 150}, now_want[] = {100, 113, 145, 150};
-    for (int i = 0; i < 4; i++) {
-        CHECK_EQ(f.when[i], when_want[i]);
-        CHECK_EQ(f.now[i], now_want[i]);
-    }
+    firings_check(&f, when_want, now_want, 4);
     CHECK_EQ(pt_lheap_firing(&when, &now), -ENOENT);
     CHECK_EQ(pt_lheap_timer_stop_sync(&t), 1);
     done();

@@ -292,19 +292,10 @@ void test_ticker_after_stall_fires_once_and_keeps_phase(void)
     teardown(&ts, &t, 1);
 }
 
-/* What each firing of a ticker says it is for, and the check that ran it. */
-struct firings {
-    int n;
-    pt_nanos when[4], now[4];
-};
-
 static void firing_cb(void *arg, uintptr_t seq)
 {
-    struct firings *f = arg;
     (void)seq;
-    CHECK(f->n < 4);
-    CHECK_EQ(pt_timers_firing(&f->when[f->n], &f->now[f->n]), 0);
-    f->n++;
+    firings_record(arg, pt_timers_firing);
 }
 
 void test_firing_names_the_tick_due_and_the_checks_now(void)
@@ -324,12 +315,8 @@ void test_firing_names_the_tick_due_and_the_checks_now(void)
     CHECK_EQ(pt_timers_check(&ts, 1130, true, NULL), 1); /* 30 late */
     CHECK_EQ(pt_timers_check(&ts, 1475, true, NULL), 1); /* 1200..1400 owed: one run */
     CHECK_EQ(pt_timers_check(&ts, 1500, true, NULL), 1);
-    CHECK_EQ(f.n, 4);
     const pt_nanos when_want[] = {1000, 1100, 1200, 1500}, now_want[] = {1000, 1130, 1475, 1500};
-    for (int i = 0; i < 4; i++) {
-        CHECK_EQ(f.when[i], when_want[i]);
-        CHECK_EQ(f.now[i], now_want[i]);
-    }
+    firings_check(&f, when_want, now_want, 4);
     CHECK_EQ(pt_timers_firing(&when, &now), -ENOENT); /* the frame is gone */
     CHECK_EQ(pt_timer_stop_sync(&t), 1);
     CHECK_EQ(pt_timers_destroy(&ts), 0);
