@@ -105,34 +105,35 @@ static void g_free(pt_g *g)
 static pt_g *g_get(pt_sched *s, struct pt__p *p)
 {
     pt_g *g;
-    if (p && (g = p->pool)) {
-        p->pool = g->next;
-        p->npool--;
+    if (p && (g = p->gs.pool)) {
+        p->gs.pool = g->next;
+        p->gs.npool--;
         return g;
     }
-    if (atomic_load_explicit(&s->gpool, memory_order_relaxed)) { /* a peek: the lock decides */
+    if (atomic_load_explicit(&s->gpool.batches,
+                             memory_order_relaxed)) { /* a peek: the lock decides */
         pt__lock(&s->lock);
-        g = atomic_load_explicit(&s->gpool, memory_order_relaxed);
+        g = atomic_load_explicit(&s->gpool.batches, memory_order_relaxed);
         if (g) {
             pt_g *rest = g->next, *below = g->pool_batch;
             uint32_t n = g->pool_n - 1;
-            uint64_t left = atomic_load_explicit(&s->gpool_n, memory_order_relaxed);
+            uint64_t left = atomic_load_explicit(&s->gpool.n, memory_order_relaxed);
             if (p || !rest) {
-                atomic_store_explicit(&s->gpool, below, memory_order_relaxed);
+                atomic_store_explicit(&s->gpool.batches, below, memory_order_relaxed);
                 left -= n + 1;
             } else { /* a thread takes one: the rest stays a batch */
                 rest->pool_batch = below;
                 rest->pool_n = n;
-                atomic_store_explicit(&s->gpool, rest, memory_order_relaxed);
+                atomic_store_explicit(&s->gpool.batches, rest, memory_order_relaxed);
                 left -= 1;
             }
-            atomic_store_explicit(&s->gpool_n, left, memory_order_relaxed);
-            if (left < s->gpool_low)
-                s->gpool_low = left;
+            atomic_store_explicit(&s->gpool.n, left, memory_order_relaxed);
+            if (left < s->gpool.low)
+                s->gpool.low = left;
             pt__unlock(&s->lock);
             if (p) { /* the pool was empty */
-                p->pool = rest;
-                p->npool = n;
+                p->gs.pool = rest;
+                p->gs.npool = n;
             }
             return g;
         }
@@ -147,23 +148,23 @@ static pt_g *g_get(pt_sched *s, struct pt__p *p)
 static void g_put(struct pt__p *p, pt_g *g)
 {
     atomic_store_explicit(&g->status, PT__G_IDLE, memory_order_relaxed);
-    g->next = p->pool;
-    p->pool = g;
-    if (++p->npool < PT__G_POOL_LOCAL)
+    g->next = p->gs.pool;
+    p->gs.pool = g;
+    if (++p->gs.npool < PT__G_POOL_LOCAL)
         return;
-    pt_g *head = p->pool, *tail = head;
+    pt_g *head = p->gs.pool, *tail = head;
     for (uint32_t i = 1; i < PT__G_POOL_LOCAL / 2; i++)
         tail = tail->next;
-    p->pool = tail->next;
-    p->npool -= PT__G_POOL_LOCAL / 2;
+    p->gs.pool = tail->next;
+    p->gs.npool -= PT__G_POOL_LOCAL / 2;
     tail->next = NULL;
     head->pool_n = PT__G_POOL_LOCAL / 2;
     pt_sched *s = p->s;
     pt__lock(&s->lock);
-    head->pool_batch = atomic_load_explicit(&s->gpool, memory_order_relaxed);
-    atomic_store_explicit(&s->gpool, head, memory_order_relaxed);
-    atomic_store_explicit(&s->gpool_n,
-                          atomic_load_explicit(&s->gpool_n, memory_order_relaxed) + head->pool_n,
+    head->pool_batch = atomic_load_explicit(&s->gpool.batches, memory_order_relaxed);
+    atomic_store_explicit(&s->gpool.batches, head, memory_order_relaxed);
+    atomic_store_explicit(&s->gpool.n,
+                          atomic_load_explicit(&s->gpool.n, memory_order_relaxed) + head->pool_n,
                           memory_order_relaxed);
     pt__unlock(&s->lock);
 }
@@ -182,23 +183,24 @@ static void g_put(struct pt__p *p, pt_g *g)
 
 pt_nanos pt__g_trim(pt_sched *s, pt_nanos now)
 {
-    if (now >= s->gtrim_at) {
+    if (now >= s->gpool.trim_at) {
         pt_g *out = NULL;
         pt__lock(&s->lock);
-        uint64_t n = atomic_load_explicit(&s->gpool_n, memory_order_relaxed);
-        uint64_t spare = s->gpool_low > PT__G_POOL_KEEP ? s->gpool_low - PT__G_POOL_KEEP : 0;
+        uint64_t n = atomic_load_explicit(&s->gpool.n, memory_order_relaxed);
+        uint64_t spare = s->gpool.low > PT__G_POOL_KEEP ? s->gpool.low - PT__G_POOL_KEEP : 0;
         pt_g *b;
-        while ((b = atomic_load_explicit(&s->gpool, memory_order_relaxed)) && b->pool_n <= spare) {
-            atomic_store_explicit(&s->gpool, b->pool_batch, memory_order_relaxed);
+        while ((b = atomic_load_explicit(&s->gpool.batches, memory_order_relaxed)) &&
+               b->pool_n <= spare) {
+            atomic_store_explicit(&s->gpool.batches, b->pool_batch, memory_order_relaxed);
             spare -= b->pool_n;
             n -= b->pool_n;
             b->pool_batch = out;
             out = b;
         }
-        atomic_store_explicit(&s->gpool_n, n, memory_order_relaxed);
-        s->gpool_low = n;
+        atomic_store_explicit(&s->gpool.n, n, memory_order_relaxed);
+        s->gpool.low = n;
         pt__unlock(&s->lock);
-        s->gtrim_at = now + PT__G_TRIM_NS;
+        s->gpool.trim_at = now + PT__G_TRIM_NS;
         for (pt_g *nb; out; out = nb) {
             nb = out->pool_batch;
             for (pt_g *g = out, *nx; g; g = nx) {
@@ -207,8 +209,9 @@ pt_nanos pt__g_trim(pt_sched *s, pt_nanos now)
             }
         }
     }
-    return atomic_load_explicit(&s->gpool_n, memory_order_relaxed) > PT__G_POOL_KEEP ? s->gtrim_at
-                                                                                      : 0;
+    return atomic_load_explicit(&s->gpool.n, memory_order_relaxed) > PT__G_POOL_KEEP
+               ? s->gpool.trim_at
+               : 0;
 }
 
 void pt__g_free_all(pt_sched *s)
@@ -216,22 +219,22 @@ void pt__g_free_all(pt_sched *s)
     int n = atomic_load_explicit(&s->maxprocs_made, memory_order_acquire);
     for (int i = 0; i < n; i++) {
         struct pt__p *p = s->ps[i];
-        for (pt_g *g = p->pool, *nx; g; g = nx) {
+        for (pt_g *g = p->gs.pool, *nx; g; g = nx) {
             nx = g->next;
             g_free(g);
         }
-        p->pool = NULL;
-        p->npool = 0;
+        p->gs.pool = NULL;
+        p->gs.npool = 0;
     }
-    for (pt_g *b = atomic_load_explicit(&s->gpool, memory_order_relaxed), *nb; b; b = nb) {
+    for (pt_g *b = atomic_load_explicit(&s->gpool.batches, memory_order_relaxed), *nb; b; b = nb) {
         nb = b->pool_batch;
         for (pt_g *g = b, *nx; g; g = nx) {
             nx = g->next;
             g_free(g);
         }
     }
-    atomic_store_explicit(&s->gpool, NULL, memory_order_relaxed);
-    atomic_store_explicit(&s->gpool_n, 0, memory_order_relaxed);
+    atomic_store_explicit(&s->gpool.batches, NULL, memory_order_relaxed);
+    atomic_store_explicit(&s->gpool.n, 0, memory_order_relaxed);
 }
 
 /* ---- running a G ---------------------------------------------------------- */
@@ -486,12 +489,12 @@ int pt_go(pt_sched *s, void (*fn)(void *), void *arg)
     g->fn = fn;
     g->arg = arg;
     if (p) {
-        if (p->gid_next == p->gid_end) {
-            p->gid_next = atomic_fetch_add_explicit(&s->next_gid, PT__GID_BATCH,
-                                                    memory_order_relaxed) + 1;
-            p->gid_end = p->gid_next + PT__GID_BATCH;
+        if (p->gs.gid_next == p->gs.gid_end) {
+            p->gs.gid_next =
+                atomic_fetch_add_explicit(&s->next_gid, PT__GID_BATCH, memory_order_relaxed) + 1;
+            p->gs.gid_end = p->gs.gid_next + PT__GID_BATCH;
         }
-        g->id = p->gid_next++;
+        g->id = p->gs.gid_next++;
         pt__count(&p->n_gs_created, 1);
     } else {
         g->id = atomic_fetch_add_explicit(&s->next_gid, 1, memory_order_relaxed) + 1;

@@ -14,6 +14,14 @@
  *             events, read, write, accept, connect, close (their
  *             structures in sched/fd.h)
  *
+ * Each part's state sits in the header named for the file that owns it,
+ * which says who else may touch it: runq.h (runq.c), gpool.h (g.c's pools
+ * of finished Gs), idle.h (proc.c's idle and spinning Ms), sysmon.h,
+ * time.h, park.h (sleep.c's timed parks), preempt.h (the M's alarm),
+ * stack.h, fiber.h, ptimers.h (a P's timers in either per-P mode), fd.h
+ * and chan.h. This file ties them into the G, the P, the M and the
+ * scheduler, and declares what each file offers the others.
+ *
  * Locks, outermost first: a descriptor's lock (fdtab.c; held around its
  * netpoll registration, so before the netpoll's own), s->lock (the global
  * queue, the global G pool, set_procs), then a P's timer heap lock
@@ -40,19 +48,17 @@
 #include "ptimer/sched.h"
 #include "ptimer/timerthread.h"
 #include "sched/fiber.h"
+#include "sched/gpool.h"
+#include "sched/idle.h"
 #include "sched/park.h"
 #include "sched/preempt.h"
 #include "sched/ptimers.h"
+#include "sched/runq.h"
 #include "sched/stack.h"
+#include "sched/sysmon.h"
+#include "sched/time.h"
 
 #define PT__MAX_PROCS 1024
-/* A P's local queue: Go's ring, four times Go's 256 (8 KiB a P). Past
- * it, a G waits on the P's overflow list: a lock per ready and a pointer
- * chase through cold Gs per refill, which 1000 sleepers on a P paid at
- * 256. */
-#define PT__RUNQ_SIZE 1024u
-#define PT__G_POOL_LOCAL 64u /* finished Gs a P keeps before handing half to the global pool */
-#define PT__GID_BATCH 16u    /* G ids a P takes at a time (Go's _GoidCacheBatch) */
 
 /* A G's status. Transitions: Runnable -> Running (an M takes it),
  * Running -> Runnable (yield), Running -> Waiting (park: set on the M,
@@ -70,9 +76,6 @@ enum {
  * it handed its M to (g.c). NEXT: back to the head of its P's queue (a
  * G that handed the M straight back to the one whose park was refused). */
 enum { PT__G_DO_YIELD = 1, PT__G_DO_PARK, PT__G_DO_EXIT, PT__G_DO_PREEMPT, PT__G_DO_NEXT };
-
-/* The monitor's slice, asked of the kernel (sysmon.c): Linux's least. */
-#define PT__SYSMON_SLICE_NS 100000
 
 /* A G in a preemptible region that has held its P this long while other
  * Gs wait is preempted (pt_sched_set_preempt_slice): about Linux's base
@@ -109,7 +112,7 @@ struct pt_g {
     bool (*commit)(void *); /* pt_park's, run on the M after the switch */
     void *commit_arg;
     pt_g *next;             /* in the global queue, a pool, or a wait group */
-    pt_g *pool_batch;       /* the first G of a batch in the global pool: the next batch */
+    pt_g *pool_batch; /* the first G of a batch in the global pool (gpool.h): the next batch */
     uint32_t pool_n;        /* ... and its batch's length */
     void *wake_sg;          /* the channel wait (struct pt__sudog) a waker completed */
     uint64_t id;
@@ -127,24 +130,9 @@ struct pt_g {
 struct pt__p {
     int id;
     pt_sched *s;
-    /* Go's runq: a ring the owner pushes at tail (release) and anyone
-     * takes from at head (CAS); runnext is the G to run next, ahead of
-     * the ring (a G just readied or spawned by this P: it inherits the
-     * time slice, which keeps ping-pong pairs on one P). */
-    _Atomic uint32_t runq_head;
-    _Atomic uint32_t runq_tail;
-    pt_g *_Atomic runnext;
-    pt_g *_Atomic runq[PT__RUNQ_SIZE];
-    /* Past a full ring: the P's overflow, a FIFO list behind it (runq.c).
-     * The owner appends and refills the ring from its head; a thief that
-     * finds the ring empty takes from it too, so the lock is the owner's
-     * alone unless the P is stuck. ovf_len is read without the lock. */
-    _Atomic uint32_t ovf_lock;
-    _Atomic uint32_t ovf_len;
-    pt_g *ovf_head, *ovf_tail;
+    struct pt__runq rq;       /* its run queue (runq.c) */
     union pt__ptimers timers; /* Go's per-P timers; its wake is wake_timers (proc.c) */
-    pt_g *pool;             /* finished Gs, their stacks kept (M) */
-    uint32_t npool;         /* (M) */
+    struct pt__p_gs gs;       /* finished Gs kept, G ids (g.c; M) */
     /* Gs run (M): every 61st round looks at the global queue first, and
      * sysmon tells a P stuck in one G by a count that does not move. */
     _Atomic uint32_t schedtick;
@@ -153,16 +141,7 @@ struct pt__p {
     /* counters written by its M only (relaxed loads elsewhere) */
     _Atomic uint64_t n_timers_owner, n_timers_stolen, n_steals, n_overflowed,
         n_handoffs, n_gs_created;
-    /* Freed time.* timers with their channels, kept for the next new on
-     * this P (M; time.c): Go's collector recycles them off the path. */
-    struct pt_time_timer *tcache;
-    uint32_t ntcache;
-    /* pt_time_* timers made here less those freed here (time.c): may be
-     * negative; with s->time_timers they sum to the timers alive */
-    _Atomic int64_t time_timers;
-    /* G ids handed out from a batch of s->next_gid (M): Go's goidcache,
-     * so that two Ps spawning do not share that line on every go */
-    uint64_t gid_next, gid_end;
+    struct pt__p_time time; /* Go's time package: its timer cache, its count (time.c) */
 };
 
 /* A machine: an OS thread bound to one P for life. */
@@ -172,7 +151,7 @@ struct pt__m {
     pt_sched *s;
     struct pt__fiber g0; /* the thread's own stack: where schedule runs */
     pt_g *_Atomic curg;  /* the G it runs now, NULL on g0 (sysmon reads it) */
-    bool spinning;       /* looking for work, counted in s->nmspinning */
+    bool spinning;       /* looking for work, counted in s->idle.nmspinning */
     uint64_t rng;        /* steal order */
     _Atomic uint32_t retired_word; /* futex: a removed P's M waits here until regrown */
     /* A G that switched straight to the running one (g.c): what it asked
@@ -199,29 +178,10 @@ struct pt_sched {
     _Atomic int maxprocs_made;         /* Ps created so far (written under s->lock) */
 
     _Atomic uint32_t lock;             /* pt__lock: global queue, global pool, set_procs */
-    pt_g *globq_head, *globq_tail;
-    _Atomic uint32_t globq_len;
-    pt_g *_Atomic gpool;               /* finished Gs beyond the Ps' pools, in batches (g.c; s->lock;
-                                        * peeked without) */
-    _Atomic uint64_t gpool_n;          /* Gs in it (s->lock; read without by the monitor) */
-    uint64_t gpool_low;                /* its least since the last trim (s->lock) */
-    pt_nanos gtrim_at;                 /* the next trim (the monitor's) */
+    struct pt__globq globq;            /* the global queue (runq.c; s->lock) */
+    struct pt__gpool gpool;            /* finished Gs beyond the Ps' pools (g.c) */
 
-    /* Idle Ms and spinning: read by wakep on every ready, so on their own
-     * line. npidle counts Ps whose M is idle (parked or polling). */
-    _Alignas(64) _Atomic int32_t npidle;
-    _Atomic int32_t nmspinning;
-    _Atomic uint32_t wakeup_pending;   /* a wakep's signal is on its way (1), and others joined it (2) */
-    /* bthread's ParkingLot: idle Ms read the word, look for work once
-     * more, and sleep only while it is unchanged; every signal adds 1. */
-    _Alignas(64) _Atomic uint32_t park_word;
-    /* 1 while a thread owns the netpoller: an idle M blocked in it (or
-     * about to be), or a non-blocking poll (find_runnable's, the
-     * monitor's). */
-    _Atomic uint32_t polling;
-    /* An idle M found `polling` taken and parked: whoever drops the claim
-     * wakes a parked M (proc.c, pt__poller_release). */
-    _Atomic uint32_t poll_wanted;
+    struct pt__idle idle; /* idle and spinning Ms, the netpoller's claim (proc.c) */
     pt_netpoll *np;
 
     _Alignas(64) _Atomic int64_t gcount; /* Gs started and not finished */
@@ -234,11 +194,7 @@ struct pt_sched {
     _Atomic int64_t time_timers;         /* pt_time_* timers made off the Ps, less those freed
                                           * off them (time.c) */
 
-    pthread_t sysmon;
-    _Atomic int32_t sysmon_tid;          /* its thread's id, once it runs (0 before) */
-    int32_t sysmon_nice;                 /* its nice value as created (a normal thread's again) */
-    _Atomic uint32_t sysmon_word;        /* futex: sysmon sleeps here when every P is idle */
-    _Atomic uint32_t sysmon_sleeping;
+    struct pt__sysmon sysmon; /* the monitor's thread and sleep (sysmon.c) */
 
     pt_timerthread *tt;                  /* PT_TIMERS_TIMERTHREAD: the process's */
     _Atomic pt_nanos preempt_slice;      /* 0: regions refused, nobody preempted */
@@ -278,7 +234,6 @@ struct pt__m *pt__cur_m(void);
 void *pt__m_main(void *m);
 /* Makes g runnable somewhere and gets an M to it. */
 void pt__g_put_runnable(pt_sched *s, pt_g *g);
-void pt__wakep(pt_sched *s);
 /* A P's pt_wake_func: a new earliest timer (Go's wakeNetPoller). */
 void pt__wake_timers(void *p, pt_nanos when);
 /* On a G about to park or exit: the G its M would run next, taken from
@@ -290,8 +245,6 @@ void pt__wake_timers(void *p, pt_nanos when);
 pt_g *pt__next_local(struct pt__m *m, pt_nanos now); /* now: 0, or a clock read just made */
 /* Runs the M's own P's timers found due by pt__next_local, if any. */
 void pt__run_due_timers(struct pt__m *m);
-/* Wakes every idle M (destroy, set_procs). */
-void pt__wake_all(pt_sched *s);
 /* The heap a timer armed now belongs on: the calling M's P's, when the
  * caller runs on an M of s (a G, or a callback on the M); NULL elsewhere
  * (then the process's TimerThread: the fallback). */
@@ -303,41 +256,6 @@ union pt__ptimers *pt__here_timers(pt_sched *s);
 int pt__errno(void);
 /* A pseudo-random number for the calling thread (select's choice). */
 uint32_t pt__fastrand(void);
-/* Go's non-blocking netpoll: with descriptors registered and nobody in
- * the netpoller, takes what is ready now and readies its Gs (onto the
- * calling M's P, or the global queue from sysmon). True if any event. */
-bool pt__poll_ready_fds(pt_sched *s);
-/* The netpoller's claim (s->polling) for a poll that does not sleep:
- * true if the caller now holds it. */
-bool pt__poller_try(pt_sched *s);
-/* Drops the claim, any poller's: wakes a parked M if one parked because
- * the claim was taken (proc.c says why). */
-void pt__poller_release(pt_sched *s);
-
-/* ---- time.c ---- */
-void pt__time_cache_free(struct pt__p *p); /* the P's cached timers (destroy) */
-#ifdef PT_TEST_HOOKS
-/* Called by a heap timer's callback before it sends or starts a G (NULL:
- * none). Only the scheduler built for its tests has it (see PT_TEST_HOOKS
- * in test/CMakeLists.txt). */
-extern void (*_Atomic pt__time_fire_hook)(struct pt_time_timer *t);
-#endif
-/* Tests: the heap timer's callbacks word (pheap/status.h). */
-uint32_t pt__time_timer_callbacks(struct pt_time_timer *t);
-/* A channel timer's next due time; 0: none pending (tests). */
-pt_nanos pt__time_timer_due(struct pt_time_timer *t);
-
-/* ---- runq.c ---- */
-void pt__runq_put(struct pt__p *p, pt_g *g, bool next);
-pt_g *pt__runq_get(struct pt__p *p);
-bool pt__runq_empty(struct pt__p *p);
-/* Half of victim's queue onto p's; returns one of them to run (NULL: none)
- * and how many were taken in *stolen. */
-pt_g *pt__runq_steal(struct pt__p *p, struct pt__p *victim, bool take_next, uint32_t *stolen);
-void pt__runq_put_slow_all(struct pt__p *p); /* everything to the global queue (retire) */
-void pt__globq_put(pt_sched *s, pt_g *g);    /* s->lock taken inside */
-void pt__globq_put_batch(pt_sched *s, pt_g *head, pt_g *tail, uint32_t n);
-pt_g *pt__globq_get(pt_sched *s, struct pt__p *p, uint32_t max); /* one to run, the rest to p */
 
 /* ---- sched.c ---- */
 /* Corruption (a G in a state its operation cannot meet): aborts with the
@@ -355,13 +273,8 @@ void pt__park(pt_g *g, bool (*commit)(void *), void *arg);
  * chain of handoffs from g reached, yielded, parked or exited with no G
  * to hand the M to -- and does what that G asked. */
 void pt__execute(struct pt__m *m, pt_g *g);
-void pt__g_free_all(pt_sched *s);
 /* Bytes at the top of each stack slot that hold its G (g.c). */
 size_t pt__g_room(void);
-/* The monitor's: frees the global pool's Gs that a whole period did not
- * use, and their stacks; returns the time it wants to look again, 0 if
- * the pool holds no more than it keeps. */
-pt_nanos pt__g_trim(pt_sched *s, pt_nanos now);
 
 /* ---- sleep.c ---- */
 void pt__g_timer_init(pt_g *g);
@@ -401,9 +314,5 @@ void pt__alarm_watch(struct pt__m *m, pt_g *g, pt_nanos since, pt_nanos now, uin
  * region, so the signal could only interrupt a system call. From m;
  * errno is kept. */
 void pt__alarm_disarm(struct pt__m *m);
-
-/* ---- sysmon.c ---- */
-void *pt__sysmon_main(void *s);
-void pt__sysmon_kick(pt_sched *s);
 
 #endif

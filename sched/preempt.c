@@ -281,10 +281,10 @@ static pt_nanos alarm_time(struct pt__m *m, pt_nanos since, pt_nanos now)
 {
     pt_sched *s = m->s;
     pt_nanos slice = atomic_load_explicit(&s->preempt_slice, memory_order_relaxed);
-    if (slice == 0 || atomic_load_explicit(&s->npidle, memory_order_acquire) != 0)
+    if (slice == 0 || atomic_load_explicit(&s->idle.npidle, memory_order_acquire) != 0)
         return 0;
     pt_nanos when = since + slice;
-    if (atomic_load_explicit(&s->globq_len, memory_order_relaxed) == 0 && pt__runq_empty(m->p)) {
+    if (atomic_load_explicit(&s->globq.len, memory_order_relaxed) == 0 && pt__runq_empty(m->p)) {
         pt_nanos next = pt__ptimers_next(pt__lheap(m->s), &m->p->timers);
         if (next == 0)
             return 0;

@@ -69,17 +69,17 @@ void pt__wakep(pt_sched *s)
      * timer) and these loads: the idle M's side is a read-modify-write of
      * npidle followed by its last look at the queues (see the top). */
     atomic_thread_fence(memory_order_seq_cst);
-    if (load_i32(&s->npidle) <= 0 || load_i32(&s->nmspinning) != 0)
+    if (load_i32(&s->idle.npidle) <= 0 || load_i32(&s->idle.nmspinning) != 0)
         return;
     /* One signal in flight at a time: the woken M clears the flag once it
      * runs, so a burst of readies costs one futex wake, not one each. A
      * wakep that finds a signal in flight joins it (the flag counts to 2,
      * no further) and leaves its G to that signal. */
-    uint32_t w = atomic_load_explicit(&s->wakeup_pending, memory_order_acquire);
+    uint32_t w = atomic_load_explicit(&s->idle.wakeup_pending, memory_order_acquire);
     do {
         if (w >= 2)
             return;
-    } while (!atomic_compare_exchange_weak_explicit(&s->wakeup_pending, &w, w + 1,
+    } while (!atomic_compare_exchange_weak_explicit(&s->idle.wakeup_pending, &w, w + 1,
                                                     memory_order_acq_rel, memory_order_acquire));
     if (w != 0)
         return;
@@ -87,12 +87,12 @@ void pt__wakep(pt_sched *s)
         /* seq_cst, the bump and the load of `polling` below: an M that
          * claims `polling` after that load reads the parking word after
          * its claim, and one of the two sees the other */
-        atomic_fetch_add_explicit(&s->park_word, 1, memory_order_seq_cst);
-        if (pt__futex_wake(&s->park_word, 1) > 0)
+        atomic_fetch_add_explicit(&s->idle.park_word, 1, memory_order_seq_cst);
+        if (pt__futex_wake(&s->idle.park_word, 1) > 0)
             return;
         /* Nobody was parked: the idle M is the poller, or one about to
          * park or poll (the bumped word sends it straight back). */
-        if (atomic_load_explicit(&s->polling, memory_order_seq_cst)) {
+        if (atomic_load_explicit(&s->idle.polling, memory_order_seq_cst)) {
             pt_netpoll_break(s->np); /* the poller clears the flag when it wakes */
             return;
         }
@@ -103,9 +103,9 @@ void pt__wakep(pt_sched *s)
          * flag already at 0 was taken down by an M that woke (it looks for
          * work after, see find_runnable), which covers any joiner. */
         w = 1;
-        while (w != 0 && !atomic_compare_exchange_weak_explicit(&s->wakeup_pending, &w, w - 1,
-                                                                memory_order_acq_rel,
-                                                                memory_order_acquire))
+        while (w != 0 &&
+               !atomic_compare_exchange_weak_explicit(&s->idle.wakeup_pending, &w, w - 1,
+                                                      memory_order_acq_rel, memory_order_acquire))
             ;
         if (w != 2)
             return;
@@ -114,8 +114,8 @@ void pt__wakep(pt_sched *s)
 
 void pt__wake_all(pt_sched *s)
 {
-    atomic_fetch_add_explicit(&s->park_word, 1, memory_order_release);
-    pt__futex_wake(&s->park_word, INT_MAX);
+    atomic_fetch_add_explicit(&s->idle.park_word, 1, memory_order_release);
+    pt__futex_wake(&s->idle.park_word, INT_MAX);
     pt_netpoll_break(s->np);
     int n = made_procs(s);
     for (int i = 0; i < n; i++) {
@@ -135,7 +135,7 @@ void pt__wake_timers(void *ctx, pt_nanos when)
     pt_sched *s = p->s;
     /* a read-modify-write: ordered after the caller's heap update, as the
      * poller orders its claim before its look at the heaps */
-    if (atomic_fetch_add_explicit(&s->polling, 0, memory_order_seq_cst))
+    if (atomic_fetch_add_explicit(&s->idle.polling, 0, memory_order_seq_cst))
         pt_netpoll_wake(s->np, when);
     else
         pt__wakep(s);
@@ -185,11 +185,13 @@ static bool start_spinning(struct pt__m *m)
     pt_sched *s = m->s;
     if (m->spinning)
         return true;
-    int32_t busy = atomic_load_explicit(&s->nprocs, memory_order_relaxed) - load_i32(&s->npidle);
-    if (2 * load_i32(&s->nmspinning) >= busy)
+    int32_t busy =
+        atomic_load_explicit(&s->nprocs, memory_order_relaxed) - load_i32(&s->idle.npidle);
+    if (2 * load_i32(&s->idle.nmspinning) >= busy)
         return false;
     m->spinning = true;
-    uint64_t n = (uint64_t)atomic_fetch_add_explicit(&s->nmspinning, 1, memory_order_acq_rel) + 1;
+    uint64_t n =
+        (uint64_t)atomic_fetch_add_explicit(&s->idle.nmspinning, 1, memory_order_acq_rel) + 1;
     uint64_t max = atomic_load_explicit(&s->st.spinning_max, memory_order_relaxed);
     while (n > max && !atomic_compare_exchange_weak_explicit(&s->st.spinning_max, &max, n,
                                                              memory_order_relaxed,
@@ -205,7 +207,7 @@ static bool stop_spinning(struct pt__m *m)
     if (!m->spinning)
         return false;
     m->spinning = false;
-    return atomic_fetch_sub_explicit(&m->s->nmspinning, 1, memory_order_seq_cst) == 1;
+    return atomic_fetch_sub_explicit(&m->s->idle.nmspinning, 1, memory_order_seq_cst) == 1;
 }
 
 /* Go's resetspinning: a spinning M found work. If it was the last one,
@@ -311,7 +313,7 @@ static pt_g *steal_work(struct pt__m *m)
 /* Whether any queue holds a G (the idle M's last look). */
 static bool work_anywhere(pt_sched *s)
 {
-    if (atomic_load_explicit(&s->globq_len, memory_order_acquire))
+    if (atomic_load_explicit(&s->globq.len, memory_order_acquire))
         return true;
     int n = made_procs(s);
     for (int i = 0; i < n; i++)
@@ -340,11 +342,11 @@ static bool work_anywhere(pt_sched *s)
  * ready descriptors and due timers were never seen again. */
 void pt__poller_release(pt_sched *s)
 {
-    atomic_store_explicit(&s->polling, 0, memory_order_seq_cst);
-    if (atomic_load_explicit(&s->poll_wanted, memory_order_seq_cst) &&
-        atomic_exchange_explicit(&s->poll_wanted, 0, memory_order_acq_rel)) {
-        atomic_fetch_add_explicit(&s->park_word, 1, memory_order_seq_cst);
-        pt__futex_wake(&s->park_word, 1);
+    atomic_store_explicit(&s->idle.polling, 0, memory_order_seq_cst);
+    if (atomic_load_explicit(&s->idle.poll_wanted, memory_order_seq_cst) &&
+        atomic_exchange_explicit(&s->idle.poll_wanted, 0, memory_order_acq_rel)) {
+        atomic_fetch_add_explicit(&s->idle.park_word, 1, memory_order_seq_cst);
+        pt__futex_wake(&s->idle.park_word, 1);
     }
 }
 
@@ -353,10 +355,10 @@ void pt__poller_release(pt_sched *s)
 static bool claim_poller(pt_sched *s)
 {
     for (;;) {
-        if (!atomic_exchange_explicit(&s->polling, 1, memory_order_seq_cst))
+        if (!atomic_exchange_explicit(&s->idle.polling, 1, memory_order_seq_cst))
             return true;
-        atomic_store_explicit(&s->poll_wanted, 1, memory_order_seq_cst);
-        if (atomic_load_explicit(&s->polling, memory_order_seq_cst))
+        atomic_store_explicit(&s->idle.poll_wanted, 1, memory_order_seq_cst);
+        if (atomic_load_explicit(&s->idle.polling, memory_order_seq_cst))
             return false;
     }
 }
@@ -365,8 +367,8 @@ static bool claim_poller(pt_sched *s)
 
 bool pt__poller_try(pt_sched *s)
 {
-    return !atomic_load_explicit(&s->polling, memory_order_relaxed) &&
-           !atomic_exchange_explicit(&s->polling, 1, memory_order_acquire);
+    return !atomic_load_explicit(&s->idle.polling, memory_order_relaxed) &&
+           !atomic_exchange_explicit(&s->idle.polling, 1, memory_order_acquire);
 }
 
 /* Go's non-blocking netpoll in findrunnable (and sysmon's): with
@@ -471,8 +473,8 @@ static pt_g *find_runnable(struct pt__m *m)
             continue;
 
         /* Idle. The order is what keeps wake-ups: see the top. */
-        uint32_t seen = atomic_load_explicit(&s->park_word, memory_order_acquire);
-        atomic_fetch_add_explicit(&s->npidle, 1, memory_order_seq_cst);
+        uint32_t seen = atomic_load_explicit(&s->idle.park_word, memory_order_acquire);
+        atomic_fetch_add_explicit(&s->idle.npidle, 1, memory_order_seq_cst);
         /* the increment before the looks below, on every target: a
          * seq_cst RMW alone does not order later relaxed loads (Arm) */
         atomic_thread_fence(memory_order_seq_cst);
@@ -482,7 +484,7 @@ static pt_g *find_runnable(struct pt__m *m)
         if (work_anywhere(s) || (until != 0 && until <= now) ||
             atomic_load_explicit(&s->stopping, memory_order_acquire) ||
             p->id >= atomic_load_explicit(&s->nprocs, memory_order_acquire)) {
-            atomic_fetch_sub_explicit(&s->npidle, 1, memory_order_seq_cst);
+            atomic_fetch_sub_explicit(&s->idle.npidle, 1, memory_order_seq_cst);
             if (was_spinning)
                 start_spinning(m);
             continue;
@@ -503,7 +505,7 @@ static pt_g *find_runnable(struct pt__m *m)
              * back and forth, each release's bump (poll_wanted) sending the
              * other past its wait, with a ready descriptor never looked at. */
             pt_nanos timeout = 0;
-            if (atomic_load_explicit(&s->park_word, memory_order_seq_cst) == seen) {
+            if (atomic_load_explicit(&s->idle.park_word, memory_order_seq_cst) == seen) {
                 atomic_fetch_add_explicit(&s->st.netpoll_waits, 1, memory_order_relaxed);
                 timeout = until == 0 ? -1 : until > now ? until - now : 0;
             }
@@ -514,14 +516,14 @@ static pt_g *find_runnable(struct pt__m *m)
                 pt__fd_dispatch(s, ev, n); /* readies the Gs the events are for */
         } else {
             atomic_fetch_add_explicit(&s->st.parks, 1, memory_order_relaxed);
-            pt__futex_wait(&s->park_word, seen, 0);
+            pt__futex_wait(&s->idle.park_word, seen, 0);
         }
         /* an exchange, not a store: it reads any wakep that joined the
          * signal, so the looks below see that wakep's G */
-        atomic_exchange_explicit(&s->wakeup_pending, 0, memory_order_acq_rel);
-        if (atomic_fetch_sub_explicit(&s->npidle, 1, memory_order_seq_cst) ==
+        atomic_exchange_explicit(&s->idle.wakeup_pending, 0, memory_order_acq_rel);
+        if (atomic_fetch_sub_explicit(&s->idle.npidle, 1, memory_order_seq_cst) ==
                 atomic_load_explicit(&s->nprocs, memory_order_relaxed) &&
-            atomic_load_explicit(&s->sysmon_sleeping, memory_order_acquire))
+            atomic_load_explicit(&s->sysmon.sleeping, memory_order_acquire))
             pt__sysmon_kick(s); /* the first M to leave a fully idle scheduler */
         /* Woken Ms look for work as spinning Ms (Go's startm(spinning)):
          * one that finds work then wakes the next (found), so work that

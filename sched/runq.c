@@ -32,12 +32,12 @@
 
 static inline pt_g *slot_load(struct pt__p *p, uint32_t i)
 {
-    return atomic_load_explicit(&p->runq[i & MASK], memory_order_relaxed);
+    return atomic_load_explicit(&p->rq.ring[i & MASK], memory_order_relaxed);
 }
 
 static inline void slot_store(struct pt__p *p, uint32_t i, pt_g *g)
 {
-    atomic_store_explicit(&p->runq[i & MASK], g, memory_order_relaxed);
+    atomic_store_explicit(&p->rq.ring[i & MASK], g, memory_order_relaxed);
 }
 
 /* Appends the chain first..last (linked by next) to the list *head..*tail,
@@ -57,11 +57,11 @@ static inline void chain_append(pt_g **head, pt_g **tail, pt_g *first, pt_g *las
 void pt__globq_put_batch(pt_sched *s, pt_g *head, pt_g *tail, uint32_t n)
 {
     pt__lock(&s->lock);
-    chain_append(&s->globq_head, &s->globq_tail, head, tail);
+    chain_append(&s->globq.head, &s->globq.tail, head, tail);
     /* release: a lock-free reader that sees the length sees the Gs once it
      * takes the lock (the length is only a hint for those readers) */
-    atomic_store_explicit(&s->globq_len,
-                          atomic_load_explicit(&s->globq_len, memory_order_relaxed) + n,
+    atomic_store_explicit(&s->globq.len,
+                          atomic_load_explicit(&s->globq.len, memory_order_relaxed) + n,
                           memory_order_release);
     pt__unlock(&s->lock);
 }
@@ -75,10 +75,10 @@ void pt__globq_put(pt_sched *s, pt_g *g)
  * most max and half a ring): one to run now, the rest onto p's ring. */
 pt_g *pt__globq_get(pt_sched *s, struct pt__p *p, uint32_t max)
 {
-    if (atomic_load_explicit(&s->globq_len, memory_order_acquire) == 0)
+    if (atomic_load_explicit(&s->globq.len, memory_order_acquire) == 0)
         return NULL;
     pt__lock(&s->lock);
-    uint32_t len = atomic_load_explicit(&s->globq_len, memory_order_relaxed);
+    uint32_t len = atomic_load_explicit(&s->globq.len, memory_order_relaxed);
     uint32_t procs = (uint32_t)atomic_load_explicit(&s->nprocs, memory_order_relaxed);
     uint32_t n = len / procs + 1;
     if (n > len)
@@ -89,8 +89,8 @@ pt_g *pt__globq_get(pt_sched *s, struct pt__p *p, uint32_t max)
         n = PT__RUNQ_SIZE / 2;
     pt_g *first = NULL, *rest = NULL, **link = &rest;
     for (uint32_t i = 0; i < n; i++) {
-        pt_g *g = s->globq_head;
-        s->globq_head = g->next;
+        pt_g *g = s->globq.head;
+        s->globq.head = g->next;
         if (!first) {
             first = g;
         } else {
@@ -99,9 +99,9 @@ pt_g *pt__globq_get(pt_sched *s, struct pt__p *p, uint32_t max)
         }
     }
     *link = NULL;
-    if (!s->globq_head)
-        s->globq_tail = NULL;
-    atomic_store_explicit(&s->globq_len, len - n, memory_order_relaxed);
+    if (!s->globq.head)
+        s->globq.tail = NULL;
+    atomic_store_explicit(&s->globq.len, len - n, memory_order_relaxed);
     pt__unlock(&s->lock);
     for (pt_g *g = rest, *nx; g; g = nx) {
         nx = g->next;
@@ -110,17 +110,17 @@ pt_g *pt__globq_get(pt_sched *s, struct pt__p *p, uint32_t max)
     return first;
 }
 
-/* ---- a P's overflow (p->ovf_lock) ---- */
+/* ---- a P's overflow (p->rq.ovf_lock) ---- */
 
 static void ovf_push(struct pt__p *p, pt_g *g)
 {
-    pt__lock(&p->ovf_lock);
-    chain_append(&p->ovf_head, &p->ovf_tail, g, g);
+    pt__lock(&p->rq.ovf_lock);
+    chain_append(&p->rq.ovf_head, &p->rq.ovf_tail, g, g);
     pt__count(&p->n_overflowed, 1);
-    atomic_store_explicit(&p->ovf_len,
-                          atomic_load_explicit(&p->ovf_len, memory_order_relaxed) + 1,
+    atomic_store_explicit(&p->rq.ovf_len,
+                          atomic_load_explicit(&p->rq.ovf_len, memory_order_relaxed) + 1,
                           memory_order_relaxed);
-    pt__unlock(&p->ovf_lock);
+    pt__unlock(&p->rq.ovf_lock);
 }
 
 /* Moves up to max Gs from the head of victim's overflow into p's ring
@@ -129,22 +129,22 @@ static void ovf_push(struct pt__p *p, pt_g *g)
  * refill: see pt__runq_empty), else by the caller. Returns how many. */
 static uint32_t ovf_take(struct pt__p *victim, struct pt__p *p, uint32_t at, uint32_t max)
 {
-    if (atomic_load_explicit(&victim->ovf_len, memory_order_relaxed) == 0)
+    if (atomic_load_explicit(&victim->rq.ovf_len, memory_order_relaxed) == 0)
         return 0;
-    pt__lock(&victim->ovf_lock);
-    uint32_t len = atomic_load_explicit(&victim->ovf_len, memory_order_relaxed);
+    pt__lock(&victim->rq.ovf_lock);
+    uint32_t len = atomic_load_explicit(&victim->rq.ovf_len, memory_order_relaxed);
     uint32_t n = len < max ? len : max;
-    pt_g *g = victim->ovf_head;
+    pt_g *g = victim->rq.ovf_head;
     for (uint32_t i = 0; i < n; i++, g = g->next)
         slot_store(p, at + i, g);
-    victim->ovf_head = g;
+    victim->rq.ovf_head = g;
     if (!g)
-        victim->ovf_tail = NULL;
+        victim->rq.ovf_tail = NULL;
     if (p == victim && n)
-        atomic_store_explicit(&p->runq_tail, at + n, memory_order_release);
+        atomic_store_explicit(&p->rq.tail, at + n, memory_order_release);
     /* release: a reader that sees the length fall sees a refill's tail */
-    atomic_store_explicit(&victim->ovf_len, len - n, memory_order_release);
-    pt__unlock(&victim->ovf_lock);
+    atomic_store_explicit(&victim->rq.ovf_len, len - n, memory_order_release);
+    pt__unlock(&victim->rq.ovf_lock);
     return n;
 }
 
@@ -170,19 +170,19 @@ void pt__runq_put(struct pt__p *p, pt_g *g, bool next)
 {
     if (next) {
         /* the old runnext, if any, goes to the tail */
-        g = atomic_exchange_explicit(&p->runnext, g, memory_order_acq_rel);
+        g = atomic_exchange_explicit(&p->rq.next, g, memory_order_acq_rel);
         if (!g)
             return;
     }
     /* only this M adds to the overflow: a 0 here stays 0 */
-    if (atomic_load_explicit(&p->ovf_len, memory_order_relaxed) == 0) {
+    if (atomic_load_explicit(&p->rq.ovf_len, memory_order_relaxed) == 0) {
         /* acquire: pairs with thieves' release CAS, so their reads of the
          * slots they took come before our reuse of them */
-        uint32_t h = atomic_load_explicit(&p->runq_head, memory_order_acquire);
-        uint32_t t = atomic_load_explicit(&p->runq_tail, memory_order_relaxed);
+        uint32_t h = atomic_load_explicit(&p->rq.head, memory_order_acquire);
+        uint32_t t = atomic_load_explicit(&p->rq.tail, memory_order_relaxed);
         if (t - h < PT__RUNQ_SIZE) {
             slot_store(p, t, g);
-            atomic_store_explicit(&p->runq_tail, t + 1, memory_order_release);
+            atomic_store_explicit(&p->rq.tail, t + 1, memory_order_release);
             return;
         }
     }
@@ -193,24 +193,25 @@ void pt__runq_put(struct pt__p *p, pt_g *g, bool next)
  * half a ring of Gs. Returns the ring's tail (only this M moves it). */
 static uint32_t refill(struct pt__p *p, uint32_t h, uint32_t t)
 {
-    if (t - h > PT__RUNQ_SIZE / 2 || atomic_load_explicit(&p->ovf_len, memory_order_relaxed) == 0)
+    if (t - h > PT__RUNQ_SIZE / 2 ||
+        atomic_load_explicit(&p->rq.ovf_len, memory_order_relaxed) == 0)
         return t;
     return t + ovf_take(p, p, t, PT__RUNQ_SIZE - (t - h)); /* publishes the tail */
 }
 
 pt_g *pt__runq_get(struct pt__p *p)
 {
-    pt_g *next = atomic_load_explicit(&p->runnext, memory_order_relaxed);
-    if (next && atomic_compare_exchange_strong_explicit(&p->runnext, &next, NULL,
+    pt_g *next = atomic_load_explicit(&p->rq.next, memory_order_relaxed);
+    if (next && atomic_compare_exchange_strong_explicit(&p->rq.next, &next, NULL,
                                                         memory_order_acquire, memory_order_relaxed))
         return next;
     for (;;) {
-        uint32_t h = atomic_load_explicit(&p->runq_head, memory_order_acquire);
-        uint32_t t = refill(p, h, atomic_load_explicit(&p->runq_tail, memory_order_relaxed));
+        uint32_t h = atomic_load_explicit(&p->rq.head, memory_order_acquire);
+        uint32_t t = refill(p, h, atomic_load_explicit(&p->rq.tail, memory_order_relaxed));
         if (t == h)
             return NULL;
         pt_g *g = slot_load(p, h);
-        if (atomic_compare_exchange_weak_explicit(&p->runq_head, &h, h + 1, memory_order_release,
+        if (atomic_compare_exchange_weak_explicit(&p->rq.head, &h, h + 1, memory_order_release,
                                                   memory_order_relaxed)) {
             if (t - h > 1)
                 prefetch_g(slot_load(p, h + 1));
@@ -228,11 +229,11 @@ bool pt__runq_empty(struct pt__p *p)
      * first, so a length seen fallen brings the new tail with it, and the
      * loop looks again. */
     for (;;) {
-        uint32_t h = atomic_load_explicit(&p->runq_head, memory_order_acquire);
-        uint32_t t = atomic_load_explicit(&p->runq_tail, memory_order_acquire);
-        pt_g *next = atomic_load_explicit(&p->runnext, memory_order_acquire);
-        uint32_t ovf = atomic_load_explicit(&p->ovf_len, memory_order_acquire);
-        if (atomic_load_explicit(&p->runq_tail, memory_order_acquire) == t)
+        uint32_t h = atomic_load_explicit(&p->rq.head, memory_order_acquire);
+        uint32_t t = atomic_load_explicit(&p->rq.tail, memory_order_acquire);
+        pt_g *next = atomic_load_explicit(&p->rq.next, memory_order_acquire);
+        uint32_t ovf = atomic_load_explicit(&p->rq.ovf_len, memory_order_acquire);
+        if (atomic_load_explicit(&p->rq.tail, memory_order_acquire) == t)
             return h == t && next == NULL && ovf == 0;
     }
 }
@@ -246,18 +247,19 @@ bool pt__runq_empty(struct pt__p *p)
 static uint32_t grab(struct pt__p *p, struct pt__p *victim, uint32_t at, bool take_next)
 {
     for (;;) {
-        uint32_t h = atomic_load_explicit(&victim->runq_head, memory_order_acquire);
-        uint32_t t = atomic_load_explicit(&victim->runq_tail, memory_order_acquire);
+        uint32_t h = atomic_load_explicit(&victim->rq.head, memory_order_acquire);
+        uint32_t t = atomic_load_explicit(&victim->rq.tail, memory_order_acquire);
         uint32_t n = t - h;
         n -= n / 2;
         if (n == 0) {
-            uint32_t half = (atomic_load_explicit(&victim->ovf_len, memory_order_relaxed) + 1) / 2;
+            uint32_t half =
+                (atomic_load_explicit(&victim->rq.ovf_len, memory_order_relaxed) + 1) / 2;
             if (half && (n = ovf_take(victim, p, at, half < PT__RUNQ_SIZE / 2 ? half
                                                                             : PT__RUNQ_SIZE / 2)))
                 return n;
             if (!take_next)
                 return 0;
-            pt_g *next = atomic_load_explicit(&victim->runnext, memory_order_acquire);
+            pt_g *next = atomic_load_explicit(&victim->rq.next, memory_order_acquire);
             if (!next)
                 return 0;
             /* Go's runqgrab: the victim's M, running a G, is likely about
@@ -277,13 +279,12 @@ static uint32_t grab(struct pt__p *p, struct pt__p *victim, uint32_t at, bool ta
             if (atomic_load_explicit(&victim->m->curg, memory_order_relaxed)) {
                 struct timespec ts = {0, RUNNEXT_GRACE_NS};
                 nanosleep(&ts, NULL);
-                next = atomic_load_explicit(&victim->runnext, memory_order_acquire);
+                next = atomic_load_explicit(&victim->rq.next, memory_order_acquire);
                 if (!next)
                     return 0;
             }
-            if (!atomic_compare_exchange_strong_explicit(&victim->runnext, &next, NULL,
-                                                         memory_order_acq_rel,
-                                                         memory_order_relaxed))
+            if (!atomic_compare_exchange_strong_explicit(
+                    &victim->rq.next, &next, NULL, memory_order_acq_rel, memory_order_relaxed))
                 continue;
             slot_store(p, at, next);
             return 1;
@@ -292,7 +293,7 @@ static uint32_t grab(struct pt__p *p, struct pt__p *victim, uint32_t at, bool ta
             continue; /* read head and tail at different times: look again */
         for (uint32_t i = 0; i < n; i++)
             slot_store(p, at + i, slot_load(victim, h + i));
-        if (atomic_compare_exchange_strong_explicit(&victim->runq_head, &h, h + n,
+        if (atomic_compare_exchange_strong_explicit(&victim->rq.head, &h, h + n,
                                                     memory_order_release, memory_order_relaxed))
             return n;
     }
@@ -300,7 +301,7 @@ static uint32_t grab(struct pt__p *p, struct pt__p *victim, uint32_t at, bool ta
 
 pt_g *pt__runq_steal(struct pt__p *p, struct pt__p *victim, bool take_next, uint32_t *stolen)
 {
-    uint32_t t = atomic_load_explicit(&p->runq_tail, memory_order_relaxed);
+    uint32_t t = atomic_load_explicit(&p->rq.tail, memory_order_relaxed);
     uint32_t n = grab(p, victim, t, take_next);
     *stolen = n;
     if (n == 0)
@@ -308,7 +309,7 @@ pt_g *pt__runq_steal(struct pt__p *p, struct pt__p *victim, bool take_next, uint
     n--;
     pt_g *g = slot_load(p, t + n);
     if (n)
-        atomic_store_explicit(&p->runq_tail, t + n, memory_order_release);
+        atomic_store_explicit(&p->rq.tail, t + n, memory_order_release);
     return g;
 }
 

@@ -143,7 +143,7 @@ static void stop_threads(pt_sched *s)
     int n = atomic_load_explicit(&s->maxprocs_made, memory_order_acquire);
     for (int i = 0; i < n; i++)
         pthread_join(s->ps[i]->m->thread, NULL);
-    pthread_join(s->sysmon, NULL);
+    pthread_join(s->sysmon.thread, NULL);
 }
 
 static void free_all(pt_sched *s)
@@ -224,7 +224,7 @@ int pt_sched_create(pt_sched **out, const pt_sched_options *opt)
         free_all(s);
         return err;
     }
-    err = pthread_create(&s->sysmon, NULL, pt__sysmon_main, s);
+    err = pthread_create(&s->sysmon.thread, NULL, pt__sysmon_main, s);
     if (err) {
         free_all(s);
         return -err;
@@ -260,7 +260,7 @@ static int64_t time_timers_alive(pt_sched *s)
     int64_t n = atomic_load_explicit(&s->time_timers, memory_order_acquire);
     int made = atomic_load_explicit(&s->maxprocs_made, memory_order_acquire);
     for (int i = 0; i < made; i++)
-        n += atomic_load_explicit(&s->ps[i]->time_timers, memory_order_acquire);
+        n += atomic_load_explicit(&s->ps[i]->time.timers, memory_order_acquire);
     return n;
 }
 

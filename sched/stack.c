@@ -145,7 +145,7 @@ static _Atomic size_t guard_bytes; /* every pool sets the same value */
 
 bool pt__stack_canary_unwritten(const void *lo)
 {
-    /* Plain loads the compiler vectorises: 4 KiB in a few dozen cycles,
+    /* Plain loads the compiler vectorises, with no branch per word,
      * from the zero page, shared by every canary and in cache. */
     size_t n = atomic_load_explicit(&guard_bytes, memory_order_relaxed);
     const uint64_t *w = (const uint64_t *)((const char *)lo - n);

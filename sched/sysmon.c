@@ -75,7 +75,7 @@ static void short_slice(pt_sched *s)
     memset(&a, 0, sizeof a);
     if (syscall(SYS_sched_getattr, 0, &a, sizeof a, 0) != 0 || a.policy != SCHED_OTHER)
         return;
-    s->sysmon_nice = a.nice;
+    s->sysmon.nice = a.nice;
     a.size = sizeof a;
     a.runtime = PT__SYSMON_SLICE_NS;
     (void)syscall(SYS_sched_setattr, 0, &a, 0);
@@ -86,29 +86,29 @@ static void short_slice(pt_sched *s)
 
 void pt__sysmon_kick(pt_sched *s)
 {
-    atomic_fetch_add_explicit(&s->sysmon_word, 1, memory_order_release);
-    pt__futex_wake(&s->sysmon_word, 1);
+    atomic_fetch_add_explicit(&s->sysmon.word, 1, memory_order_release);
+    pt__futex_wake(&s->sysmon.word, 1);
 }
 
 /* Sleeps `ns`, or until every P is idle and then until kicked (or, with
  * finished Gs to free, until `trim_at`). */
 static void sysmon_sleep(pt_sched *s, pt_nanos ns, pt_nanos trim_at)
 {
-    uint32_t seen = atomic_load_explicit(&s->sysmon_word, memory_order_acquire);
+    uint32_t seen = atomic_load_explicit(&s->sysmon.word, memory_order_acquire);
     if (atomic_load_explicit(&s->stopping, memory_order_acquire))
         return;
-    if (atomic_load_explicit(&s->npidle, memory_order_acquire) >=
+    if (atomic_load_explicit(&s->idle.npidle, memory_order_acquire) >=
         atomic_load_explicit(&s->nprocs, memory_order_acquire)) {
-        atomic_store_explicit(&s->sysmon_sleeping, 1, memory_order_seq_cst);
+        atomic_store_explicit(&s->sysmon.sleeping, 1, memory_order_seq_cst);
         /* looked at again after announcing the sleep: an M that left the
          * idle state before the announcement is seen here */
-        if (atomic_load_explicit(&s->npidle, memory_order_seq_cst) >=
+        if (atomic_load_explicit(&s->idle.npidle, memory_order_seq_cst) >=
             atomic_load_explicit(&s->nprocs, memory_order_acquire))
-            pt__futex_wait(&s->sysmon_word, seen, trim_at);
-        atomic_store_explicit(&s->sysmon_sleeping, 0, memory_order_relaxed);
+            pt__futex_wait(&s->sysmon.word, seen, trim_at);
+        atomic_store_explicit(&s->sysmon.sleeping, 0, memory_order_relaxed);
         return;
     }
-    pt__futex_wait(&s->sysmon_word, seen, pt_nanotime() + ns);
+    pt__futex_wait(&s->sysmon.word, seen, pt_nanotime() + ns);
 }
 
 /* Whether the G running on stuck P p should make way: it is in a
@@ -120,9 +120,8 @@ static bool should_preempt(pt_sched *s, struct pt__p *p, pt_g *g, pt_nanos held)
     pt_nanos slice = atomic_load_explicit(&s->preempt_slice, memory_order_relaxed);
     return slice > 0 && held >= slice &&
            atomic_load_explicit(&g->preemptible, memory_order_relaxed) != 0 &&
-           atomic_load_explicit(&s->npidle, memory_order_acquire) == 0 &&
-           (atomic_load_explicit(&s->globq_len, memory_order_relaxed) != 0 ||
-            !pt__runq_empty(p));
+           atomic_load_explicit(&s->idle.npidle, memory_order_acquire) == 0 &&
+           (atomic_load_explicit(&s->globq.len, memory_order_relaxed) != 0 || !pt__runq_empty(p));
 }
 
 void *pt__sysmon_main(void *arg)
@@ -131,7 +130,7 @@ void *pt__sysmon_main(void *arg)
     pthread_setname_np(pthread_self(), "pt_sysmon");
     short_slice(s);
     /* release: the nice value above is read by whoever sees the id */
-    atomic_store_explicit(&s->sysmon_tid, (int32_t)syscall(SYS_gettid), memory_order_release);
+    atomic_store_explicit(&s->sysmon.tid, (int32_t)syscall(SYS_gettid), memory_order_release);
     uint32_t last_tick[PT__MAX_PROCS];
     pt_nanos since[PT__MAX_PROCS]; /* when the monitor first saw that tick */
     memset(last_tick, 0, sizeof last_tick);
@@ -166,7 +165,7 @@ void *pt__sysmon_main(void *arg)
             bool overdue = next != 0 && next <= now;
             if (next > now && (next_due == 0 || next < next_due))
                 next_due = next;
-            bool idle_ps = atomic_load_explicit(&s->npidle, memory_order_acquire) > 0;
+            bool idle_ps = atomic_load_explicit(&s->idle.npidle, memory_order_acquire) > 0;
 #ifdef PT_TEST_HOOKS
             if (atomic_load_explicit(&p->m->pre.alarms_only, memory_order_relaxed)) {
                 /* the first alarm only: the M's own arming does the rest */
@@ -224,7 +223,7 @@ int pt_sched_set_monitor_priority(pt_sched *s, int priority)
 #ifdef SYS_sched_setattr
     /* the monitor starts with the scheduler; its id follows at once */
     int32_t tid;
-    while ((tid = atomic_load_explicit(&s->sysmon_tid, memory_order_acquire)) == 0)
+    while ((tid = atomic_load_explicit(&s->sysmon.tid, memory_order_acquire)) == 0)
         sched_yield();
     struct slice_attr a;
     memset(&a, 0, sizeof a);
@@ -234,7 +233,7 @@ int pt_sched_set_monitor_priority(pt_sched *s, int priority)
         a.priority = (uint32_t)priority;
     } else {
         a.policy = SCHED_OTHER;
-        a.nice = s->sysmon_nice;
+        a.nice = s->sysmon.nice;
         a.runtime = PT__SYSMON_SLICE_NS;
     }
     if (syscall(SYS_sched_setattr, tid, &a, 0) == 0)

@@ -534,16 +534,16 @@ static struct pt__p *cache_p(pt_sched *s)
  * call), else on s. pt_sched_destroy sums them all. NULL without s. */
 static _Atomic int64_t *live_count(pt_sched *s, struct pt__p *p)
 {
-    return p ? &p->time_timers : s ? &s->time_timers : NULL;
+    return p ? &p->time.timers : s ? &s->time_timers : NULL;
 }
 
 /* p: the caller's P (cache_p), NULL for none. */
 static pt_time_timer *cache_get(struct pt__p *p)
 {
-    pt_time_timer *t = p ? p->tcache : NULL;
+    pt_time_timer *t = p ? p->time.cache : NULL;
     if (t) {
-        p->tcache = t->cache_next;
-        p->ntcache--;
+        p->time.cache = t->cache_next;
+        p->time.ncache--;
         pt__asan_unpoison(CACHED_LO(t), CACHED_LEN);
     }
     return t;
@@ -553,28 +553,28 @@ static pt_time_timer *cache_get(struct pt__p *p)
  * cache_p); false if t stays the caller's. */
 static bool cache_put(pt_time_timer *t, struct pt__p *p)
 {
-    if (!p || p->ntcache >= TCACHE_MAX || !t->c || !pt__chan_reuse(t->c))
+    if (!p || p->time.ncache >= TCACHE_MAX || !t->c || !pt__chan_reuse(t->c))
         return false;
     if (t->heap && t->heap != &p->timers) {
         pt__ptimer_stop_sync(lheap_of(t), &t->timer); /* this P's next new arms it here */
         t->heap = NULL;
     }
-    t->cache_next = p->tcache;
-    p->tcache = t;
-    p->ntcache++;
+    t->cache_next = p->time.cache;
+    p->time.cache = t;
+    p->time.ncache++;
     pt__asan_poison(CACHED_LO(t), CACHED_LEN);
     return true;
 }
 
 void pt__time_cache_free(struct pt__p *p)
 {
-    for (pt_time_timer *t = p->tcache, *next; t; t = next) {
+    for (pt_time_timer *t = p->time.cache, *next; t; t = next) {
         next = t->cache_next;
         pt__asan_unpoison(CACHED_LO(t), CACHED_LEN);
         dispose(t); /* idle and empty: nobody waits on it */
     }
-    p->tcache = NULL;
-    p->ntcache = 0;
+    p->time.cache = NULL;
+    p->time.ncache = 0;
 }
 
 static int make(pt_time_timer **out, enum kind kind, pt_nanos d, pt_nanos period, void (*f)(void *),

@@ -93,22 +93,22 @@
 #define DINF 2
 
 /* ---- shared state ---- */
-byte gq;                 /* s->globq_len */
+byte gq;                 /* s->globq.len */
 byte lrq[NM];            /* each P's run queue */
 byte tmr[NM];            /* each P's earliest timer: 0 none, 1 armed, 2 due */
 bit  nfds;               /* s->nfds != 0: a descriptor registered */
 bit  fdready;            /* the kernel: that descriptor ready, no poll has returned it yet */
 byte garm;               /* timers the Gs may still arm */
 
-byte npidle;             /* s->npidle */
-byte nmspinning;         /* s->nmspinning */
-byte wakeup_pending;     /* s->wakeup_pending */
-bit  polling;            /* s->polling: the netpoller's claim */
-bit  poll_wanted;        /* s->poll_wanted */
-bit  pwch[NM];           /* s->park_word != that M's `seen` */
+byte npidle;             /* s->idle.npidle */
+byte nmspinning;         /* s->idle.nmspinning */
+byte wakeup_pending;     /* s->idle.wakeup_pending */
+bit  polling;            /* s->idle.polling: the netpoller's claim */
+bit  poll_wanted;        /* s->idle.poll_wanted */
+bit  pwch[NM];           /* s->idle.park_word != that M's `seen` */
 bit  parked[NM];         /* that M asleep in futex_wait(park_word) */
-bit  sysmon_sleeping;    /* s->sysmon_sleeping */
-bit  smch;               /* s->sysmon_word != the monitor's `seen` */
+bit  sysmon_sleeping;    /* s->sysmon.sleeping */
+bit  smch;               /* s->sysmon.word != the monitor's `seen` */
 bit  smparked;           /* the monitor asleep in futex_wait(sysmon_word) */
 
 byte poll_until;         /* np->poll_until: 0, DFIN, DINF */

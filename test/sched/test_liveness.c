@@ -45,11 +45,11 @@ static void report_stall(pt_sched *s, const char *what)
             "stall: %s: npidle %d of %d, nmspinning %d, polling %u, poll_wanted %u, "
             "park_word %u, wakeup_pending %u, sysmon_sleeping %u, globq %u, parks %llu, "
             "netpoll waits %llu\n",
-            what, (int)atomic_load(&s->npidle), (int)atomic_load(&s->nprocs),
-            (int)atomic_load(&s->nmspinning), atomic_load(&s->polling),
-            atomic_load(&s->poll_wanted), atomic_load(&s->park_word),
-            atomic_load(&s->wakeup_pending), atomic_load(&s->sysmon_sleeping),
-            atomic_load(&s->globq_len), (unsigned long long)atomic_load(&s->st.parks),
+            what, (int)atomic_load(&s->idle.npidle), (int)atomic_load(&s->nprocs),
+            (int)atomic_load(&s->idle.nmspinning), atomic_load(&s->idle.polling),
+            atomic_load(&s->idle.poll_wanted), atomic_load(&s->idle.park_word),
+            atomic_load(&s->idle.wakeup_pending), atomic_load(&s->sysmon.sleeping),
+            atomic_load(&s->globq.len), (unsigned long long)atomic_load(&s->st.parks),
             (unsigned long long)atomic_load(&s->st.netpoll_waits));
 }
 
@@ -96,9 +96,8 @@ static void forced_reader(void *arg)
  * only a poller, or nobody, will see what comes next. */
 static bool all_asleep(pt_sched *s, struct forced *f)
 {
-    return atomic_load(&f->parked) &&
-           atomic_load(&s->npidle) == atomic_load(&s->nprocs) &&
-           atomic_load(&s->sysmon_sleeping);
+    return atomic_load(&f->parked) && atomic_load(&s->idle.npidle) == atomic_load(&s->nprocs) &&
+           atomic_load(&s->sysmon.sleeping);
 }
 
 /* One G blocked reading; the claim is held while it parks and every M

@@ -1,0 +1,37 @@
+/* Go's time package on the scheduler (Timer, AfterFunc, Ticker): time.c's
+ * state on each P, touched only by the M holding it but for the count,
+ * which pt_sched_destroy sums. */
+#ifndef PTIMER_SCHED_TIME_H
+#define PTIMER_SCHED_TIME_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "ptimer/clock.h"
+#include "ptimer/sched.h"
+
+struct pt__p;
+
+struct pt__p_time {
+    /* Freed timers with their channels, kept for the next new on this P:
+     * Go's collector recycles them off the path. */
+    struct pt_time_timer *cache;
+    uint32_t ncache;
+    /* timers made here less those freed here: may be negative; with
+     * s->time_timers they sum to the timers alive */
+    _Atomic int64_t timers;
+};
+
+void pt__time_cache_free(struct pt__p *p); /* the P's cached timers (destroy) */
+#ifdef PT_TEST_HOOKS
+/* Called by a heap timer's callback before it sends or starts a G (NULL:
+ * none). Only the scheduler built for its tests has it (see PT_TEST_HOOKS
+ * in test/CMakeLists.txt). */
+extern void (*_Atomic pt__time_fire_hook)(struct pt_time_timer *t);
+#endif
+/* Tests: the heap timer's callbacks word (pheap/status.h). */
+uint32_t pt__time_timer_callbacks(struct pt_time_timer *t);
+/* A channel timer's next due time; 0: none pending (tests). */
+pt_nanos pt__time_timer_due(struct pt_time_timer *t);
+
+#endif
