@@ -75,6 +75,9 @@ void pt__chan_buf_get(pt_chan *c, void *elem);
  * a value that has come due; block and unblock bracket a G's park on the
  * channel, the timer being in an engine while any G is between them. */
 void pt__time_chan_poll(struct pt_time_timer *t);
+/* Whether a value is due that no poll has delivered yet: a look that
+ * takes no lock, for a caller that holds a channel's. */
+bool pt__time_chan_due(struct pt_time_timer *t);
 void pt__time_chan_block(struct pt_time_timer *t);
 void pt__time_chan_unblock(struct pt_time_timer *t);
 

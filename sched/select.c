@@ -23,12 +23,16 @@ struct select_work {
     struct pt__sudog *sgs;
     bool timers;         /* a case receives from a timer's channel */
     bool told;           /* those timers were told that this G waits */
+    int due_case;        /* SELECT_TIMER_DUE: the case whose timer has a value due */
 };
 
 /* select_locked's answer when it would park on timers' channels not yet
  * told that a G waits (every lock released): the caller tells them, and
  * tries again. */
 #define SELECT_BLOCK_TIMERS 1000
+/* ... when a timer's channel it came to has a value due that no poll has
+ * delivered (every lock released): the caller polls it, and tries again. */
+#define SELECT_TIMER_DUE 1001
 
 /* Each timer a receive case waits on, told (block) or untold (unblock). */
 static void tell_timers(const pt_select_case *cases, int n, bool block)
@@ -132,8 +136,21 @@ static int select_locked(pt_select_case *cases, int n, struct select_work *w, pt
             continue;
         struct pt__sudog *wake = NULL;
         int r = try_case(k, &wake);
-        if (r == 0)
+        if (r == 0) {
+            /* A timer's channel holds its value only once a receive has
+             * polled the timer, which cannot happen under the channel's
+             * lock (the timer sends under its own, taken first). Looked
+             * at here, in the random order, the clock is read only when
+             * no ready case came before the timer's: the usual timeout
+             * around a receive that something else answers reads it
+             * half as often. */
+            if (k->dir == PT_RECV && k->chan->timer && pt__time_chan_due(k->chan->timer)) {
+                unlock_all(w);
+                w->due_case = ci;
+                return SELECT_TIMER_DUE;
+            }
             continue;
+        }
         unlock_all(w);
         if (wake)
             pt__sudog_ready(wake);
@@ -202,7 +219,7 @@ int pt_select(pt_select_case *cases, int n, pt_nanos deadline, bool block)
     pt_chan *lock_stack[SELECT_STACK_CASES];
     uint16_t poll_stack[SELECT_STACK_CASES];
     struct pt__sudog sg_stack[SELECT_STACK_CASES];
-    struct select_work w = {lock_stack, 0, poll_stack, sg_stack, false, false};
+    struct select_work w = {lock_stack, 0, poll_stack, sg_stack, false, false, -1};
     void *heap = NULL;
     if (n > SELECT_STACK_CASES) {
         size_t bytes = (size_t)n * (sizeof(pt_chan *) + sizeof(uint16_t) + sizeof(struct pt__sudog));
@@ -225,11 +242,7 @@ int pt_select(pt_select_case *cases, int n, pt_nanos deadline, bool block)
     for (int i = 0; i < n; i++)
         if (cases[i].chan) {
             w.lockorder[w.nlocks++] = cases[i].chan;
-            if (cases[i].dir == PT_RECV && cases[i].chan->timer) {
-                /* a value due is delivered before the cases are looked at */
-                pt__time_chan_poll(cases[i].chan->timer);
-                w.timers = true;
-            }
+            w.timers |= cases[i].dir == PT_RECV && cases[i].chan->timer;
         }
     sort_chans(w.lockorder, w.nlocks);
     int distinct = 0;
@@ -249,17 +262,22 @@ int pt_select(pt_select_case *cases, int n, pt_nanos deadline, bool block)
         else
             r = pt_sleep_until(deadline) == 0 ? -ETIMEDOUT : -EINVAL;
     } else {
-        lock_all(&w);
-        r = select_locked(cases, n, &w, deadline, block);
-        if (r == SELECT_BLOCK_TIMERS) {
-            /* told before the G queues: a value comes through a channel,
-             * or was put there by the time the second look locks them */
-            tell_timers(cases, n, true);
-            w.told = true;
+        for (;;) {
             lock_all(&w);
             r = select_locked(cases, n, &w, deadline, block);
-            tell_timers(cases, n, false);
+            if (r == SELECT_TIMER_DUE) {
+                pt__time_chan_poll(cases[w.due_case].chan->timer);
+            } else if (r == SELECT_BLOCK_TIMERS) {
+                /* told before the G queues: a value comes through a
+                 * channel, or is due by the time the next look locks them */
+                tell_timers(cases, n, true);
+                w.told = true;
+            } else {
+                break;
+            }
         }
+        if (w.told)
+            tell_timers(cases, n, false);
     }
     pt__free(heap);
     return r;

@@ -394,14 +394,19 @@ static int arm(pt_time_timer *t, pt_nanos when)
 
 /* ---- the channel's side: poll, block, unblock ------------------------------------ */
 
-void pt__time_chan_poll(pt_time_timer *t)
+bool pt__time_chan_due(pt_time_timer *t)
 {
     pt_nanos due = atomic_load_explicit(&t->due, memory_order_relaxed);
     /* Most polls find the value still to come (a timeout around a
      * receive that something else answers): the unordered read, which a
      * little behind can only make a delivery a little later, answers
      * those; the value itself carries an ordered read. */
-    if (!due || due > pt_nanotime_relaxed())
+    return due && due <= pt_nanotime_relaxed();
+}
+
+void pt__time_chan_poll(pt_time_timer *t)
+{
+    if (!pt__time_chan_due(t))
         return;
     pt_nanos now = pt_nanotime();
     pt__lock(&t->lock);

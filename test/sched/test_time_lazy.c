@@ -71,6 +71,31 @@ static void unwatched(void *arg)
         CHECK_EQ(pt_select(cases, 2, 0, true), 0);
         CHECK_EQ(pt_time_timer_stop(t), 1);
     }
+    /* A value due beside a ready case: the select takes either, each
+     * about half the time (the random order), and a value it left is
+     * delivered by the next receive; still no engine */
+    int took[2] = {0, 0};
+    for (int i = 0; i < 200; i++) {
+        pt_nanos armed = pt_nanotime();
+        CHECK_EQ(pt_time_timer_reset(t, 1), 0);
+        yield_until(armed + 1);
+        int one = 1;
+        CHECK_EQ(pt_chan_send(ready, &one), 0);
+        pt_nanos at = 0;
+        pt_select_case cases[2] = {{.chan = ready, .dir = PT_RECV, .elem = &one},
+                                   {.chan = c, .dir = PT_RECV, .elem = &at}};
+        int got = pt_select(cases, 2, 0, true);
+        CHECK(got == 0 || got == 1);
+        took[got]++;
+        if (got == 0) {
+            CHECK_EQ(pt_chan_try_recv(c, &at), 1);
+        } else {
+            CHECK_EQ(pt_chan_try_recv(ready, &one), 1);
+        }
+        CHECK(at > armed);
+        CHECK_EQ(pt_time_timer_stop(t), 0); /* delivered */
+    }
+    CHECK(took[0] > 0 && took[1] > 0);
     CHECK_EQ(engine_work(mode), before);
     CHECK_EQ(pt_time_timer_free(t), 0);
     CHECK_EQ(pt_chan_free(ready), 0);
