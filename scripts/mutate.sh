@@ -10,9 +10,11 @@
 #     -m  only these mutations (comma-separated names)
 #     -f  fast: no scenario runs once one has caught the mutation (CI)
 #     -k  keep the temporary directory
-# A cell is "caught" (a violation: exit 1), "crash" (the library aborted on
-# a status it found corrupt, or a signal), "-" (passed), or "." (not run:
-# -f, caught already). A mutation must be caught as a named violation by
+# A cell is "caught" (a named violation, whether the run then ended with
+# its verdict or the library aborted on the state the bug left), "crash"
+# (only the library's abort on a status it found corrupt, a signal or a
+# hang, on every design), "-" (passed), or "." (not run: -f, caught
+# already). A mutation must be caught as a named violation by
 # some scenario: one only the library's own abort saw is a gap in the
 # oracles, and fails the run as a miss does.
 # Exit status 1 if some mutation is caught by no scenario as a violation,
@@ -32,7 +34,7 @@ while getopts "T:d:m:fk" o; do
     m) ONLY=$OPTARG ;;
     f) FAST=1 ;;
     k) KEEP=1 ;;
-    *) sed -n '2,17p' "$0"; exit 2 ;;
+    *) sed -n '2,22p' "$0"; exit 2 ;;
   esac
 done
 
@@ -118,22 +120,30 @@ for m in "${MUTATIONS[@]}"; do
     fi
     for d in ${designs//,/ }; do
       rc=0
+      log=$dir/$s.$d.log
       # In a subshell whose stderr is dropped (the exit keeps it from
       # exec'ing the run): a run the mutation makes abort is a cell of the
       # table, not a shell message across it.
       (timeout -k 5 $((${T%.*} + 90)) "$dir/build/bench/ptstress" --design "$d" --scenario "$s" \
-        --threads 2 --outsiders 1 --duration "$T" --seed 1 >"$dir/$s.$d.log" 2>&1; exit $?) \
+        --threads 2 --outsiders 1 --duration "$T" --seed 1 >"$log" 2>&1; exit $?) \
         2>/dev/null || rc=$?
-      if [ "$rc" = 1 ] && grep -q '^FAIL' "$dir/$s.$d.log"; then
+      [ "$rc" = 0 ] || grep -q '^SKIP' "$log" && continue
+      # ptstress prints each violation as it sees it: a run that names one
+      # caught the bug, whether it then ended with its verdict (exit 1) or
+      # the library aborted on the state the bug left behind.
+      kinds=$({ grep -o '^FAIL.*violations [^(]*' "$log" || true; } | sed 's/.*violations //' | head -1)
+      [ -n "$kinds" ] || kinds=$({ grep -o '^  violation [a-z-]*' "$log" || true; } |
+        sed 's/.*violation //' | sort | uniq -c | awk '{printf "%s%s %s", (NR > 1 ? ", " : ""), $2, $1}')
+      if [ -n "$kinds" ]; then
+        [ "$rc" = 1 ] && how= || how=" (then exit $rc: $(grep -m1 'ptimer:' "$log" || true))"
+        echo "$name $s $d: $kinds$how" >>"$TMP/kinds.txt"
         cell=caught
-        kinds=$(grep -o '^FAIL.*violations [^(]*' "$dir/$s.$d.log" | sed 's/.*violations //' | head -1)
-        echo "$name $s $d: $kinds" >>"$TMP/kinds.txt"
-        break
-      elif [ "$rc" != 0 ] && ! grep -q '^SKIP' "$dir/$s.$d.log"; then
-        cell=crash
-        echo "$name $s $d: exit $rc: $(grep -m1 'ptimer:' "$dir/$s.$d.log" || true)" >>"$TMP/kinds.txt"
         break
       fi
+      # Only the library's abort, a signal or a hang: another design may
+      # still name it.
+      cell=crash
+      echo "$name $s $d: exit $rc: $(grep -m1 'ptimer:' "$log" || true)" >>"$TMP/kinds.txt"
     done
     [ "$cell" != - ] && caught_any=1
     [ "$cell" = caught ] && named=1
