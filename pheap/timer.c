@@ -80,9 +80,12 @@ static __attribute__((noinline)) bool stop_eager(pt_timers *ts, pt_timer *t, uin
     if (!st_pending(st_status(w)) || !pt__trylock(&ts->lock))
         return false;
     w = st_word(t); /* the word under the lock: t may have moved or changed */
-    uint32_t i = t->heap_index;
-    bool done =
-        st_heap(w) == ts && st_pending(st_status(w)) && i != 0 && st_cas(t, w, PT_TIMER_REMOVING);
+    /* Its index only once the word says ts holds it: in another heap, that
+     * heap's lock holder may be moving the entry (and writing the index)
+     * right now. In ts, nothing but a holder of the lock we hold moves it. */
+    bool done = st_heap(w) == ts && st_pending(st_status(w));
+    uint32_t i = done ? t->heap_index : 0;
+    done = i != 0 && st_cas(t, w, PT_TIMER_REMOVING);
     if (done) {
         if (pt__staged_index(i)) {
             pt__stage_remove(ts, t, "stop"); /* inline here: the staged stop's own path */
