@@ -173,7 +173,9 @@ static int parse_head(const char *buf, const char *end, struct request *rq)
  * and dropped until it closes, for LINGER at most. */
 static void close_after_answer(int fd)
 {
-    char sink[1024];
+    /* only the kernel writes it and nobody reads it: one for every G,
+     * large, so a big body drains in few reads */
+    static char sink[64 * 1024];
     shutdown(fd, SHUT_WR);
     pt_nanos until = pt_nanotime() + LINGER;
     while (pt_fd_read(fd, sink, sizeof sink, until) > 0)

@@ -6,6 +6,7 @@
 #ifndef PTIMER_SCHED_FD_H
 #define PTIMER_SCHED_FD_H
 
+#include "sched/fdring.h"
 #include "sched/internal.h"
 
 #define PT__POLL_BATCH 64
@@ -46,6 +47,7 @@ struct pt__fd {
     pt_sched *s;            /* whose netpoller reports it */
     pt_g *closer;           /* a closing G waiting for refs to reach 0 */
     struct pt__fd_side side[2];
+    struct pt__uop *uops; /* its Gs' requests on P rings (fdring.h), for a close to end */
     pt_pollfd pd;
 };
 

@@ -158,6 +158,10 @@ static int wait_side(struct pt__fd *f, int side, uint32_t seen, pt_nanos deadlin
 void pt__fd_dispatch(pt_sched *s, const pt_poll_event *ev, int n)
 {
     for (int i = 0; i < n; i++) {
+        if (pt__ring_tagged(ev[i].udata)) {
+            pt__ring_event(ev[i].udata); /* a P ring's completions */
+            continue;
+        }
         struct pt__fd *f = ev[i].udata;
         unsigned e = ev[i].events; /* hang-ups and errors come as both sides */
         if (!f || !(e & (PT_POLL_READ | PT_POLL_WRITE)))
@@ -181,6 +185,112 @@ void pt__fd_dispatch(pt_sched *s, const pt_poll_event *ev, int n)
         pt__unlock(&f->lock);
         ready_all(woken);
     }
+}
+
+/* ---- a call as a request on the P's ring (PT_FD_IO_URING) ------------------ */
+
+/* Ends every request f's Gs have on rings (f's lock held): each completes,
+ * cancelled, and its G sees why under the lock. */
+static void cancel_requests(struct pt__fd *f)
+{
+    for (struct pt__uop *u = f->uops; u; u = u->next)
+        pt__ring_cancel(u);
+}
+
+/* park's commit for a request: queued on this P's ring and listed on f,
+ * unless f closed or the calls were cancelled since the call began (then
+ * the G resumes at once with that answer). */
+static bool ring_commit(void *arg)
+{
+    struct pt__uop *u = arg;
+    struct pt__fd *f = u->f;
+    pt__lock(&f->lock);
+    int r = atomic_load_explicit(&f->state, memory_order_relaxed) != PT__FD_OPEN ? -EBADF
+            : cancelled(f)                                                       ? -ECANCELED
+                           : pt__ring_queue(pt__ring_here(), u);
+    if (r == 0) {
+        u->prev = NULL;
+        u->next = f->uops;
+        if (f->uops)
+            f->uops->prev = u;
+        f->uops = u;
+        u->listed = true;
+    } else {
+        u->res = r;
+    }
+    pt__unlock(&f->lock);
+    return r == 0;
+}
+
+/* One system call's worth of I/O as a request on the calling G's P's
+ * ring: the count or the call's -errno; -EBADF, -ECANCELED or -ETIMEDOUT
+ * when a close, a cancel or the deadline ended it; -EINTR to try again
+ * (a deadline that could not be armed ended the park early); -EBUSY when
+ * the ring took nothing (make the system call instead). */
+static ssize_t ring_call(struct pt__uop *u, pt_nanos deadline)
+{
+    struct pt__fd *f = u->f;
+    u->g = pt_g_current();
+    u->listed = false;
+    pt__park_until(u->g, ring_commit, u, deadline);
+    if (!u->listed)
+        return u->res;
+    pt__ring_settle(u);
+    pt__lock(&f->lock);
+    if (u->prev)
+        u->prev->next = u->next;
+    else
+        f->uops = u->next;
+    if (u->next)
+        u->next->prev = u->prev;
+    uint32_t st = atomic_load_explicit(&f->state, memory_order_relaxed);
+    bool stop = cancelled(f);
+    pt__unlock(&f->lock);
+    if (u->res != -ECANCELED && u->res != -EINTR)
+        return u->res;
+    return st != PT__FD_OPEN ? -EBADF : stop ? -ECANCELED : expired(deadline) ? -ETIMEDOUT : -EINTR;
+}
+
+/* A read: on the P's ring for a socket in ring mode, else read(2). The
+ * count or -errno (fdio's loops: -EAGAIN waits for readiness, -EINTR
+ * tries again). */
+static ssize_t do_read(struct pt__fd *f, int fd, void *buf, size_t n, pt_nanos deadline)
+{
+    if (f->sock && pt__ring_here()) {
+        struct pt__uop u = {.f = f, .fd = fd, .kind = PT__UOP_RECV, .buf = buf, .len = n};
+        ssize_t r = ring_call(&u, deadline);
+        if (r != -EBUSY)
+            return r;
+    }
+    ssize_t r = read(fd, buf, n);
+    return r < 0 ? -pt__errno() : r;
+}
+
+/* A write of the k segments of win, as do_read. MSG_NOSIGNAL: a peer gone
+ * is -EPIPE, not a SIGPIPE that kills the process (Go ignores SIGPIPE on
+ * such fds). */
+static ssize_t do_write(struct pt__fd *f, int fd, struct iovec *win, int k, pt_nanos deadline)
+{
+    if (f->sock && pt__ring_here()) {
+        struct pt__uop u = {.f = f,
+                            .fd = fd,
+                            .kind = k == 1 ? PT__UOP_SEND : PT__UOP_SENDMSG,
+                            .buf = win[0].iov_base,
+                            .len = win[0].iov_len,
+                            .msg = {.msg_iov = win, .msg_iovlen = (size_t)k}};
+        ssize_t r = ring_call(&u, deadline);
+        if (r != -EBUSY)
+            return r;
+    }
+    ssize_t w;
+    if (k == 1)
+        w = f->sock ? send(fd, win[0].iov_base, win[0].iov_len, MSG_NOSIGNAL)
+                    : write(fd, win[0].iov_base, win[0].iov_len);
+    else if (f->sock)
+        w = sendmsg(fd, &(struct msghdr){.msg_iov = win, .msg_iovlen = (size_t)k}, MSG_NOSIGNAL);
+    else
+        w = writev(fd, win, k);
+    return w < 0 ? -pt__errno() : w;
 }
 
 /* ---- the calls ------------------------------------------------------------- */
@@ -217,10 +327,7 @@ ssize_t pt_fd_read(int fd, void *buf, size_t n, pt_nanos deadline)
     else
         for (;;) {
             uint32_t seen = side_seq(f, PT__FD_RD);
-            if ((r = read(fd, buf, n)) >= 0)
-                break;
-            r = -pt__errno();
-            if (r == -EINTR)
+            if ((r = do_read(f, fd, buf, n, deadline)) == -EINTR)
                 continue;
             if (r != -EAGAIN || !f->pollable || (r = wait_side(f, PT__FD_RD, seen, deadline)) < 0)
                 break;
@@ -262,17 +369,7 @@ static int write_segments(struct pt__fd *f, int fd, const struct iovec *iov, int
             k++;
         }
         uint32_t seen = side_seq(f, PT__FD_WR);
-        /* MSG_NOSIGNAL: a peer gone is -EPIPE, not a SIGPIPE that kills
-         * the process (Go ignores SIGPIPE on such fds) */
-        ssize_t w;
-        if (k == 1)
-            w = f->sock ? send(fd, win[0].iov_base, win[0].iov_len, MSG_NOSIGNAL)
-                        : write(fd, win[0].iov_base, win[0].iov_len);
-        else if (f->sock)
-            w = sendmsg(fd, &(struct msghdr){.msg_iov = win, .msg_iovlen = (size_t)k},
-                        MSG_NOSIGNAL);
-        else
-            w = writev(fd, win, k);
+        ssize_t w = do_write(f, fd, win, k, deadline);
         if (w > 0) {
             *done += (size_t)w;
             /* walk past what went out */
@@ -288,8 +385,8 @@ static int write_segments(struct pt__fd *f, int fd, const struct iovec *iov, int
             }
         } else if (w == 0) {
             r = -EIO; /* nothing written and no error: Go's ErrUnexpectedEOF */
-        } else if (pt__errno() != EINTR) {
-            r = -pt__errno();
+        } else if (w != -EINTR) {
+            r = (int)w;
             if (r == -EAGAIN && f->pollable)
                 r = wait_side(f, PT__FD_WR, seen, deadline);
         }
@@ -463,6 +560,7 @@ int pt_fd_close(int fd)
             atomic_store_explicit(&f->state, PT__FD_CLOSING, memory_order_relaxed);
             struct pt__fd_waiter *woken = take_waiters(&f->side[PT__FD_RD], NULL);
             woken = take_waiters(&f->side[PT__FD_WR], woken);
+            cancel_requests(f);
             pt__unlock(&f->lock);
             ready_all(woken);
             return pt__fd_finish_close(f, fd);
@@ -485,6 +583,7 @@ static void cancel_one(struct pt__fd *f, void *arg)
     if (f->s == s && atomic_load_explicit(&f->state, memory_order_relaxed) == PT__FD_OPEN) {
         woken = take_waiters(&f->side[PT__FD_RD], NULL);
         woken = take_waiters(&f->side[PT__FD_WR], woken);
+        cancel_requests(f);
     }
     pt__unlock(&f->lock);
     ready_all(woken);

@@ -142,6 +142,7 @@ struct pt__p {
     _Atomic uint64_t n_timers_owner, n_timers_stolen, n_steals, n_overflowed,
         n_handoffs, n_gs_created;
     struct pt__p_time time; /* Go's time package: its timer cache, its count (time.c) */
+    struct pt__ring *ring;  /* PT_FD_IO_URING: its Gs' socket reads and writes (fdring.c) */
 };
 
 /* A machine: an OS thread bound to one P for life. */

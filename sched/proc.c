@@ -424,6 +424,10 @@ static void retire(struct pt__m *m)
     struct pt__p *p = m->p;
     stop_spinning(m);
     atomic_store_explicit(&p->dead, 1, memory_order_release);
+    /* its Gs' queued requests go in; completions come through the
+     * netpoller from now on (readied Gs go to the global queue) */
+    if (p->ring)
+        pt__ring_flush(p->ring);
     pt__runq_put_slow_all(p);
     /* P 0 is never removed. Its wake function breaks the poller if it
      * gained an earlier timer. Moving needs room on P 0 (-ENOMEM leaves
@@ -461,9 +465,16 @@ static pt_g *find_runnable(struct pt__m *m)
         m->due_now = 0;
 
         pt_g *g = NULL;
-        if (atomic_load_explicit(&p->schedtick, memory_order_relaxed) % 61 == 0)
+        if (atomic_load_explicit(&p->schedtick, memory_order_relaxed) % 61 == 0) {
             g = pt__globq_get(s, p, 1);
+            if (p->ring)
+                pt__ring_flush(p->ring); /* a P never out of Gs still submits */
+        }
         if (g || (g = pt__runq_get(p)) || (g = pt__globq_get(s, p, 0)))
+            return found(m, g);
+        /* out of Gs: what they queued on the ring goes in, what completed
+         * comes back (one system call for every read and write queued) */
+        if (p->ring && pt__ring_flush(p->ring) && (g = pt__runq_get(p)))
             return found(m, g);
         if (pt__poll_ready_fds(s) && (g = pt__runq_get(p)))
             return found(m, g);

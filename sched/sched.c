@@ -82,6 +82,9 @@ static int usable_cpus(void)
 
 static void p_free(struct pt__p *p)
 {
+#ifdef PT_HAVE_URING
+    pt__ring_close(p);
+#endif
     pt__time_cache_free(p);
     pt__free_lines(p->m);
     pt__free_lines(p);
@@ -120,6 +123,14 @@ static int grow(pt_sched *s, int n)
         struct pt__p *p = p_new(s, i);
         if (!p)
             return -ENOMEM;
+#ifdef PT_HAVE_URING
+        int rerr = s->opt.fd_io == PT_FD_IO_URING ? pt__ring_open(s, p) : 0;
+        if (rerr < 0) {
+            pt__ptimers_destroy(pt__lheap(s), &p->timers);
+            p_free(p);
+            return rerr;
+        }
+#endif
         s->ps[i] = p;
         /* release: the P is complete before scanners (made_procs) see it */
         atomic_store_explicit(&s->maxprocs_made, i + 1, memory_order_release);
@@ -188,11 +199,33 @@ static int stack_guard(enum pt_stack_guard opt)
     return -1;
 }
 
+/* PT_FD_IO, when set, overrides the option, as PT_STACK_GUARD does: -1
+ * for a value it does not know. */
+static int fd_io(enum pt_fd_io opt)
+{
+    const char *e = getenv("PT_FD_IO");
+    if (!e)
+        return (int)opt;
+    if (strcmp(e, "poll") == 0)
+        return PT_FD_IO_POLL;
+    if (strcmp(e, "uring") == 0)
+        return PT_FD_IO_URING;
+    return -1;
+}
+
 int pt_sched_create(pt_sched **out, const pt_sched_options *opt)
 {
     pt_sched_options o = {.timers = PT_TIMERS_PER_P};
     if (opt)
         o = *opt;
+    int io = fd_io(o.fd_io);
+    if (io < PT_FD_IO_POLL || io > PT_FD_IO_URING)
+        return -EINVAL;
+#ifndef PT_HAVE_URING
+    if (io == PT_FD_IO_URING)
+        return -ENOTSUP; /* built without liburing */
+#endif
+    o.fd_io = (enum pt_fd_io)io;
     int guard = stack_guard(o.stack_guard);
     size_t stack = o.stack_size ? o.stack_size : 64 * 1024;
     struct pt__stack_pool probe;
@@ -336,6 +369,7 @@ void pt_sched_read_stats(pt_sched *s, pt_sched_stats *out)
         out->overflowed += LOAD(p->n_overflowed);
         out->handoffs += LOAD(p->n_handoffs);
         out->gs_created += LOAD(p->n_gs_created);
+        pt__ring_read_stats(p, &out->ring_requests, &out->ring_enters);
     }
     out->timers_run_sysmon = LOAD(s->st.timers_sysmon);
     out->netpoll_waits = LOAD(s->st.netpoll_waits);

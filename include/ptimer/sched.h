@@ -83,6 +83,33 @@ enum pt_stack_guard {
     PT_STACK_GUARD_CANARY = 2,
 };
 
+/* How Gs' reads and writes on sockets reach the kernel (pt_fd_read,
+ * pt_fd_write, pt_fd_writev). The environment variable PT_FD_IO (poll or
+ * uring), when set, overrides the option, for every scheduler the process
+ * creates. */
+enum pt_fd_io {
+    /* Go's: the system call first, and on EAGAIN a park until the
+     * netpoller reports the socket ready, then the call again. */
+    PT_FD_IO_POLL = 0,
+    /* Each P has an io_uring: a read or write is a request on the ring of
+     * the G's P, and the G parks until it completes. A P submits what its
+     * Gs queued in one io_uring_enter when it has no G left to run (and
+     * every 61 Gs, or 32 requests, while it has), so a round of reads and
+     * writes on many connections costs one system call, and a read that
+     * finds nothing costs none (the kernel completes it when data comes).
+     * A completion readies its G from the P's next round, or from the M
+     * asleep in the netpoller (the ring signals an eventfd registered
+     * there). The calls keep their meaning: a deadline cancels the request
+     * and returns -ETIMEDOUT unless it completed first (then its count),
+     * a close or pt_sched_cancel_fds ends it. Accept, connect and
+     * descriptors other than sockets keep the poll path. A G that runs
+     * without parking holds its P's queued requests until it does. Linux
+     * 5.6 or later; pt_sched_create returns -ENOTSUP where the library was
+     * built without liburing, or the kernel's error where it refuses a
+     * ring (-ENOSYS, -EPERM under kernel.io_uring_disabled). */
+    PT_FD_IO_URING = 1,
+};
+
 /* NULL or zeroed: the defaults. Fields may be added at the end: set them
  * by name ({.procs = 2}), and the ones a program does not name are 0. */
 typedef struct pt_sched_options {
@@ -91,6 +118,7 @@ typedef struct pt_sched_options {
                                 * at most 1 GiB */
     enum pt_timer_mode timers; /* where sleeps, timeouts and time.* timers live */
     enum pt_stack_guard stack_guard; /* below every G's stack (PT_STACK_GUARD overrides) */
+    enum pt_fd_io fd_io;             /* how sockets are read and written (PT_FD_IO overrides) */
 } pt_sched_options;
 
 /* Counters since create, exact once the scheduler is quiet (each is
@@ -123,12 +151,17 @@ typedef struct pt_sched_stats {
     uint64_t stack_reservations;  /* mappings the stacks are carved from */
     uint64_t stacks_prepared;     /* stacks an idle M or the monitor made ready (guarded,
                                    * first page faulted in) ahead of a burst of new Gs */
+    /* PT_FD_IO_URING: reads and writes queued on the Ps' rings, and the
+     * io_uring_enter calls that submitted them (and the cancels) */
+    uint64_t ring_requests;
+    uint64_t ring_enters;
 } pt_sched_stats;
 
 /* Starts the Ps and their Ms. 0; -EINVAL (out NULL, procs < 0 or > 1024,
- * an unknown timer mode or stack guard, stack_size above 1 GiB, a
- * PT_STACK_GUARD value other than auto, pages or canary); -ENOMEM;
- * -EAGAIN (threads). */
+ * an unknown timer mode, stack guard or fd I/O, stack_size above 1 GiB, a
+ * PT_STACK_GUARD value other than auto, pages or canary, a PT_FD_IO other
+ * than poll or uring); -ENOMEM; -EAGAIN (threads); for PT_FD_IO_URING,
+ * -ENOTSUP or the kernel's error (above). */
 PT_API int pt_sched_create(pt_sched **out, const pt_sched_options *opt);
 
 /* Blocks the calling thread (not a G) until no G of s is left. 0;

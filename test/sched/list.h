@@ -58,6 +58,10 @@ PT_TEST(unit, fd_writev_cut_by_its_deadline_counts_what_went_out)
 PT_TEST(unit, fd_accept_gives_tcp_connections_nodelay)
 PT_TEST(unit, cancel_fds_stops_every_parked_g_and_every_later_call)
 PT_TEST(stress, cancel_fds_racing_gs_entering_their_waits_loses_none)
+/* the Ps' rings (PT_FD_IO_URING) */
+PT_TEST(unit, ring_mode_and_its_override_are_checked)
+PT_TEST(stress, ring_read_cancelled_by_its_deadline_loses_no_byte)
+PT_TEST(unit, ring_round_of_many_gs_submits_in_a_few_calls)
 /* liveness: the netpoller's claim, idle Ms and the monitor */
 PT_TEST(unit, a_descriptor_ready_after_a_poll_held_the_claim_wakes_its_g_per_p)
 PT_TEST(unit, a_descriptor_ready_after_a_poll_held_the_claim_wakes_its_g_lheap)

@@ -1,0 +1,115 @@
+/* A P's io_uring for its Gs' socket reads and writes (PT_FD_IO_URING;
+ * fdring.c): a read or write is a request on the ring of the P the G
+ * runs on, the G parks until its completion, and the P submits what its
+ * Gs queued in one io_uring_enter when it runs out of Gs to run. Included
+ * by fdio.c (the calls), proc.c (the P's round) and sched.c (a P's life). */
+#ifndef PTIMER_SCHED_FDRING_H
+#define PTIMER_SCHED_FDRING_H
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "sched/internal.h"
+
+struct pt__fd;
+struct pt__ring;
+
+enum pt__uop_kind { PT__UOP_RECV, PT__UOP_SEND, PT__UOP_SENDMSG };
+
+/* A G's request: on its stack from queue to settle. The G, its kind and
+ * buffers are written before it is queued; ring, res and state after. */
+struct pt__uop {
+    pt_g *g;
+    struct pt__fd *f;
+    int fd;
+    enum pt__uop_kind kind;
+    void *buf; /* RECV, SEND */
+    size_t len;
+    struct msghdr msg; /* SENDMSG */
+    struct pt__ring *ring; /* where it was queued */
+    /* In f's list while the kernel may hold it, so a close or a cancel
+     * of every call can end it (f's lock). */
+    struct pt__uop *prev, *next;
+    bool listed;
+    int32_t res; /* the completion's; read once state is DONE */
+    _Atomic uint32_t state; /* PT__UOP_*: see fdring.c */
+};
+
+#ifdef PT_HAVE_URING
+
+/* p's ring, its eventfd registered with s's netpoller: 0 or -errno (the
+ * kernel's io_uring_setup error). */
+int pt__ring_open(pt_sched *s, struct pt__p *p);
+/* At a P's end: nothing may be in flight (every G has ended). */
+void pt__ring_close(struct pt__p *p);
+/* The calling M's P's ring, NULL outside one or in poll mode. */
+struct pt__ring *pt__ring_here(void);
+/* Queues u on r (r's owner, inside u's G's park commit, f's lock held):
+ * submitted at the P's next round, or now when the batch is full.
+ * 0; -EBUSY when the kernel takes no submission (u not queued). */
+int pt__ring_queue(struct pt__ring *r, struct pt__uop *u);
+/* Asks the kernel to end u (a close, a cancel, its deadline), submitted
+ * now: u then completes, with -ECANCELED if it had not yet. Any thread. */
+void pt__ring_cancel(struct pt__uop *u);
+/* After the G's park ended: waits until u's completion came (cancelling
+ * it first if the deadline ended the park). */
+void pt__ring_settle(struct pt__uop *u);
+/* The P's round (its M): submits what is queued and readies the Gs whose
+ * requests completed. true if it readied any. */
+bool pt__ring_flush(struct pt__ring *r);
+/* A netpoll event whose udata is tagged as a ring's (its eventfd): reaps
+ * that ring's completions. */
+static inline bool pt__ring_tagged(const void *udata)
+{
+    return ((uintptr_t)udata & 1) != 0;
+}
+void pt__ring_event(void *udata);
+/* Adds p's counts (pt_sched_stats' ring_requests and ring_enters). */
+void pt__ring_read_stats(const struct pt__p *p, uint64_t *requests, uint64_t *enters);
+
+#else /* built without liburing: no P has a ring */
+
+static inline struct pt__ring *pt__ring_here(void)
+{
+    return NULL;
+}
+static inline bool pt__ring_flush(struct pt__ring *r)
+{
+    (void)r;
+    return false;
+}
+static inline bool pt__ring_tagged(const void *udata)
+{
+    (void)udata;
+    return false;
+}
+static inline void pt__ring_event(void *udata)
+{
+    (void)udata;
+}
+static inline int pt__ring_queue(struct pt__ring *r, struct pt__uop *u)
+{
+    (void)r;
+    (void)u;
+    return -ENOTSUP;
+}
+static inline void pt__ring_cancel(struct pt__uop *u)
+{
+    (void)u;
+}
+static inline void pt__ring_settle(struct pt__uop *u)
+{
+    (void)u;
+}
+static inline void pt__ring_read_stats(const struct pt__p *p, uint64_t *requests,
+                                       uint64_t *enters)
+{
+    (void)p;
+    (void)requests;
+    (void)enters;
+}
+
+#endif
+#endif
