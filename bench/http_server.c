@@ -25,10 +25,14 @@
 #include "progress.h"
 
 const struct http_server http_servers[] = {
-    {"sched-perp", SRV_PTIMER, "per-p"},  {"sched-tt", SRV_PTIMER, "timerthread"},
-    {"sched-lheap", SRV_PTIMER, "lheap"}, {"go1.19", SRV_GO, "raw"},
-    {"go1.19-http", SRV_GO, "nethttp"},   {"tokio", SRV_TOKIO, NULL},
-    {"nginx", SRV_NGINX, NULL},
+    {"sched-perp", SRV_PTIMER, "per-p", NULL},
+    {"sched-tt", SRV_PTIMER, "timerthread", NULL},
+    {"sched-lheap", SRV_PTIMER, "lheap", NULL},
+    {"sched-uring", SRV_PTIMER, "per-p", "uring"},
+    {"go1.19", SRV_GO, "raw", NULL},
+    {"go1.19-http", SRV_GO, "nethttp", NULL},
+    {"tokio", SRV_TOKIO, NULL, NULL},
+    {"nginx", SRV_NGINX, NULL, NULL},
 };
 const int nhttp_servers = sizeof http_servers / sizeof http_servers[0];
 
@@ -195,7 +199,7 @@ int http_server_start(const struct http_server *s, int procs, int conns, long id
         switch (s->kind) {
         case SRV_PTIMER:
             execl(PT_BINARY_DIR "/bench/ptbench-httpd", "ptbench-httpd", "-P", nprocs, "-m", s->arg,
-                  "-i", idle, (char *)NULL);
+                  "-i", idle, "-o", s->io ? s->io : "poll", (char *)NULL);
             break;
         case SRV_GO:
             setenv("GOMAXPROCS", nprocs, 1);

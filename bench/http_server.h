@@ -16,6 +16,7 @@ struct http_server {
     const char *name;
     enum server_kind kind;
     const char *arg; /* httpd's -m, go-http's -server */
+    const char *io;  /* httpd's -o (NULL: poll) */
 };
 
 enum { HTTP_MAX_SERVERS = 8 };

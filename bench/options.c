@@ -23,7 +23,7 @@ static const char *const default_designs[] = {
     "pheap",      "floor",    "pheap-sync",  "pheap-staged", "timerthread",
     "globalheap", "pwheel",   "lheap",       "kernel",
 #ifdef PTBENCH_HAVE_SCHED
-    "sched-perp", "sched-tt", "sched-lheap",
+    "sched-perp", "sched-tt", "sched-lheap", "sched-uring",
 #endif
 };
 
@@ -49,7 +49,8 @@ static void usage(FILE *f)
     fprintf(f,
             "                        sched-perp sched-tt sched-lheap (the workloads in the\n"
             "                        scheduler, with timers per P, on the TimerThread, or per P\n"
-            "                        in Go 1.23's design)\n");
+            "                        in Go 1.23's design); sched-uring (sched-perp with socket\n"
+            "                        reads and writes on each P's io_uring: rpc-sched, http)\n");
 #endif
     fprintf(f, "  -w, --workload LIST   workloads (default: all):\n");
     for (int i = 0; i < nworkloads; i++)

@@ -14,7 +14,7 @@ static const struct {
     {"np-epoll", "#e377c2"},    {"np-timerfd", "#bcbd22"},  {"np-uring", "#7f7f7f"},
     {"sched-perp", "#1f77b4"},  {"sched-tt", "#d62728"},    {"pwheel", "#e7ba52"},
     {"tokio", "#ff9896"},       {"tokio-warm", "#c49c94"},  {"lheap", "#98df8a"},
-    {"sched-lheap", "#98df8a"},
+    {"sched-lheap", "#98df8a"}, {"sched-uring", "#2ca02c"},
 };
 
 static const char *colour_of(const char *design)

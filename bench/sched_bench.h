@@ -16,6 +16,7 @@ struct sched_design {
     /* A floor, not the scheduler: a plain thread's futex wait of the
      * workload's floor_wait, for the workloads that have one. */
     bool kernel_floor;
+    enum pt_fd_io fd_io; /* how its Gs' sockets are read and written */
 };
 
 extern const struct sched_design sched_designs[];

@@ -11,14 +11,18 @@
 
 const struct sched_design sched_designs[] = {
     {"sched-perp", "the scheduler; sleeps and timeouts on the calling P's heap (Go)",
-     PT_TIMERS_PER_P, false},
+     PT_TIMERS_PER_P, false, PT_FD_IO_POLL},
     {"sched-tt", "the scheduler; sleeps and timeouts on the TimerThread (bthread)",
-     PT_TIMERS_TIMERTHREAD, false},
+     PT_TIMERS_TIMERTHREAD, false, PT_FD_IO_POLL},
     {"sched-lheap",
      "the scheduler; sleeps and timeouts on the calling P's heap of Go 1.23's design",
-     PT_TIMERS_LHEAP, false},
+     PT_TIMERS_LHEAP, false, PT_FD_IO_POLL},
+    {"sched-uring",
+     "sched-perp with its Gs' socket reads and writes on each P's io_uring (PT_FD_IO_URING)",
+     PT_TIMERS_PER_P, false, PT_FD_IO_URING},
     /* The same name as the latency workloads' floor engine: one floor. */
-    {"kernel", "no scheduler: a plain thread's futex wait, the same length", PT_TIMERS_PER_P, true},
+    {"kernel", "no scheduler: a plain thread's futex wait, the same length", PT_TIMERS_PER_P, true,
+     PT_FD_IO_POLL},
 };
 const int nsched_designs = sizeof sched_designs / sizeof sched_designs[0];
 
@@ -35,6 +39,9 @@ bool sched_design_runs(const struct sched_design *d, const struct workload *wl)
     /* Stacks do not depend on where timers live: the stack workloads run
      * in one timer mode, Go's. */
     if (wl->stack_rows && d->timers != PT_TIMERS_PER_P)
+        return false;
+    /* The ring changes only how sockets are read and written. */
+    if (d->fd_io != PT_FD_IO_POLL && !wl->uses_fds)
         return false;
     return wl_in_sched(wl) && (!d->kernel_floor || wl->floor_wait > 0);
 }
@@ -160,8 +167,10 @@ int sched_run(const struct workload *wl, const struct sched_design *d, int procs
     /* A scheduler per repetition, as an engine per repetition: no G pool,
      * stack or timer left by the last one. Made before the phase, whose
      * clock the first G starts once it runs. */
-    pt_sched_options opt = {
-        .procs = procs, .timers = d->timers, .stack_guard = (enum pt_stack_guard)cfg->stack_guard};
+    pt_sched_options opt = {.procs = procs,
+                            .timers = d->timers,
+                            .fd_io = d->fd_io,
+                            .stack_guard = (enum pt_stack_guard)cfg->stack_guard};
     pt_sched *s;
     int rc = pt_sched_create(&s, &opt);
     if (rc != 0) {

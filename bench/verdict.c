@@ -175,7 +175,8 @@ static void legend(const struct report *r, FILE *f)
         fprintf(f, "sched-perp, sched-lheap and sched-tt: the scheduler (sched.h), its sleeps and\n"
                    "timeouts on the Ps' heaps (Go 1.14's or Go 1.23's design) or on the\n"
                    "TimerThread; there, threads are Ps (GOMAXPROCS for go1.19's goroutines,\n"
-                   "tokio's workers).\n");
+                   "tokio's workers). sched-uring: sched-perp with its Gs' socket reads and\n"
+                   "writes on each P's io_uring (rpc-sched, http).\n");
     fprintf(f, "thr*: more threads than the %d cores. -: not run.  ?: no figure.\n", r->cores);
 }
 

@@ -95,6 +95,8 @@ struct workload {
     /* A row per G count (--memory-gs, --burst-gs) and per stack guard
      * (--stack-guards): the workloads that measure stacks. */
     bool stack_rows;
+    /* Its Gs read and write sockets: the ring design (sched-uring) runs it. */
+    bool uses_fds;
 };
 
 static inline bool wl_in_sched(const struct workload *wl)

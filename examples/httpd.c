@@ -369,7 +369,8 @@ int main(int argc, char **argv)
     if (argc == 1)
         clients = 8;
     enum pt_timer_mode mode = PT_TIMERS_PER_P;
-    while ((opt = getopt(argc, argv, "p:P:m:i:g:c:")) != -1) {
+    enum pt_fd_io io = PT_FD_IO_POLL;
+    while ((opt = getopt(argc, argv, "p:P:m:i:g:c:o:")) != -1) {
         switch (opt) {
         case 'c': clients = atoi(optarg); break;
         case 'p': port = atoi(optarg); break;
@@ -382,6 +383,12 @@ int main(int argc, char **argv)
             else if (strcmp(optarg, "lheap") == 0)
                 mode = PT_TIMERS_LHEAP;
             else if (strcmp(optarg, "per-p") != 0)
+                goto usage;
+            break;
+        case 'o':
+            if (strcmp(optarg, "uring") == 0)
+                io = PT_FD_IO_URING;
+            else if (strcmp(optarg, "poll") != 0)
                 goto usage;
             break;
         default:
@@ -419,7 +426,7 @@ int main(int argc, char **argv)
     addr = a;
     printf("listening on 127.0.0.1:%d\n", ntohs(a.sin_port));
     fflush(stdout);
-    pt_sched_options o = {.procs = procs, .timers = mode};
+    pt_sched_options o = {.procs = procs, .timers = mode, .fd_io = io};
     int rc = pt_sched_run(&o, start, (void *)(intptr_t)sfd);
     if (rc != 0) {
         fprintf(stderr, "httpd: pt_sched_run: %d\n", rc);
@@ -430,8 +437,8 @@ int main(int argc, char **argv)
 usage:
     fprintf(
         stderr,
-        "usage: %s [-p PORT] [-P PROCS] [-m per-p|lheap|timerthread] [-i IDLE_MS] [-g GRACE_MS] "
-        "[-c CLIENTS]\n",
+        "usage: %s [-p PORT] [-P PROCS] [-m per-p|lheap|timerthread] [-o poll|uring] [-i IDLE_MS] "
+        "[-g GRACE_MS] [-c CLIENTS]\n",
         argv[0]);
     return 2;
 }
