@@ -268,7 +268,9 @@ static ssize_t do_read(struct pt__fd *f, int fd, void *buf, size_t n, pt_nanos d
 
 /* A write of the k segments of win, as do_read. MSG_NOSIGNAL: a peer gone
  * is -EPIPE, not a SIGPIPE that kills the process (Go ignores SIGPIPE on
- * such fds). */
+ * such fds). On a ring, a write is a request as a read is, though the
+ * socket nearly always has room: the G parks, but the round's writes
+ * and reads go in with one system call. */
 static ssize_t do_write(struct pt__fd *f, int fd, struct iovec *win, int k, pt_nanos deadline)
 {
     if (f->sock && pt__ring_here()) {

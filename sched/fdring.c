@@ -71,8 +71,20 @@ int pt__ring_open(pt_sched *s, struct pt__p *p)
     if (!r)
         return -ENOMEM;
     memset(r, 0, sizeof *r);
-    struct io_uring_params prm = {.flags = IORING_SETUP_CQSIZE, .cq_entries = RING_CQ};
+    /* Cooperative task running (5.19): a completion's last step runs when
+     * the submitting M next enters the kernel (its round's submit, any
+     * system call, a tick) instead of an interrupt to its CPU, which
+     * costs most on a VM; an M asleep is still woken for it. The flag
+     * says when work is waiting, so a round with nothing to submit still
+     * enters for it. Older kernels refuse the flags: then without. */
+    struct io_uring_params prm = {.flags = IORING_SETUP_CQSIZE | IORING_SETUP_COOP_TASKRUN |
+                                           IORING_SETUP_TASKRUN_FLAG,
+                                  .cq_entries = RING_CQ};
     int err = io_uring_queue_init_params(RING_SQ, &r->ring, &prm);
+    if (err == -EINVAL) {
+        prm = (struct io_uring_params){.flags = IORING_SETUP_CQSIZE, .cq_entries = RING_CQ};
+        err = io_uring_queue_init_params(RING_SQ, &r->ring, &prm);
+    }
     if (err < 0) {
         pt__free_lines(r);
         return err;
@@ -241,12 +253,21 @@ static bool reap(struct pt__ring *r)
     }
 }
 
+/* Whether the kernel holds completion work for this ring's submitters
+ * (IORING_SQ_TASKRUN; written by the kernel only). */
+static bool work_waiting(struct pt__ring *r)
+{
+    return (__atomic_load_n(r->ring.sq.kflags, __ATOMIC_RELAXED) & IORING_SQ_TASKRUN) != 0;
+}
+
 bool pt__ring_flush(struct pt__ring *r)
 {
     if (atomic_load_explicit(&r->queued, memory_order_relaxed) != 0) {
         pt__lock(&r->sq_lock);
-        submit_locked(r);
+        submit_locked(r); /* entering runs the waiting work too */
         pt__unlock(&r->sq_lock);
+    } else if (work_waiting(r)) {
+        (void)io_uring_get_events(&r->ring);
     }
     return reap(r);
 }
