@@ -62,7 +62,8 @@ for d in ${DESIGNS//,/ }; do
     if [[ $line != PASS* && $line != SKIP* ]]; then
       failed=1
       # the first violations it printed, to say what went wrong
-      grep -E '^ +violation' <<<"$out" | head -3 | sed 's/^ */    /' | tee -a "$log" || true
+      # (each with the machine-stall witness's line, where it has one)
+      grep -E '^ +(violation|witness)' <<<"$out" | head -6 | sed 's/^ */    /' | tee -a "$log" || true
     fi
     seed=$((seed + 1))
   done

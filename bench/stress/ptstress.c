@@ -357,6 +357,7 @@ int main(int argc, char **argv)
         perror("ptstress: watchdog");
         return 2;
     }
+    witness_start();
     for (int d = 0; d < nd; d++) {
         for (int i = 0; i < NSCENARIOS; i++) {
             const struct scenario *sc = &scenarios[i];
@@ -396,6 +397,7 @@ int main(int argc, char **argv)
                 put_json(jf, &r, v == 0, took);
         }
     }
+    witness_stop();
     watchdog_stop(wd);
     if (jf && jf != stdout)
         fclose(jf);

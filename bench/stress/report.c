@@ -51,6 +51,22 @@ void stress_violation(struct stress_run *r, enum viol_kind k, long timer, uint64
             (double)(pt_nanotime() - r->t0) / 1e9, expected, obs, o->argv0, r->eng->name,
             r->scenario, o->threads, o->outsiders, o->timers, (double)o->duration / 1e9,
             (double)o->bound / 1e6, (unsigned long long)o->seed);
+    if (k == V_LATE || k == V_STALL || k == V_TICKS || k == V_UNFIRED) {
+        /* over the bound and a little more: the window the firing was
+         * due in */
+        pt_nanos now = pt_nanotime(), span = o->bound + 250000000, at;
+        pt_nanos gap = witness_gap(now - span, now, &at);
+        if (gap)
+            fprintf(stdout,
+                    "    witness: in the last %.0f ms a 1 ms sleep of its own overslept by "
+                    "%.1f ms, ending at +%.3f s (the machine stalled)\n",
+                    (double)span / 1e6, (double)gap / 1e6, (double)(at - r->t0) / 1e9);
+        else
+            fprintf(stdout,
+                    "    witness: in the last %.0f ms no 1 ms sleep of its own overslept by "
+                    "4 ms or more (the machine ran)\n",
+                    (double)span / 1e6);
+    }
     fflush(stdout);
 }
 

@@ -65,6 +65,14 @@ void stress_violation(struct stress_run *r, enum viol_kind k, long timer, uint64
     __attribute__((format(printf, 6, 7)));
 uint64_t stress_violations(const struct stress_run *r);
 
+/* The machine-stall witness (witness.c): one thread for the process,
+ * sleeping 1 ms at a time. witness_gap: the longest it overslept among
+ * its sleeps that overlapped [from, to] (0: none over 4 ms), and when
+ * that sleep ended. */
+void witness_start(void);
+void witness_stop(void);
+pt_nanos witness_gap(pt_nanos from, pt_nanos to, pt_nanos *at);
+
 /* The test-only broken design (engine_broken.c, in ptstress-broken). */
 const struct engine *engine_broken(void);
 
