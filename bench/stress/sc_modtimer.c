@@ -15,6 +15,7 @@
  * wakeNetPoller), it fires late. */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 
 #include "pool.h"
@@ -86,6 +87,13 @@ static void mt_check_fire(struct mt *m, uint64_t k, struct arm_rec *a, uint64_t 
                           pt_nanos when, uint64_t w)
 {
     for (;;) {
+        if ((w & 0xff) == A_OPENING && w >> 8 != seq) {
+            /* the record is being reused: its owed firings are on their
+             * way to the timer's count (arm_open_owing) */
+            sched_yield();
+            w = atomic_load(&a->word);
+            continue;
+        }
         if (w >> 8 != seq) {
             unsigned o = atomic_load(&m->t[k].owed);
             while (o > 0 && !atomic_compare_exchange_weak(&m->t[k].owed, &o, o - 1))
@@ -101,6 +109,16 @@ static void mt_check_fire(struct mt *m, uint64_t k, struct arm_rec *a, uint64_t 
                 break;
             atomic_fetch_add(&a->extra, 1); /* the word moved: look again */
             continue;
+        }
+        if (s == A_FIRED || s == A_STOPPED || s == A_SUPERSEDED) {
+            /* no extra left: unless the record was reused since w was
+             * read (a callback held up past ARM_RING armings), whose
+             * owed firing this one pays */
+            uint64_t again = atomic_load(&a->word);
+            if (again != w) {
+                w = again;
+                continue;
+            }
         }
         if (s == A_FIRED) {
             stress_violation(m->r, V_DOUBLE, (long)k, seq, "one firing per arming",
@@ -183,10 +201,7 @@ static void mt_arm_excl(struct mt *m, void *th, uint64_t k, pt_nanos when)
     uint64_t seq = ++t->next_seq;
     struct arm_rec *old = &t->ring[seq % ARM_RING];
     mt_owed(m, k, old, pt_nanotime(), false);
-    unsigned e = atomic_exchange(&old->extra, 0);
-    if (e)
-        atomic_fetch_add(&t->owed, e);
-    arm_open(t->ring, ARM_RING, seq, when, 0);
+    arm_open_owing(t->ring, ARM_RING, seq, when, 0, &t->owed);
     int a = m->r->eng->tm_arm(th, t->tm, when, 0, arm_arg(k, seq));
     if (a < 0) {
         stress_violation(m->r, V_ERROR, (long)k, seq, "an arm to succeed", "%d", a);

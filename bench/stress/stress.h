@@ -163,8 +163,8 @@ static inline uint64_t arm_word(uint64_t seq, enum arm_state s)
  * claimed, so a `when` it read from a later writer is never used (the
  * claim's acquire keeps the field stores after it, the firing's CAS
  * publishes its earlier loads). */
-static inline struct arm_rec *arm_open(struct arm_rec *ring, unsigned n, uint64_t seq,
-                                       pt_nanos when, pt_nanos period)
+static inline struct arm_rec *arm_open_owing(struct arm_rec *ring, unsigned n, uint64_t seq,
+                                             pt_nanos when, pt_nanos period, atomic_uint *owed)
 {
     struct arm_rec *a = &ring[seq % n];
     uint64_t w = atomic_load_explicit(&a->word, memory_order_relaxed);
@@ -173,6 +173,15 @@ static inline struct arm_rec *arm_open(struct arm_rec *ring, unsigned n, uint64_
             return NULL;
     } while (!atomic_compare_exchange_weak_explicit(&a->word, &w, arm_word(seq, A_OPENING),
                                                     memory_order_acquire, memory_order_relaxed));
+    /* The old arming's re-arm firings still owed go to the timer's count
+     * once the word no longer names it: a late firing of it that finds
+     * no extra left looks at the word again, waits out A_OPENING, and
+     * pays the count (sc_modtimer.c's check). */
+    if (owed) {
+        unsigned e = atomic_exchange_explicit(&a->extra, 0, memory_order_acq_rel);
+        if (e)
+            atomic_fetch_add(owed, e);
+    }
     atomic_store_explicit(&a->when, when, memory_order_relaxed);
     atomic_store_explicit(&a->when_hi, when, memory_order_relaxed);
     atomic_store_explicit(&a->extra, 0, memory_order_relaxed);
@@ -187,6 +196,12 @@ static inline struct arm_rec *arm_open(struct arm_rec *ring, unsigned n, uint64_
     /* Publishes the fields to whoever reads the word (acquire) after. */
     atomic_store_explicit(&a->word, arm_word(seq, A_PENDING), memory_order_release);
     return a;
+}
+
+static inline struct arm_rec *arm_open(struct arm_rec *ring, unsigned n, uint64_t seq,
+                                       pt_nanos when, pt_nanos period)
+{
+    return arm_open_owing(ring, n, seq, when, period, NULL);
 }
 
 /* Move seq's record from state `from` to `to`; false, with the state it
