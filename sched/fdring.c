@@ -34,6 +34,7 @@
  * and cancels under it), never inside either ring lock. */
 #include <errno.h>
 #include <liburing.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -65,6 +66,21 @@ struct pt__ring {
     pt_sched *s;
 };
 
+/* The requests this file makes: Linux 5.6 has them all, and the probe
+ * (also 5.6) says so; a kernel without the probe has not. */
+static bool ops_supported(struct io_uring *ring)
+{
+    struct io_uring_probe *pr = io_uring_get_probe_ring(ring);
+    if (!pr)
+        return false;
+    bool ok = io_uring_opcode_supported(pr, IORING_OP_RECV) &&
+              io_uring_opcode_supported(pr, IORING_OP_SEND) &&
+              io_uring_opcode_supported(pr, IORING_OP_SENDMSG) &&
+              io_uring_opcode_supported(pr, IORING_OP_ASYNC_CANCEL);
+    io_uring_free_probe(pr);
+    return ok;
+}
+
 int pt__ring_open(pt_sched *s, struct pt__p *p)
 {
     struct pt__ring *r = pt__alloc_lines(sizeof *r);
@@ -76,12 +92,14 @@ int pt__ring_open(pt_sched *s, struct pt__p *p)
      * system call, a tick) instead of an interrupt to its CPU, which
      * costs most on a VM; an M asleep is still woken for it. The flag
      * says when work is waiting, so a round with nothing to submit still
-     * enters for it. Older kernels refuse the flags: then without. */
-    struct io_uring_params prm = {.flags = IORING_SETUP_CQSIZE | IORING_SETUP_COOP_TASKRUN |
-                                           IORING_SETUP_TASKRUN_FLAG,
-                                  .cq_entries = RING_CQ};
+     * enters for it. Older kernels refuse the flags: then without, as
+     * PT_RING_COOP=0 asks (the tests run that path here). */
+    const char *coop = getenv("PT_RING_COOP");
+    struct io_uring_params prm = {.flags = IORING_SETUP_CQSIZE, .cq_entries = RING_CQ};
+    if (!coop || strcmp(coop, "0") != 0)
+        prm.flags |= IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG;
     int err = io_uring_queue_init_params(RING_SQ, &r->ring, &prm);
-    if (err == -EINVAL) {
+    if (err == -EINVAL && (prm.flags & IORING_SETUP_COOP_TASKRUN)) {
         prm = (struct io_uring_params){.flags = IORING_SETUP_CQSIZE, .cq_entries = RING_CQ};
         err = io_uring_queue_init_params(RING_SQ, &r->ring, &prm);
     }
@@ -89,8 +107,10 @@ int pt__ring_open(pt_sched *s, struct pt__p *p)
         pt__free_lines(r);
         return err;
     }
-    r->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (r->efd < 0)
+    r->efd = -1;
+    if (!ops_supported(&r->ring))
+        err = -ENOTSUP;
+    else if ((r->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0)
         err = -errno;
     else if ((err = io_uring_register_eventfd(&r->ring, r->efd)) == 0)
         err = pt_pollfd_open(s->np, &r->pd, r->efd, PT_POLL_READ, (void *)((uintptr_t)r | 1));

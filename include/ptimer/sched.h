@@ -104,9 +104,12 @@ enum pt_fd_io {
      * a close or pt_sched_cancel_fds ends it. Accept, connect and
      * descriptors other than sockets keep the poll path. A G that runs
      * without parking holds its P's queued requests until it does. Linux
-     * 5.6 or later; pt_sched_create returns -ENOTSUP where the library was
-     * built without liburing, or the kernel's error where it refuses a
-     * ring (-ENOSYS, -EPERM under kernel.io_uring_disabled). */
+     * 5.6 or later (5.19 or later lets the rings run without interrupting
+     * a busy M for each completion; PT_RING_COOP=0 turns that off, as on
+     * older kernels); pt_sched_create returns -ENOTSUP where the library
+     * was built without liburing or the kernel lacks a request it needs,
+     * or the kernel's error where it refuses a ring (-ENOSYS, -EPERM under
+     * kernel.io_uring_disabled). */
     PT_FD_IO_URING = 1,
 };
 
