@@ -165,10 +165,14 @@ static void op_unlock(pt_time_timer *t)
 }
 
 /* The fired value: Go's sendTime, a send that drops it when the channel
- * is full (a slow ticker reader). */
-static void send_time(pt_time_timer *t, pt_nanos now)
+ * is full (a slow ticker reader). The value is the time the tick was due,
+ * not the time of the send, as Go 1.23 sends (Now() less the delay): a
+ * lazy timer's send waits for a reader to look, so the send's own time
+ * would say when someone looked, and a ticker's values would not show its
+ * phase. */
+static void send_time(pt_time_timer *t, pt_nanos due)
 {
-    (void)pt_chan_try_send(t->c, &now);
+    (void)pt_chan_try_send(t->c, &due);
 }
 
 /* A channel timer's value, if one is due by now (t->lock held): the one
@@ -181,7 +185,7 @@ static void fire_due_locked(pt_time_timer *t, pt_nanos now)
         return;
     pt_nanos next = t->kind == KIND_TICKER ? next_tick(due, t->period, now) : 0;
     atomic_store_explicit(&t->due, next, memory_order_relaxed);
-    send_time(t, now);
+    send_time(t, due);
 }
 
 static int tt_arm_locked(pt_time_timer *t, pt_nanos when);

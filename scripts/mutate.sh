@@ -16,7 +16,9 @@
 # hang, on every design), "-" (passed), or "." (not run: -f, caught
 # already). A mutation must be caught as a named violation by
 # some scenario: one only the library's own abort saw is a gap in the
-# oracles, and fails the run as a miss does.
+# oracles, and fails the run as a miss does. A run the library aborted
+# before its time with no violation named gives the rest of the cell's
+# time to the next seed (up to 20 runs): the abort, not the oracle, ended it.
 # Exit status 1 if some mutation is caught by no scenario as a violation,
 # or a mutation no longer applies (its sed matched nothing: the source
 # moved on).
@@ -69,6 +71,8 @@ MUTATIONS=(
   "ticker-slides-from-the-check#pheap/timers.c#s/__builtin_add_overflow(key, step, \&next))/__builtin_add_overflow(now, t->period + 0 * step, \&next))/"
   "lheap-ticker-skips-every-other-tick#lheap/lheap.c#s/    pt_nanos k = 1 + (now > when/    pt_nanos k = 2 + (now > when/"
   "pwheel-ticker-slides-from-the-check#pwheel/pwheel.c#s/t->when = ticker_next(t->when, t->period, now);/t->when = ticker_next(now, t->period, now);/"
+  "sched-ticker-slides-from-the-poll#sched/time.c#/^static pt_nanos next_tick/,/^}/s/__builtin_add_overflow(due, step, \&next)/__builtin_add_overflow(now, period + 0 * step, \&next)/"
+  "sched-ticker-skips-a-tick-it-owes#sched/time.c#/^static pt_nanos next_tick/,/^}/s/__builtin_mul_overflow(missed + 1, period/__builtin_mul_overflow(missed + 2, period/"
   "staged-slot-promoted-at-its-end#pheap/stage.c#/^bool pt__stage_push/,/^}/s/        pt_nanos at = s << st->shift;/        pt_nanos at = (s + 1) << st->shift;/"
 )
 SCENARIOS=(modtimer ticker churn move sched)
@@ -119,31 +123,46 @@ for m in "${MUTATIONS[@]}"; do
       [[ $name == lheap-* ]] && designs=sched-lheap
     fi
     for d in ${designs//,/ }; do
-      rc=0
       log=$dir/$s.$d.log
-      # In a subshell whose stderr is dropped (the exit keeps it from
-      # exec'ing the run): a run the mutation makes abort is a cell of the
-      # table, not a shell message across it.
-      (timeout -k 5 $((${T%.*} + 90)) "$dir/build/bench/ptstress" --design "$d" --scenario "$s" \
-        --threads 2 --outsiders 1 --duration "$T" --seed 1 >"$log" 2>&1; exit $?) \
-        2>/dev/null || rc=$?
-      [ "$rc" = 0 ] || grep -q '^SKIP' "$log" && continue
-      # ptstress prints each violation as it sees it: a run that names one
-      # caught the bug, whether it then ended with its verdict (exit 1) or
-      # the library aborted on the state the bug left behind.
-      kinds=$({ grep -o '^FAIL.*violations [^(]*' "$log" || true; } | sed 's/.*violations //' | head -1)
-      [ -n "$kinds" ] || kinds=$({ grep -o '^  violation [a-z-]*' "$log" || true; } |
-        sed 's/.*violation //' | sort | uniq -c | awk '{printf "%s%s %s", (NR > 1 ? ", " : ""), $2, $1}')
-      if [ -n "$kinds" ]; then
-        [ "$rc" = 1 ] && how= || how=" (then exit $rc: $(grep -m1 'ptimer:' "$log" || true))"
-        echo "$name $s $d: $kinds$how" >>"$TMP/kinds.txt"
-        cell=caught
+      seed=1 crashed=
+      began=$EPOCHREALTIME
+      while :; do
+        rc=0
+        # In a subshell whose stderr is dropped (the exit keeps it from
+        # exec'ing the run): a run the mutation makes abort is a cell of the
+        # table, not a shell message across it.
+        (timeout -k 5 $((${T%.*} + 90)) "$dir/build/bench/ptstress" --design "$d" --scenario "$s" \
+          --threads 2 --outsiders 1 --duration "$T" --seed "$seed" >"$log" 2>&1; exit $?) \
+          2>/dev/null || rc=$?
+        [ "$rc" = 0 ] || grep -q '^SKIP' "$log" && break
+        # ptstress prints each violation as it sees it: a run that names one
+        # caught the bug, whether it then ended with its verdict (exit 1) or
+        # the library aborted on the state the bug left behind.
+        kinds=$({ grep -o '^FAIL.*violations [^(]*' "$log" || true; } | sed 's/.*violations //' | head -1)
+        [ -n "$kinds" ] || kinds=$({ grep -o '^  violation [a-z-]*' "$log" || true; } |
+          sed 's/.*violation //' | sort | uniq -c | awk '{printf "%s%s %s", (NR > 1 ? ", " : ""), $2, $1}')
+        if [ -n "$kinds" ]; then
+          [ "$rc" = 1 ] && how= || how=" (then exit $rc: $(grep -m1 'ptimer:' "$log" || true))"
+          [ "$seed" = 1 ] || how="$how (seed $seed)"
+          echo "$name $s $d: $kinds$how" >>"$TMP/kinds.txt"
+          cell=caught
+          break
+        fi
+        # Only the library's abort, a signal or a hang. An abort that ended
+        # the run before its time cut the oracles' look short: the rest of
+        # the cell's time goes to the next seed (20 runs at most).
+        cell=crash
+        crashed="exit $rc: $(grep -m1 'ptimer:' "$log" || true)"
+        if [ "$seed" -lt 20 ] &&
+           awk -v a="$began" -v b="$EPOCHREALTIME" -v t="$T" 'BEGIN { exit !(b - a < t) }'; then
+          seed=$((seed + 1))
+          continue
+        fi
         break
-      fi
-      # Only the library's abort, a signal or a hang: another design may
-      # still name it.
-      cell=crash
-      echo "$name $s $d: exit $rc: $(grep -m1 'ptimer:' "$log" || true)" >>"$TMP/kinds.txt"
+      done
+      # caught here; else another design may still name it
+      [ "$cell" = caught ] && break
+      [ -z "$crashed" ] || echo "$name $s $d: $seed runs, the last $crashed" >>"$TMP/kinds.txt"
     done
     [ "$cell" != - ] && caught_any=1
     [ "$cell" = caught ] && named=1

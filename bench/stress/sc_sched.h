@@ -67,7 +67,8 @@ struct ss_tk {
     struct ss *ss;
     pt_time_ticker *t;
     pt_chan *c;
-    pt_nanos start, armed, period, last;
+    pt_nanos start, armed, period;
+    pt_nanos first, last, read_at; /* tick 1's value, the last one, when it was read */
     uint64_t n;
     bool running, late_seen;
     uint64_t rng;

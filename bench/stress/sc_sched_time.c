@@ -420,36 +420,69 @@ static long tk_index(const struct ss_tk *m)
     return (long)(m - m->ss->tk);
 }
 
-static void tk_got(struct ss_tk *m, pt_nanos v)
+/* A tick's value is its own due time (sched.h), so the schedule is checked
+ * exactly, not by when the tick was read: the first value is tick 1 of a
+ * start within the call, [start, armed]; every later one is first + k *
+ * period, in order; the one after a receive is due within a period of
+ * that receive (ticks are skipped only while nobody reads); none is read
+ * before its time; and one that came due while its reader waited is read
+ * within the bound. asked: the clock before the receive; now: after it. */
+static void tk_got(struct ss_tk *m, pt_nanos v, pt_nanos asked, pt_nanos now)
 {
     struct stress_run *r = m->ss->r;
+    long k = tk_index(m);
     count_firing(m->ss);
     m->n++;
-    if (!m->running)
-        stress_violation(r, V_TICK_STOPPED, tk_index(m), m->n, "no tick once stop returned",
-                         "a tick %.3f ms before the stop returned", (double)(m->armed - v) / 1e6);
-    else if (v < m->start + (pt_nanos)m->n * m->period && v < m->armed)
-        stress_violation(r, V_TICK_STOPPED, tk_index(m), m->n,
-                         "no tick fired before the last reset returned", "a tick %.3f ms before it",
+    if (!m->running) {
+        stress_violation(r, V_TICK_STOPPED, k, m->n, "no tick once stop returned",
+                         "a tick due %.3f ms before the stop returned",
                          (double)(m->armed - v) / 1e6);
-    else if (v < m->start + (pt_nanos)m->n * m->period)
-        stress_violation(
-            r, V_EARLY, tk_index(m), m->n, "tick n received no earlier than start + n * period",
-            "%.3f ms early (period %.3f ms)",
-            (double)(m->start + (pt_nanos)m->n * m->period - v) / 1e6, (double)m->period / 1e6);
+    } else if (v > now) {
+        stress_violation(r, V_EARLY, k, m->n, "a tick read no earlier than its time",
+                         "read %.3f ms before it", (double)(v - now) / 1e6);
+    } else if (m->n == 1 && v < m->start + m->period) {
+        if (v < m->armed)
+            stress_violation(
+                r, V_TICK_STOPPED, k, m->n, "no tick of an arming before the last reset",
+                "a tick due %.3f ms before the reset returned", (double)(m->armed - v) / 1e6);
+        else
+            stress_violation(r, V_EARLY, k, m->n, "tick 1 due at start + period",
+                             "%.3f ms early (period %.3f ms)",
+                             (double)(m->start + m->period - v) / 1e6, (double)m->period / 1e6);
+    } else if (m->n == 1 && v > m->armed + m->period) {
+        stress_violation(r, V_PHASE, k, m->n, "tick 1 due at start + period",
+                         "due %.3f ms after it (period %.3f ms)",
+                         (double)(v - m->armed - m->period) / 1e6, (double)m->period / 1e6);
+    } else if (m->n > 1 && ((v - m->first) % m->period != 0 || v <= m->last)) {
+        stress_violation(r, V_PHASE, k, m->n, "each tick at tick 1 + k * period, in order",
+                         "%.6f ms after tick 1 (period %.3f ms; the tick before %.6f ms)",
+                         (double)(v - m->first) / 1e6, (double)m->period / 1e6,
+                         (double)(m->last - m->first) / 1e6);
+    } else if (m->n > 1 && v > m->read_at + m->period) {
+        stress_violation(r, V_PHASE, k, m->n, "no tick skipped while its reader reads",
+                         "due %.3f ms after the receive before it (period %.3f ms)",
+                         (double)(v - m->read_at) / 1e6, (double)m->period / 1e6);
+    } else if (asked <= v && now - v > r->o->bound) {
+        stress_violation(r, V_LATE, k, m->n, "a tick read within the bound once due",
+                         "read %.3f ms after its time by a reader waiting for it",
+                         (double)(now - v) / 1e6);
+    }
+    if (m->n == 1)
+        m->first = v;
     m->last = v;
+    m->read_at = now;
 }
 
 static void tk_channel_empty(struct ss_tk *m)
 {
-    pt_nanos v;
+    pt_nanos v, asked = pt_nanotime();
     if (pt_chan_try_recv(m->c, &v) == 1)
-        tk_got(m, v);
+        tk_got(m, v, asked, pt_nanotime());
 }
 
 static void tk_began(struct ss_tk *m, pt_nanos start, pt_nanos period)
 {
-    m->start = m->last = start;
+    m->start = m->last = m->read_at = start;
     m->armed = pt_nanotime();
     m->period = period;
     m->n = 0;
@@ -494,24 +527,25 @@ void ss_tk_owner(void *arg)
             pt_sleep((pt_nanos)((x >> 4) % (uint64_t)(3 * m->period)));
             break;
         default: {
-            pt_nanos v;
-            pt_nanos deadline =
-                pt_nanotime() + 1 + (pt_nanos)((x >> 4) % (uint64_t)(2 * m->period));
+            pt_nanos v, asked = pt_nanotime();
+            pt_nanos deadline = asked + 1 + (pt_nanos)((x >> 4) % (uint64_t)(2 * m->period));
             rc = pt_chan_recv_until(m->c, &v, deadline);
             pt_nanos now = pt_nanotime();
             if (rc == 1)
-                tk_got(m, v);
+                tk_got(m, v, asked, now);
             else if (rc != -ETIMEDOUT)
                 stress_violation(ss->r, V_ERROR, tk_index(m), 0, "a receive to succeed", "%d", rc);
             else if (now < deadline)
                 stress_violation(ss->r, V_EARLY, tk_index(m), m->n + 1,
                                  "a receive's timeout at or after its deadline",
                                  "timed out %.3f ms early", (double)(deadline - now) / 1e6);
-            else if (m->running && !m->late_seen && now > m->last + m->period + ss->r->o->bound) {
+            else if (m->running && !m->late_seen &&
+                     now > m->read_at + m->period + ss->r->o->bound) {
+                /* the next tick is due within a period of the last read */
                 m->late_seen = true;
-                stress_violation(ss->r, V_LATE, tk_index(m), m->n + 1,
-                                 "a tick every period (within the bound)", "none for %.3f ms",
-                                 (double)(now - m->last) / 1e6);
+                stress_violation(
+                    ss->r, V_LATE, tk_index(m), m->n + 1, "a tick every period (within the bound)",
+                    "none for %.3f ms since the last read", (double)(now - m->read_at) / 1e6);
             }
             break;
         }

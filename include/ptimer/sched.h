@@ -444,8 +444,10 @@ PT_API int pt_sched_cancel_fds(pt_sched *s);
 typedef struct pt_time_timer pt_time_timer;
 typedef struct pt_time_ticker pt_time_ticker;
 
-/* time.NewTimer: fires once, d from now, into its channel. 0; -EINVAL (out
- * NULL); -ENOMEM. */
+/* time.NewTimer: fires once, d from now, into its channel. The value is
+ * the time it was due (the call's time plus d), whenever it is delivered:
+ * Go 1.23's value (Now() less the delay), not the time of the send. 0;
+ * -EINVAL (out NULL); -ENOMEM. */
 PT_API int pt_time_timer_new(pt_time_timer **out, pt_nanos d);
 
 /* time.AfterFunc: once d has passed, f(arg) runs in a G of its own on the
@@ -484,7 +486,10 @@ PT_API int pt_time_timer_free(pt_time_timer *t);
 /* time.NewTicker: ticks at start + k * period (k = 1, 2, ...), start being
  * the call's time: the phase is kept, ticks missed while late are skipped,
  * never fired in a burst. A reader slower than the period loses ticks: the
- * channel holds one, the earliest not yet read. 0; -EINVAL (out NULL,
+ * channel holds one, the earliest not yet read, and the tick after it is
+ * the first due after that one was sent, so the value received next is
+ * due at most a period after the receive. Each value is its tick's time,
+ * start + k * period exactly, as Go 1.23 sends it. 0; -EINVAL (out NULL,
  * period <= 0); -ENOMEM. */
 PT_API int pt_time_ticker_new(pt_time_ticker **out, pt_nanos period);
 PT_API pt_chan *pt_time_ticker_chan(pt_time_ticker *t);

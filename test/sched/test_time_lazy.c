@@ -147,32 +147,41 @@ static void unread_ticker(void *arg)
     pt_time_timer *t = (pt_time_timer *)tk;
     pt_chan *c = pt_time_ticker_chan(tk);
     check_on_phase(pt__time_timer_due(t), a, b, period, b, b);
+    pt_nanos last = 0;
     for (int round = 0; round < 5; round++) {
         /* unread for a few periods and a part of one */
         yield_until(pt_nanotime() + 3 * period + period / 3);
         pt_nanos polled_from = pt_nanotime();
         pt_nanos v = 0;
-        CHECK_EQ(pt_chan_try_recv(c, &v), 1); /* one tick, the missed ones skipped */
-        CHECK(v >= polled_from);
-        CHECK_EQ(pt_chan_try_recv(c, NULL), -EAGAIN);
-        /* the next due is the first tick after the poll's own time, the
-         * value (polled_from is only a bound below it: this thread may
-         * have lost its CPU between the two reads) */
-        check_on_phase(pt__time_timer_due(t), a, b, period, v, v);
-        /* and a G that waits gets the next tick of the same phase */
-        pt_nanos due = pt__time_timer_due(t);
+        CHECK_EQ(pt_chan_try_recv(c, &v), 1);
+        /* its value is the earliest tick left unread: its own time, on
+         * the phase, come due while nobody looked */
+        check_on_phase(v, a, b, period, last, polled_from);
+        CHECK(v + 2 * period < polled_from);
+        /* one tick: the missed ones were skipped. Only the tick after the
+         * poll may follow, had this thread lost its CPU past it since. */
+        pt_nanos more;
+        if (pt_chan_try_recv(c, &more) == 1) {
+            CHECK(more > polled_from && more <= pt_nanotime());
+            check_on_phase(more, a, b, period, v, pt_nanotime());
+            v = more;
+        }
+        /* the next due is the first tick after the last poll's own time */
+        pt_nanos next = pt__time_timer_due(t);
+        check_on_phase(next, a, b, period, polled_from, pt_nanotime());
+        /* and a G that waits gets that tick, its value the due time */
         CHECK_EQ(pt_chan_recv(c, &v), 1);
-        CHECK(v >= due);
+        CHECK_EQ(v, next);
         /* the engine holding the ticker while this G waited may fire
          * again before the G runs (a loaded machine, periods gone by),
          * its values buffered or, the buffer full, dropped: the next due
          * follows the last firing, seen or not */
         for (pt_nanos later; pt_chan_try_recv(c, &later) == 1;) {
-            CHECK(later > v);
+            check_on_phase(later, a, b, period, v, pt_nanotime());
             v = later;
         }
-        pt_nanos next = pt__time_timer_due(t);
-        check_on_phase(next, a, b, period, v, pt_nanotime());
+        last = v;
+        check_on_phase(pt__time_timer_due(t), a, b, period, v, pt_nanotime());
     }
     CHECK_EQ(pt_time_ticker_free(tk), 0);
 }

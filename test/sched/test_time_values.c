@@ -153,8 +153,9 @@ void test_time_slow_ticker_reader_finds_one_value(void)
     in_g(PT_TIMERS_TIMERTHREAD, slow_reader);
 }
 
-/* ---- the phase: tick k is at start + k * period or later, at most one a
- * period, whatever the reader skips ---------------------------------------------- */
+/* ---- the phase: each value is its tick's time, start + k * period exactly;
+ * the first tick is tick 1; ticks are skipped only while the reader is away,
+ * and the value after a receive is due within a period of it -------------------- */
 
 static void phase(void *arg)
 {
@@ -163,18 +164,68 @@ static void phase(void *arg)
     pt_nanos t0 = pt_nanotime();
     pt_time_ticker *tk;
     CHECK_EQ(pt_time_ticker_new(&tk, period), 0);
+    pt_nanos t1 = pt_nanotime();
     pt_chan *c = pt_time_ticker_chan(tk);
-    pt_nanos last = 0;
+    pt_nanos first = 0, last = 0, read_at = 0;
+    int skipped = 0;
     for (int i = 1; i <= 20; i++) {
         pt_nanos v = recv_time(c);
-        /* the i-th tick read is tick i or a later one (others dropped) */
-        CHECK(v >= t0 + i * period);
-        CHECK(v > last);
+        pt_nanos now = pt_nanotime();
+        CHECK(v <= now); /* never delivered before its time */
+        if (i == 1) {
+            /* tick 1 of the phase the call began: start is the call's time */
+            CHECK(v >= t0 + period && v <= t1 + period);
+            first = v;
+        } else {
+            CHECK_EQ((v - first) % period, 0); /* on the phase, exactly */
+            CHECK(v > last);
+            CHECK(v <= read_at + period); /* nothing skipped while we looked */
+            skipped += (int)((v - last) / period) - 1;
+        }
         last = v;
         if (i % 4 == 0)
             pt_sleep(2 * period + period / 3); /* a slow read: ticks dropped */
+        read_at = pt_nanotime();
     }
+    CHECK(skipped >= 4); /* each slow read lost a tick at least */
     CHECK_EQ(pt_time_ticker_free(tk), 0);
+}
+
+/* ---- a timer's value is its deadline, however late it is read --------------------- */
+
+static void value_is_the_deadline(void *arg)
+{
+    (void)arg;
+    const pt_nanos d = 2 * MS;
+    for (int i = 0; i < 2; i++) {
+        pt_nanos t0 = pt_nanotime();
+        pt_time_timer *t;
+        CHECK_EQ(pt_time_timer_new(&t, d), 0);
+        pt_nanos t1 = pt_nanotime();
+        pt_chan *c = pt_time_timer_chan(t);
+        if (i == 1)
+            pt_sleep(5 * d);       /* read late: the value is still the deadline */
+        pt_nanos v = recv_time(c); /* blocked before it fired (0), or not (1) */
+        CHECK(v >= t0 + d && v <= t1 + d);
+        if (i == 1)
+            CHECK(pt_nanotime() >= v + 4 * d);
+        CHECK_EQ(pt_time_timer_free(t), 0);
+    }
+}
+
+void test_time_timer_value_is_its_deadline_per_p(void)
+{
+    in_g(PT_TIMERS_PER_P, value_is_the_deadline);
+}
+
+void test_time_timer_value_is_its_deadline_lheap(void)
+{
+    in_g(PT_TIMERS_LHEAP, value_is_the_deadline);
+}
+
+void test_time_timer_value_is_its_deadline_timerthread(void)
+{
+    in_g(PT_TIMERS_TIMERTHREAD, value_is_the_deadline);
 }
 
 void test_time_ticker_keeps_its_phase_per_p(void)
