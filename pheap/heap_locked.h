@@ -35,28 +35,6 @@ static inline int pt__timers_reserve_locked(pt_timers *ts)
                                                     : pt__heap4_reserve(&ts->heap, ts->staged + 1);
 }
 
-/* Publish the head's key for lock-free readers; skip the store when it is
- * unchanged so pollers' cache lines stay clean. */
-static inline void update_timer0(pt_timers *ts)
-{
-    pt_nanos top = pt__heap4_top_when(&ts->heap);
-    /* A staged heap needs its check by the time its ring's earliest slot
-     * begins, to move that slot into the heap (stage.h). */
-    if (ts->stage_next && (top == 0 || ts->stage_next < top))
-        top = ts->stage_next;
-    if (atomic_load_explicit(&ts->timer0_when, memory_order_relaxed) != top)
-        atomic_store_explicit(&ts->timer0_when, top, memory_order_release);
-}
-
-static inline void update_len(pt_timers *ts)
-{
-    atomic_store_explicit(&ts->num_timers, ts->heap.len + ts->staged, memory_order_relaxed);
-    /* An empty heap has no modified timers (Go issue 51654). */
-    if (ts->heap.len + ts->staged == 0)
-        atomic_store_explicit(&ts->modified_earliest, 0, memory_order_relaxed);
-    update_timer0(ts);
-}
-
 /* Stopped timers in ts's heap (see pt_timers in ptimer.h). cleaned is
  * loaded first, with acquire: every clean it counts came after its stop's
  * increment, which the second load then sees, so the difference never
@@ -73,6 +51,37 @@ static inline void count_cleaned(pt_timers *ts, uint32_t n)
 {
     uint32_t c = atomic_load_explicit(&ts->deleted_cleaned, memory_order_relaxed);
     atomic_store_explicit(&ts->deleted_cleaned, c + n, memory_order_release);
+}
+
+/* Publish the head's key for lock-free readers; skip the store when it is
+ * unchanged so pollers' cache lines stay clean. */
+static inline void update_timer0(pt_timers *ts)
+{
+    pt_nanos top = pt__heap4_top_when(&ts->heap);
+    /* A staged heap needs its check by the time its ring's earliest slot
+     * begins, to move that slot into the heap (stage.h). */
+    if (ts->stage_next && (top == 0 || ts->stage_next < top))
+        top = ts->stage_next;
+    if (atomic_load_explicit(&ts->timer0_when, memory_order_relaxed) != top)
+        atomic_store_explicit(&ts->timer0_when, top, memory_order_release);
+}
+
+static inline void update_len(pt_timers *ts)
+{
+    /* A heap left holding only the entry stop_sync gave its stand-in
+     * drops it (rows "clean"): an empty heap names no time. */
+    if (__builtin_expect(ts->heap.len == 1, 0) && ts->heap.v[0].item == &ts->standin &&
+        ts->staged == 0) {
+        ts->heap.len = 0;
+        count_cleaned(ts, 1);
+        atomic_store_explicit(&ts->standin.state, st_pack(NULL, PT_TIMER_REMOVED),
+                              memory_order_release);
+    }
+    atomic_store_explicit(&ts->num_timers, ts->heap.len + ts->staged, memory_order_relaxed);
+    /* An empty heap has no modified timers (Go issue 51654). */
+    if (ts->heap.len + ts->staged == 0)
+        atomic_store_explicit(&ts->modified_earliest, 0, memory_order_relaxed);
+    update_timer0(ts);
 }
 
 /* Take t out of ts's heap (it must be there: else corruption, named by op);

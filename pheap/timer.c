@@ -247,6 +247,33 @@ int pt_timer_reset(pt_timers *ts, pt_timer *t, pt_nanos when)
     return timer_arm(ts, t, w, when, 0, NULL, NULL, 0, ARM_RESET);
 }
 
+/* stop_sync of the plain heap's head (lock held, t Deleted, its word w):
+ * Deleted -> Removing -> Removed, its entry handed to ts's stand-in, left
+ * Deleted with t's key and t's count in deleted_timers. The next add's
+ * clean overwrites that entry (pt__timers_add_locked), so a timeout
+ * stopped and the next one armed, the RPC pattern, costs no sift: a
+ * removal would move the last entry to the top and sift it all the way
+ * down, and the add would sift up to where it came from. Until then the
+ * heap holds a dead head, as after a lazy stop, and drops it if it is
+ * left alone (update_len). False (nothing done) if t is not the head, or
+ * is the heap's only entry, or the stand-in is still in the heap. */
+static bool hand_head_to_standin(pt_timers *ts, pt_timer *t, uint64_t w)
+{
+    pt_timer *sd = &ts->standin;
+    if (t->heap_index != 0 || ts->heap.len < 2 || st_load(sd) != PT_TIMER_REMOVED)
+        return false; /* (a lone entry's unlink is no sift) */
+    if (!st_cas(t, w, PT_TIMER_REMOVING))
+        return true; /* changed since: the caller looks again */
+    if (ts->heap.len == 0 || ts->heap.v[0].item != t)
+        pt__bad_timer(t, "stop_sync");
+    sd->when = ts->heap.v[0].when;
+    sd->heap_index = 0;
+    ts->heap.v[0].item = sd;
+    atomic_store_explicit(&sd->state, st_pack(ts, PT_TIMER_DELETED), memory_order_release);
+    st_set_in(t, PT_TIMER_REMOVING, PT_TIMER_REMOVED, NULL, "stop_sync");
+    return true;
+}
+
 /* stop_sync: Deleted -> Removing -> Removed, under the holding heap's lock.
  * The heap is re-checked under its lock: the timer may have been cleaned,
  * moved or revived since we looked. */
@@ -262,7 +289,7 @@ static void unlink_deleted(pt_timer *t)
         pt__lock(&ts->lock);
         /* Cleaned, moved or revived since we looked? Only then leave it. */
         w = st_word(t);
-        if (st_heap(w) == ts && st_status(w) == PT_TIMER_DELETED)
+        if (st_heap(w) == ts && st_status(w) == PT_TIMER_DELETED && !hand_head_to_standin(ts, t, w))
             retire_deleted(ts, t, w, NULL, "stop_sync");
         pt__unlock(&ts->lock);
     }

@@ -42,6 +42,9 @@ int pt_timers_init(pt_timers *ts, pt_wake_func wake, void *ctx)
     ts->running = 0;
     ts->wake = wake;
     ts->wake_ctx = ctx;
+    pt_timer_init(&ts->standin, NULL, NULL);
+    atomic_store_explicit(&ts->standin.state, st_pack(NULL, PT_TIMER_REMOVED),
+                          memory_order_relaxed);
     ts->magic = PT__TIMERS_MAGIC;
     return 0;
 }
@@ -304,16 +307,28 @@ pt_nanos pt_timers_next(const pt_timers *ts)
     return pt__timers_valid(ts) ? pt__timers_next_time(ts) : 0;
 }
 
+/* 1 while ts's stand-in holds an entry: the heap's own, counted in its
+ * length and deleted count, never in what they tell callers. */
+static uint32_t standin_held(const pt_timers *ts)
+{
+    return st_load(&ts->standin) == PT_TIMER_DELETED;
+}
+
 uint32_t pt_timers_deleted(const pt_timers *ts)
 {
-    return pt__timers_valid(ts) ? deleted_count(ts) : 0;
+    if (!pt__timers_valid(ts))
+        return 0;
+    uint32_t held = standin_held(ts), n = deleted_count(ts);
+    return n > held ? n - held : 0;
 }
 
 size_t pt_timers_len(const pt_timers *ts)
 {
-    return pt__timers_valid(ts)
-               ? atomic_load_explicit(&((pt_timers *)ts)->num_timers, memory_order_relaxed)
-               : 0;
+    if (!pt__timers_valid(ts))
+        return 0;
+    uint32_t held = standin_held(ts);
+    uint32_t n = atomic_load_explicit(&((pt_timers *)ts)->num_timers, memory_order_relaxed);
+    return n > held ? n - held : 0;
 }
 
 int pt_timers_move(pt_timers *dst, pt_timers *src)

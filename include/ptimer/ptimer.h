@@ -30,7 +30,9 @@
  *                         NoStatus, Removed  -> Modifying -> Waiting  pushed onto ts, 0
  *                         Running, Moving, Removing, Modifying -> wait
  *  stop_sync              stop, then Deleted -> Removing -> Removed  (unlinked under
- *                         its heap's lock), then waits out running callbacks
+ *                         its heap's lock), then waits out running callbacks; the
+ *                         head of a plain heap leaves its entry to the heap's own
+ *                         stand-in timer, Deleted, which the next add overwrites
  *  clean, adjust,         Deleted    -> Removing -> Removed
  *  clear_deleted          ModifiedXX -> Moving -> Waiting  (re-keyed to its new when)
  *  (heap lock held)       Modifying  -> wait
@@ -169,6 +171,9 @@ struct pt_timers {
     uint32_t sweep_at;          /* where the owner's next bounded sweep starts (lock) */
     pt_wake_func wake;
     void *wake_ctx;
+    /* A stop_sync of the head leaves its entry to this timer of the heap's
+     * own, Deleted, for the next add to overwrite (lock; Removed when free). */
+    pt_timer standin;
 };
 
 /* A P's empty timer heap. wake(ctx, when), if not NULL, is called without
@@ -232,7 +237,10 @@ PT_API int pt_timer_modify(pt_timers *ts, pt_timer *t, pt_nanos when, pt_nanos p
 /* Stop; then unlink t from any heap and wait until no callback of t runs
  * (not counting the caller's own, when called from t's callback). A timer
  * re-armed meanwhile (by its callback, say) is stopped again. On return t
- * may be freed. 1 if it stopped a pending timer, else 0; -EINVAL. */
+ * may be freed. The head of a plain heap leaves its entry, not itself, to
+ * the heap's own stand-in, which the next arm overwrites without a sift;
+ * until then pt_timers_next may still name its time. 1 if it stopped a
+ * pending timer, else 0; -EINVAL. */
 PT_API int pt_timer_stop_sync(pt_timer *t);
 
 /* The current status (PT_TIMER_NOSTATUS for NULL). */
@@ -278,7 +286,8 @@ PT_API pt_nanos pt_timers_next(const pt_timers *ts);
  * Go's void moveTimers, when they know dst has room). */
 PT_API int pt_timers_move(pt_timers *dst, pt_timers *src);
 
-/* Heap entries, stopped ones still waiting to be cleaned included. */
+/* Timers in the heap, stopped ones still waiting to be cleaned included
+ * (not the entry a stop_sync of the head leaves to the heap's stand-in). */
 PT_API size_t pt_timers_len(const pt_timers *ts);
 /* Of those, the stopped (Deleted) ones: exact when nobody is stopping or
  * reviving a timer of ts; a statistic otherwise. 0 for a bad ts. */

@@ -12,6 +12,7 @@ PT_TEST(stress, concurrent_mutators_lose_and_duplicate_nothing)
 /* status rows and Go behaviours */
 PT_TEST(unit, start_of_new_timer_makes_it_waiting_on_that_heap)
 PT_TEST(unit, start_after_stop_sync_makes_removed_timer_waiting)
+PT_TEST(unit, stop_sync_of_the_head_leaves_its_entry_to_the_next_arm)
 PT_TEST(unit, start_of_deleted_timer_revives_it_in_its_old_heap)
 PT_TEST(unit, start_of_pending_timer_returns_ebusy_and_changes_nothing)
 PT_TEST(unit, stop_of_pending_timer_marks_it_deleted_and_returns_one)

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <sched.h>
+#include <stdlib.h>
 
 #include "util.h"
 
@@ -451,4 +452,75 @@ void test_stop_sync_of_deleted_timer_removes_it_from_its_heap(void)
     CHECK_EQ(pt_timers_check(&ts, 5000, true, NULL), 1);
     CHECK_EQ(n, 1);
     teardown(&ts, t, 3);
+}
+
+/* stop_sync of a plain heap's head: the timer leaves at once (it may be
+ * freed), and its entry stays with the heap's own stand-in, Deleted, for
+ * the next arm to overwrite in place. Callers see neither the entry nor a
+ * deleted timer; a check at its time runs nothing; a head stopped while
+ * the stand-in is still held elsewhere in the heap is unlinked as before. */
+void test_stop_sync_of_the_head_leaves_its_entry_to_the_next_arm(void)
+{
+    enum { N = 40 };
+    pt_timers ts, other;
+    pt_timer t[N];
+    int n = 0;
+    started_timers(&ts, t, N, &n, 1000, 10); /* t[0] is the head */
+    pt_timer *head = malloc(sizeof *head);   /* freed at once: ASan sees any touch */
+    CHECK(head != NULL);
+    pt_timer_init(head, count_cb, &n);
+    CHECK_EQ(pt_timer_start(&ts, head, 500, 0), 0);
+    CHECK_EQ(head->heap_index, 0);
+    CHECK_EQ(pt_timer_stop_sync(head), 1);
+    CHECK_STATUS(head, PT_TIMER_REMOVED);
+    free(head);
+    CHECK_EQ(pt_timers_len(&ts), N);
+    CHECK_EQ(pt_timers_deleted(&ts), 0);
+    CHECK_EQ(ts.heap.len, N + 1); /* white-box: the stand-in holds the entry */
+    CHECK(ts.heap.v[0].item == &ts.standin);
+    CHECK_VERIFIED(&ts, true);
+
+    /* the next arm, earlier than all, takes the entry without a sift */
+    pt_timer u;
+    pt_timer_init(&u, count_cb, &n);
+    CHECK_EQ(pt_timer_start(&ts, &u, 600, 0), 0);
+    CHECK_EQ(u.heap_index, 0);
+    CHECK_EQ(ts.heap.len, N + 1);
+    CHECK_EQ(pt_timers_len(&ts), N + 1);
+    CHECK_EQ(pt_timer_stop_sync(&u), 1);
+    CHECK(ts.heap.v[0].item == &ts.standin);
+
+    /* a check at the dead entry's time runs nothing and drops it */
+    CHECK_EQ(pt_timers_check(&ts, 999, true, NULL), 0);
+    CHECK_EQ(n, 0);
+    CHECK_EQ(ts.heap.len, N);
+    CHECK_STATUS(&ts.standin, PT_TIMER_REMOVED);
+    CHECK_VERIFIED(&ts, true);
+
+    /* held below the top (a move pushes earlier timers past it): the
+     * next head stop_sync'd is unlinked */
+    CHECK_EQ(pt_timer_stop_sync(&t[0]), 1);
+    CHECK(ts.heap.v[0].item == &ts.standin);
+    pt_timer early[2];
+    counting_timers(&other, early, 2, &n);
+    CHECK_EQ(pt_timer_start(&other, &early[0], 100, 0), 0);
+    CHECK_EQ(pt_timer_start(&other, &early[1], 200, 0), 0);
+    CHECK_EQ(pt_timers_move(&ts, &other), 0);
+    CHECK(ts.heap.v[0].item == &early[0]);
+    CHECK_EQ(pt_timer_stop_sync(&early[0]), 1);
+    CHECK_EQ(pt_timers_len(&ts), N); /* t[1..N-1] and early[1] */
+    CHECK_EQ(ts.heap.len, N + 1);    /* and the stand-in */
+    CHECK(ts.heap.v[0].item == &early[1]);
+    CHECK_VERIFIED(&ts, true);
+
+    /* everything stopped, the stand-in's entry the last: the heap is
+     * empty and names no time */
+    CHECK_EQ(pt_timer_stop_sync(&early[1]), 1);
+    CHECK_EQ(pt_timers_destroy(&other), 0);
+    for (int i = N - 1; i >= 1; i--)
+        CHECK_EQ(pt_timer_stop_sync(&t[i]), 1);
+    CHECK_EQ(ts.heap.len, 0);
+    CHECK_EQ(pt_timers_next(&ts), 0);
+    CHECK_STATUS(&ts.standin, PT_TIMER_REMOVED);
+    teardown(&ts, t, N);
 }
