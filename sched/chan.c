@@ -337,11 +337,9 @@ int pt_chan_close(pt_chan *c)
 
 bool pt__chan_reuse(pt_chan *c)
 {
-    pt__lock(&c->lock);
     bool ok = !c->closed && !c->recvq.first && !c->sendq.first;
     if (ok)
         c->qcount = c->sendx = c->recvx = 0;
-    pt__unlock(&c->lock);
     return ok;
 }
 

@@ -61,7 +61,10 @@ void pt__chan_send_to(pt_chan *c, struct pt__sudog *sg, const void *elem);
 void pt__chan_recv_from(pt_chan *c, struct pt__sudog *sg, void *elem);
 void pt__chan_buf_put(pt_chan *c, const void *elem);
 /* Empties c for reuse as a new channel of its size; false (c untouched)
- * if it is closed or a G waits on it. */
+ * if it is closed or a G is queued on it. Without c's lock: the caller
+ * knows nobody else can touch c now (a timer's channel, its timer freed
+ * with no G blocked on it, every unblock ordered before by the acquire
+ * that saw so), and a lock would only repeat that order. */
 bool pt__chan_reuse(pt_chan *c);
 /* Takes a buffered value out and drops it; false if there was none. */
 bool pt__chan_drain(pt_chan *c);

@@ -474,7 +474,7 @@ static bool stop_heap(pt_time_timer *t)
  * fired value. The heap first: its callback may re-arm on the TimerThread. */
 static bool stop_all(pt_time_timer *t)
 {
-    bool was;
+    bool was, empty = false;
     if (t->kind == KIND_FUNC) {
         was = stop_heap(t);
         was |= tt_stop(t);
@@ -486,13 +486,19 @@ static bool stop_all(pt_time_timer *t)
         atomic_store_explicit(&t->due, 0, memory_order_relaxed);
         t->engaged = false;
         pt__unlock(&t->lock);
+        /* A Timer still due has sent nothing of this arming (its send
+         * clears the due time, under the same lock), and the stop or reset
+         * that ended each earlier arming took its value out: the channel
+         * is empty, and step 2 is not needed. A Ticker's due time is never
+         * cleared by a send. */
+        empty = was && t->kind == KIND_CHAN;
         if (t->engine_used) {
             (void)stop_heap(t);
             (void)tt_stop(t);
             t->engine_used = false;
         }
     }
-    if (t->c && pt__chan_drain(t->c))
+    if (t->c && !empty && pt__chan_drain(t->c))
         was = true; /* fired but unread: Go 1.23 treats it as never sent */
     t->live = false;
     return was;
@@ -559,7 +565,8 @@ static pt_time_timer *cache_get(struct pt__p *p)
 }
 
 /* t's channel, emptied, goes with it into p's cache (the caller's P,
- * cache_p); false if t stays the caller's. */
+ * cache_p); false if t stays the caller's. No G is on the channel or
+ * about to be: destroy saw t's blocked count at 0, under op. */
 static bool cache_put(pt_time_timer *t, struct pt__p *p)
 {
     if (!p || p->time.ncache >= TCACHE_MAX || !t->c || !pt__chan_reuse(t->c))
