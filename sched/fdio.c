@@ -34,6 +34,7 @@
 
 #include "base/lock.h"
 #include "sched/fd.h"
+#include "sched/sysio.h"
 
 /* ---- parking on a side, waking a side ---------------------------------- */
 
@@ -251,7 +252,7 @@ static ssize_t ring_call(struct pt__uop *u, pt_nanos deadline)
     return st != PT__FD_OPEN ? -EBADF : stop ? -ECANCELED : expired(deadline) ? -ETIMEDOUT : -EINTR;
 }
 
-/* A read: on the P's ring for a socket in ring mode, else read(2). The
+/* A read: on the P's ring for a socket in ring mode, else recv or read. The
  * count or -errno (fdio's loops: -EAGAIN waits for readiness, -EINTR
  * tries again). */
 static ssize_t do_read(struct pt__fd *f, int fd, void *buf, size_t n, pt_nanos deadline)
@@ -262,7 +263,8 @@ static ssize_t do_read(struct pt__fd *f, int fd, void *buf, size_t n, pt_nanos d
         if (r != -EBUSY)
             return r;
     }
-    ssize_t r = read(fd, buf, n);
+    /* recv for a socket: the socket layer without read(2)'s file layer */
+    ssize_t r = f->sock ? pt__sys_recv(fd, buf, n) : pt__sys_read(fd, buf, n);
     return r < 0 ? -pt__errno() : r;
 }
 
@@ -286,12 +288,13 @@ static ssize_t do_write(struct pt__fd *f, int fd, struct iovec *win, int k, pt_n
     }
     ssize_t w;
     if (k == 1)
-        w = f->sock ? send(fd, win[0].iov_base, win[0].iov_len, MSG_NOSIGNAL)
-                    : write(fd, win[0].iov_base, win[0].iov_len);
+        w = f->sock ? pt__sys_send(fd, win[0].iov_base, win[0].iov_len, MSG_NOSIGNAL)
+                    : pt__sys_write(fd, win[0].iov_base, win[0].iov_len);
     else if (f->sock)
-        w = sendmsg(fd, &(struct msghdr){.msg_iov = win, .msg_iovlen = (size_t)k}, MSG_NOSIGNAL);
+        w = pt__sys_sendmsg(fd, &(struct msghdr){.msg_iov = win, .msg_iovlen = (size_t)k},
+                            MSG_NOSIGNAL);
     else
-        w = writev(fd, win, k);
+        w = pt__sys_writev(fd, win, k);
     return w < 0 ? -pt__errno() : w;
 }
 
