@@ -56,7 +56,7 @@ MUTATIONS=(
   "stop-sync-no-wait#pheap/timer.c#/^static void wait_callbacks/,/^{/s/^{/{ if (mine != ~0u) return;/"
   "tt-unschedule-ignores-version#timerthread/timerthread.c#s/    uint32_t seen = v;/    uint32_t seen = atomic_load(\&t->version); v = seen \& ~1u;/"
   "no-wake-on-new-earliest#pheap/timer.c#s/if (ts->wake \&\& (prev == 0 || when < prev))/if (0 \&\& ts->wake)/; s/^    if (wake)\$/    if (0 \&\& wake)/"
-  "sched-stop-keeps-unread-value#sched/time.c#s/if (t->c \&\& pt__chan_drain(t->c))/if (0)/"
+  "sched-stop-keeps-unread-value#sched/time.c#s/if (t->c \&\& !empty \&\& pt__chan_drain(t->c))/if (0)/"
   "sched-timer-due-at-half#sched/time.c#s/__builtin_add_overflow(now, d, \&w)/__builtin_add_overflow(now, d \/ 2, \&w)/"
   "sched-idle-m-parks-instead-of-polling#sched/proc.c#/^static bool claim_poller/,/^}/s/return true;/return false;/"
   "lheap-stop-leaves-no-zombie#lheap/lheap.c#/^static int stop_locked/,/^}/s/            t->state |= ZOMBIE;/            (void)0;/"
