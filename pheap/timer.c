@@ -264,7 +264,7 @@ static bool hand_head_to_standin(pt_timers *ts, pt_timer *t, uint64_t w)
         return false; /* (a lone entry's unlink is no sift) */
     if (!st_cas(t, w, PT_TIMER_REMOVING))
         return true; /* changed since: the caller looks again */
-    if (ts->heap.len == 0 || ts->heap.v[0].item != t)
+    if (ts->heap.v[0].item != t)
         pt__bad_timer(t, "stop_sync");
     sd->when = ts->heap.v[0].when;
     sd->heap_index = 0;
