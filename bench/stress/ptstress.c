@@ -20,8 +20,9 @@ struct scenario {
     bool needs_move;
     bool sched; /* runs inside the scheduler, on its designs only */
     /* The default bound: how late a firing may be past the delays the
-     * scenario itself causes and allows for (its stalls, its rounds), that
-     * is, the machine's own. The scheduler's adds its run queues: more Gs
+     * scenario itself causes and allows for (its stalls, its rounds) and
+     * the stalls of the whole machine the witness saw (witness.c), that is,
+     * the machine's jitter. The scheduler's adds its run queues: more Gs
      * than Ps, each running a few ms at most before it blocks. */
     double bound_ms;
 };
@@ -144,15 +145,16 @@ static bool in_list(const char *list, const char *name)
 static void put_json(FILE *f, const struct stress_run *r, bool pass, double secs)
 {
     const struct stress_opts *o = r->o;
-    fprintf(
-        f,
-        "{\"tool\":\"ptstress\",\"design\":\"%s\",\"scenario\":\"%s\",\"verdict\":\"%s\","
-        "\"seed\":%llu,\"threads\":%d,\"outsiders\":%d,\"timers\":%d,\"duration_s\":%.3f,"
-        "\"bound_ms\":%.0f,\"ops\":%llu,\"firings\":%llu,\"untracked\":%llu,\"violations\":%llu",
-        r->eng->name, r->scenario, pass ? "PASS" : "FAIL", (unsigned long long)o->seed, o->threads,
-        o->outsiders, o->timers, secs, (double)o->bound / 1e6,
-        (unsigned long long)atomic_load(&r->ops), (unsigned long long)atomic_load(&r->firings),
-        (unsigned long long)atomic_load(&r->untracked), (unsigned long long)stress_violations(r));
+    fprintf(f,
+            "{\"tool\":\"ptstress\",\"design\":\"%s\",\"scenario\":\"%s\",\"verdict\":\"%s\","
+            "\"seed\":%llu,\"threads\":%d,\"outsiders\":%d,\"timers\":%d,\"duration_s\":%.3f,"
+            "\"bound_ms\":%.0f,\"ops\":%llu,\"firings\":%llu,\"untracked\":%llu,\"excused\":%llu,"
+            "\"violations\":%llu",
+            r->eng->name, r->scenario, pass ? "PASS" : "FAIL", (unsigned long long)o->seed,
+            o->threads, o->outsiders, o->timers, secs, (double)o->bound / 1e6,
+            (unsigned long long)atomic_load(&r->ops), (unsigned long long)atomic_load(&r->firings),
+            (unsigned long long)atomic_load(&r->untracked),
+            (unsigned long long)atomic_load(&r->excused), (unsigned long long)stress_violations(r));
     for (int k = 0; k < V_NKINDS; k++)
         fprintf(f, ",\"%s\":%llu", viol_names[k], (unsigned long long)atomic_load(&r->viol[k]));
     fprintf(f, "}\n");
@@ -169,8 +171,17 @@ static void put_verdict(const struct stress_run *r, double took)
     for (int k = 0; k < V_NKINDS; k++)
         if (atomic_load(&r->viol[k]))
             printf(" %s=%llu", viol_names[k], (unsigned long long)atomic_load(&r->viol[k]));
-    printf(" (seed %llu, %d Ps + %d outsiders, %.1f s)\n", (unsigned long long)o->seed, o->threads,
+    printf(" (seed %llu, %d Ps + %d outsiders, %.1f s", (unsigned long long)o->seed, o->threads,
            o->outsiders, took);
+    /* The witness's waits for a CPU, which the checks allowed for: how
+     * many, and how many checks only they explained. */
+    pt_nanos longest;
+    unsigned stalls = witness_stalls(r->t0, pt_nanotime(), &longest);
+    if (stalls)
+        printf("; the witness kept off the CPUs %u times, at most %.1f ms; %llu late checks "
+               "excused by that",
+               stalls, (double)longest / 1e6, (unsigned long long)atomic_load(&r->excused));
+    printf(")\n");
     fflush(stdout);
 }
 

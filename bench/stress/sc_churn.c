@@ -120,8 +120,9 @@ static void ch_final(struct pworker *w)
      * way on another thread (globalheap's firing thread): let in-flight
      * firings land, running this P's own timers meanwhile, for at most
      * the bound. */
-    pt_nanos give_up = pt_nanotime() + m->r->o->bound;
-    while (p->armed != atomic_load(&p->fired) + p->said_pending && pt_nanotime() < give_up)
+    pt_nanos from = pt_nanotime();
+    while (p->armed != atomic_load(&p->fired) + p->said_pending &&
+           !stress_overdue(m->r, from, pt_nanotime(), m->r->o->bound))
         m->r->eng->idle(w->th, pt_nanotime() + 1000000);
     uint64_t fired = atomic_load(&p->fired);
     if (p->armed != fired + p->said_pending)

@@ -184,11 +184,12 @@ static void mt_owed(struct mt *m, uint64_t k, struct arm_rec *c, pt_nanos now, b
 {
     pt_nanos bound = m->r->o->bound;
     uint64_t w = atomic_load(&c->word);
-    if ((w & 0xff) == A_CLAIMED && atomic_load(&c->when) + bound < now)
+    if ((w & 0xff) == A_CLAIMED && stress_overdue(m->r, atomic_load(&c->when), now, bound))
         stress_violation(
             m->r, V_UNFIRED, (long)k, w >> 8, "a firing (a stop or arm returned 0: not pending)",
             "never fired; deadline %.3f ms ago", (double)(now - atomic_load(&c->when)) / 1e6);
-    if (rearms && atomic_load(&c->extra) > 0 && atomic_load(&c->when_hi) + bound < now)
+    if (rearms && atomic_load(&c->extra) > 0 &&
+        stress_overdue(m->r, atomic_load(&c->when_hi), now, bound))
         stress_violation(m->r, V_UNFIRED, (long)k, w >> 8,
                          "a firing of each start or reset no answer said replaced",
                          "%u never fired; deadline %.3f ms ago", atomic_load(&c->extra),
@@ -364,7 +365,7 @@ static void mt_late(struct mt *m, int k, pt_nanos now)
     pt_nanos by = atomic_load(&a->when_hi); /* a re-arm's: the later deadline */
     if (t->cur_live && t->late_seen != t->cur &&
         (atomic_load(&a->word) == arm_word(t->cur, A_PENDING) || atomic_load(&a->extra) > 0) &&
-        by + m->r->o->bound < now) {
+        stress_overdue(m->r, by, now, m->r->o->bound)) {
         t->late_seen = t->cur;
         stress_violation(m->r, V_LATE, k, t->cur, "a firing within the bound",
                          "still pending %.3f ms after its deadline%s", (double)(now - by) / 1e6,
@@ -407,7 +408,8 @@ static void mt_final(struct pool *pl)
         }
         if (t->cur_live) {
             struct arm_rec *c = &t->ring[t->cur % ARM_RING];
-            if (a == 1 && atomic_load(&c->when_hi) + bound < now && t->late_seen != t->cur)
+            if (a == 1 && t->late_seen != t->cur &&
+                stress_overdue(m->r, atomic_load(&c->when_hi), now, bound))
                 stress_violation(m->r, V_LATE, k, t->cur, "a firing within the bound",
                                  "still pending at the end, %.3f ms after its deadline",
                                  (double)(now - atomic_load(&c->when_hi)) / 1e6);

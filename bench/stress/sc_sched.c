@@ -94,7 +94,7 @@ static void sleeper(void *arg)
             stress_violation(ss->r, V_EARLY, (long)(m - sleepers), seq,
                              "a wake at or after the deadline", "woke %.3f ms early",
                              (double)(until - t1) / 1e6);
-        else if (t1 - until > o->bound)
+        else if (stress_overdue(ss->r, until, t1, o->bound))
             sl_late(m, seq, t1 - until);
     }
     atomic_fetch_sub(&ss->alive, 1);
@@ -181,7 +181,8 @@ static void ss_scan(void *arg)
         struct ss_sl *m = &sleepers[i];
         uint64_t seq = atomic_load(&m->seq);
         pt_nanos until = atomic_load(&m->until);
-        if (until && now - until > ss->r->o->bound && seq == atomic_load(&m->seq))
+        if (until && stress_overdue(ss->r, until, now, ss->r->o->bound) &&
+            seq == atomic_load(&m->seq))
             sl_late(m, seq, now - until);
     }
     ss_io_scan(ss, now);
@@ -299,8 +300,9 @@ void sc_sched(struct stress_run *r)
     ss_io_stop();
     /* Every G's loop blocks for a few ms at most, an AfterFunc's wait for
      * its latest deadline (50 ms away at most) plus the bound. */
-    pt_nanos give_up = pt_nanotime() + 100 * SS_MS + 2 * o->bound;
-    while (atomic_load(&ss.alive) > 0 && pt_nanotime() < give_up) {
+    pt_nanos stopped = pt_nanotime();
+    while (atomic_load(&ss.alive) > 0 &&
+           !stress_overdue(r, stopped, pt_nanotime(), 100 * SS_MS + 2 * o->bound)) {
         ss_scan(&mm);
         stress_sleep(SS_MS);
     }

@@ -206,7 +206,7 @@ void ss_io_scan(struct ss *ss, pt_nanos now)
         if (rd >= wr || rd != m->seen_read) {
             m->seen_read = rd;
             m->seen_at = now;
-        } else if (now - m->seen_at > limit) {
+        } else if (stress_overdue(ss->r, m->seen_at, now, limit)) {
             stress_violation(ss->r, V_STALL, i, 0, "bytes written to be read within the bound",
                              "%llu bytes unread, no read for %.0f ms", wr - rd,
                              (double)(now - m->seen_at) / 1e6);

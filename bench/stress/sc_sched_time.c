@@ -112,7 +112,7 @@ static void tm_got(struct ss_tm *m, pt_nanos v, pt_nanos now)
     else if (v < m->when)
         stress_violation(r, V_EARLY, tm_index(m), m->cur, "a value fired at or after its deadline",
                          "fired %.3f ms early", (double)(m->when - v) / 1e6);
-    else if (v > m->when + r->o->bound && !m->late_seen) {
+    else if (!m->late_seen && stress_overdue(r, m->when, v, r->o->bound)) {
         m->late_seen = true;
         stress_violation(r, V_LATE, tm_index(m), m->cur, "a firing within the bound",
                          "fired %.3f ms after its deadline", (double)(v - m->when) / 1e6);
@@ -196,7 +196,8 @@ static void tm_op(struct ss_tm *m)
                 stress_violation(ss->r, V_EARLY, tm_index(m), m->cur,
                                  "a select's timeout at or after its deadline",
                                  "timed out %.3f ms early", (double)(deadline - now) / 1e6);
-            if (!m->recv && !m->stopped && !m->late_seen && now > m->when + ss->r->o->bound) {
+            if (!m->recv && !m->stopped && !m->late_seen &&
+                stress_overdue(ss->r, m->when, now, ss->r->o->bound)) {
                 m->late_seen = true;
                 stress_violation(ss->r, V_LATE, tm_index(m), m->cur, "a value within the bound",
                                  "none %.3f ms after its deadline", (double)(now - m->when) / 1e6);
@@ -246,7 +247,7 @@ void ss_tm_final(struct ss_tm *m)
     if (got == 1)
         tm_got(m, v, now);
     int a = pt_time_timer_stop(m->t);
-    if (a == 1 && now > m->when + m->ss->r->o->bound && !m->late_seen)
+    if (a == 1 && !m->late_seen && stress_overdue(m->ss->r, m->when, now, m->ss->r->o->bound))
         stress_violation(m->ss->r, V_LATE, tm_index(m), m->cur, "a value within the bound",
                          "still pending at the end, %.3f ms after its deadline",
                          (double)(now - m->when) / 1e6);
@@ -341,7 +342,7 @@ static void af_settle(struct ss_af *m)
             break;
         }
         pt_nanos now = pt_nanotime();
-        if (now >= deadline) {
+        if (now >= deadline && stress_overdue(m->ss->r, m->hi_when, now, m->ss->r->o->bound)) {
             if (!m->late_seen)
                 stress_violation(m->ss->r, V_LATE, af_index(m), runs + 1, "f run within the bound",
                                  "%llu of %llu runs, %.3f ms after the latest deadline",
@@ -353,7 +354,8 @@ static void af_settle(struct ss_af *m)
         /* f sends, then counts: a short wait, and look again */
         pt_nanos v, step = now + SS_MS;
         if (pt_g_current())
-            (void)pt_chan_recv_until(m->done, &v, step < deadline ? step : deadline);
+            (void)pt_chan_recv_until(m->done, &v,
+                                     now < deadline && deadline < step ? deadline : step);
         else
             stress_sleep(100000);
     }
@@ -462,7 +464,7 @@ static void tk_got(struct ss_tk *m, pt_nanos v, pt_nanos asked, pt_nanos now)
         stress_violation(r, V_PHASE, k, m->n, "no tick skipped while its reader reads",
                          "due %.3f ms after the receive before it (period %.3f ms)",
                          (double)(v - m->read_at) / 1e6, (double)m->period / 1e6);
-    } else if (asked <= v && now - v > r->o->bound) {
+    } else if (asked <= v && stress_overdue(r, v, now, r->o->bound)) {
         stress_violation(r, V_LATE, k, m->n, "a tick read within the bound once due",
                          "read %.3f ms after its time by a reader waiting for it",
                          (double)(now - v) / 1e6);
@@ -540,7 +542,7 @@ void ss_tk_owner(void *arg)
                                  "a receive's timeout at or after its deadline",
                                  "timed out %.3f ms early", (double)(deadline - now) / 1e6);
             else if (m->running && !m->late_seen &&
-                     now > m->read_at + m->period + ss->r->o->bound) {
+                     stress_overdue(ss->r, m->read_at + m->period, now, ss->r->o->bound)) {
                 /* the next tick is due within a period of the last read */
                 m->late_seen = true;
                 stress_violation(

@@ -101,7 +101,7 @@ static void tk_exact(struct tk *m, uint64_t k, uint64_t seq, struct arm_rec *a, 
         stress_violation(m->r, V_EARLY, (long)k, seq, "a tick checked and run at or after its time",
                          "checked %.3f ms and run %.3f ms before it", (double)(fw - fn) / 1e6,
                          (double)(fw - now) / 1e6);
-    else if (fn - fw > tk_allowed(m, fw))
+    else if (stress_overdue(m->r, fw, fn, tk_allowed(m, fw)))
         stress_violation(m->r, V_LATE, (long)k, seq,
                          "a tick checked within the bound of its time (past the run's own stalls)",
                          "checked %.3f ms after it", (double)(fn - fw) / 1e6);
@@ -170,7 +170,7 @@ static void tk_end(struct tk *m, uint64_t k, int answer, enum arm_state to)
         stress_violation(m->r, V_TICKS, (long)k, t->cur, "ticks <= periods lived + 2",
                          "%u ticks in %.3f ms (period %.0f ms)", ticks, (double)lived / 1e6,
                          (double)period / 1e6);
-    if (ticks == 0 && lived > tk_allowed(m, when) + period)
+    if (ticks == 0 && stress_overdue(m->r, when, now, tk_allowed(m, when) + period))
         stress_violation(m->r, V_TICKS, (long)k, t->cur, "a tick within the bound",
                          "none in %.3f ms (period %.0f ms)", (double)lived / 1e6,
                          (double)period / 1e6);
@@ -256,7 +256,7 @@ static void tk_scan(void *vm)
             pt_nanos owed = atomic_load(&a->due), last = atomic_load(&a->fired_at);
             if (!m->r->eng->tm_firing && last)
                 owed = last + atomic_load(&a->period);
-            if (owed + tk_allowed(m, owed) < now) {
+            if (stress_overdue(m->r, owed, now, tk_allowed(m, owed))) {
                 t->late_seen = t->cur;
                 stress_violation(m->r, V_LATE, k, t->cur,
                                  "a tick every period (the one owed within the bound)",

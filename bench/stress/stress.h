@@ -53,6 +53,7 @@ struct stress_run {
     const struct stress_opts *o;
     void *e; /* the engine instance */
     atomic_ullong ops, firings, untracked;
+    atomic_ullong excused; /* late checks the machine's own stalls explained */
     atomic_ullong viol[V_NKINDS];
     atomic_int printed; /* violation lines printed so far */
     pt_nanos t0;
@@ -68,10 +69,20 @@ uint64_t stress_violations(const struct stress_run *r);
 /* The machine-stall witness (witness.c): one thread for the process,
  * sleeping 1 ms at a time. witness_gap: the longest it overslept among
  * its sleeps that overlapped [from, to] (0: none over 4 ms), and when
- * that sleep ended. */
+ * that sleep ended. witness_stalled: how long, in all, the machine ran
+ * nothing within [from, to] (its oversleeps of 4 ms or more). witness_stalls:
+ * how many such oversleeps ended within [from, to], and the longest. */
 void witness_start(void);
 void witness_stop(void);
 pt_nanos witness_gap(pt_nanos from, pt_nanos to, pt_nanos *at);
+pt_nanos witness_stalled(pt_nanos from, pt_nanos to);
+unsigned witness_stalls(pt_nanos from, pt_nanos to, pt_nanos *longest);
+
+/* Whether something due at `due` and still owed at `at` is past what the
+ * check allows it (`allowed`: the bound, and the run's own stalls), once
+ * the machine's stalls within [due, at] are added to that. A lateness
+ * that only those stalls explain counts in r->excused. */
+bool stress_overdue(struct stress_run *r, pt_nanos due, pt_nanos at, pt_nanos allowed);
 
 /* The test-only broken design (engine_broken.c, in ptstress-broken). */
 const struct engine *engine_broken(void);

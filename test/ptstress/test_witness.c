@@ -1,0 +1,69 @@
+/* ptstress's machine-stall witness (bench/stress/witness.c): a lateness
+ * check allows for a stall of the whole process that the witness saw
+ * between the deadline and the check, and for nothing else. The stall is
+ * made for real: a child stops this process (SIGSTOP) and resumes it. */
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "stress.h"
+
+#define MS ((pt_nanos)1000000)
+#define STOP_MS 150
+
+/* Stops this process for about STOP_MS, from a child, and returns once it
+ * runs again. */
+static void stop_this_process(void)
+{
+    pid_t parent = getpid(), child = fork();
+    CHECK(child >= 0);
+    if (child == 0) {
+        struct timespec ts = {0, STOP_MS * 1000000L};
+        kill(parent, SIGSTOP);
+        nanosleep(&ts, NULL);
+        kill(parent, SIGCONT);
+        _exit(0);
+    }
+    int st;
+    CHECK(waitpid(child, &st, 0) == child);
+    CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
+void test_a_lateness_the_machines_stall_explains_is_excused_and_no_other(void)
+{
+    struct stress_run r = {0};
+    witness_start();
+    pt_nanos due = pt_nanotime();
+    stop_this_process();
+    /* The witness wakes from its sleep once the process runs again; its
+     * record of the stall follows within a few of its sleeps. */
+    pt_nanos longest = 0, give_up = pt_nanotime() + 5000 * MS;
+    while ((witness_stalls(due, pt_nanotime(), &longest), longest < (STOP_MS - 20) * MS) &&
+           pt_nanotime() < give_up) {
+        struct timespec ts = {0, 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    pt_nanos at = pt_nanotime();
+    CHECK(longest >= (STOP_MS - 20) * MS);
+    pt_nanos stalled = witness_stalled(due, at);
+    CHECK(stalled >= (STOP_MS - 20) * MS);
+    CHECK(stalled <= at - due);
+
+    /* Late past a 10 ms allowance by less than the stall: excused, and
+     * counted as such. */
+    CHECK(at - due > 10 * MS);
+    CHECK(!stress_overdue(&r, due, at, 10 * MS));
+    CHECK_EQ(atomic_load(&r.excused), 1);
+    /* Late by more than the allowance and the stall together: overdue. */
+    CHECK(stress_overdue(&r, due - 2 * stalled, at, 10 * MS));
+    /* The same lateness in a window the stall is not in: overdue. */
+    CHECK(stress_overdue(&r, at + 1000 * MS, at + 1000 * MS + (at - due), 10 * MS));
+    /* A stall before the deadline explains nothing after it. */
+    CHECK_EQ(witness_stalled(at, at + 1000 * MS), 0);
+    /* Within the allowance: never overdue, and no excuse needed. */
+    CHECK(!stress_overdue(&r, due, due + 10 * MS, 10 * MS));
+    CHECK_EQ(atomic_load(&r.excused), 1);
+    witness_stop();
+}
