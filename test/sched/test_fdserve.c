@@ -15,6 +15,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <sys/un.h>
@@ -101,7 +102,9 @@ static void cut_writer(void *arg)
         big[i] = (unsigned char)(i * 31 + 7);
     struct iovec v[3] = {
         {big, 1000}, {big + 1000, sizeof big - 2000}, {big + sizeof big - 1000, 1000}};
-    pt_nanos deadline = pt_nanotime() + 20 * MS;
+    /* long enough that a stall before the first write does not leave it
+     * nothing to write (the count is checked) */
+    pt_nanos deadline = pt_nanotime() + 200 * MS;
     CHECK_EQ(pt_fd_writev(cut_sv[0], v, 3, deadline, &cut_written), -ETIMEDOUT);
     CHECK(pt_nanotime() >= deadline);
     CHECK(cut_written > 0 && cut_written < sizeof big);
@@ -276,6 +279,15 @@ static void cx_start(pt_sched *s)
     CHECK_EQ(pt_go(s, cx_acceptor, NULL), 0);
 }
 
+/* The readers and the acceptor meet the cancel whether they are parked
+ * or not yet; the writer must have written first (its count of bytes is
+ * checked), so the test waits for them at the peer. */
+static void cx_wait_for_the_writers_bytes(void)
+{
+    int n = 0;
+    WAIT_FOR(ioctl(cx_full[1], FIONREAD, &n) == 0 && n > 0);
+}
+
 static void cx_end(void)
 {
     CHECK_EQ(atomic_load(&cx_cancelled), READERS + 2);
@@ -290,6 +302,7 @@ void test_cancel_fds_stops_every_parked_g_and_every_later_call(void)
     pt_sched *s = make_sched(2, PT_TIMERS_PER_P);
     cx_start(s);
     WAIT_FOR(atomic_load(&cx_parked) == READERS + 2);
+    cx_wait_for_the_writers_bytes();
     nap_ms();
     CHECK_EQ(pt_sched_cancel_fds(s), 0);
     CHECK_EQ(pt_sched_wait(s), 0);
@@ -301,6 +314,7 @@ void test_cancel_fds_stops_every_parked_g_and_every_later_call(void)
     s = make_sched(2, PT_TIMERS_TIMERTHREAD);
     cx_start(s);
     WAIT_FOR(atomic_load(&cx_parked) == READERS + 2);
+    cx_wait_for_the_writers_bytes();
     CHECK_EQ(pt_go(s, cx_self, NULL), 0);
     CHECK_EQ(pt_sched_wait(s), 0);
     cx_end();

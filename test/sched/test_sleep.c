@@ -248,13 +248,29 @@ static void spinner(void *arg)
  * busy P's due timer. TimerThread: its thread readies the sleeper onto
  * the global queue, where the idle P finds it. Either way the sleeper
  * wakes while the spinner still spins. */
+/* A round whose P ran its own timer proves nothing: its M lost the CPU
+ * for the sleeper's 10 ms between the sleeper's park and the spinner's
+ * start, and found the timer due before it went back to the spinner. */
+static bool owner_ran_it(void)
+{
+    if (stats_of(busy_s).timers_run_owner == 0)
+        return false;
+    CHECK_EQ(pt_sched_destroy(busy_s), 0);
+    return true;
+}
+
 static void busy_beside_idle(enum pt_timer_mode mode)
 {
-    atomic_store(&sleeper_woke, 0);
-    atomic_store(&spinner_stopped_first, 0);
-    busy_s = make_sched(1, mode);
-    CHECK_EQ(pt_go(busy_s, spinner, (void *)2), 0);
-    CHECK_EQ(pt_sched_wait(busy_s), 0);
+    for (int round = 0;; round++) {
+        CHECK(round < 5);
+        atomic_store(&sleeper_woke, 0);
+        atomic_store(&spinner_stopped_first, 0);
+        busy_s = make_sched(1, mode);
+        CHECK_EQ(pt_go(busy_s, spinner, (void *)2), 0);
+        CHECK_EQ(pt_sched_wait(busy_s), 0);
+        if (!owner_ran_it())
+            break;
+    }
     CHECK_EQ(atomic_load(&spinner_stopped_first), 0);
     printf("busy P beside an idle one, ");
     print_stats(mode_name(mode), busy_s);
@@ -262,7 +278,7 @@ static void busy_beside_idle(enum pt_timer_mode mode)
     if (per_p_heaps(mode))
         CHECK(st.timers_run_stolen + st.timers_run_sysmon >= 1);
     else
-        CHECK_EQ(st.timers_run_owner + st.timers_run_stolen + st.timers_run_sysmon, 0);
+        CHECK_EQ(st.timers_run_stolen + st.timers_run_sysmon, 0);
     CHECK_EQ(pt_sched_destroy(busy_s), 0);
 }
 
@@ -308,13 +324,18 @@ static void spinner_then_release(void *arg)
 
 static void busy_ps(enum pt_timer_mode mode)
 {
-    atomic_store(&sleeper_woke, 0);
-    atomic_store(&spinner_stopped_first, 0);
-    atomic_store(&hold, 1);
-    busy_s = make_sched(2, mode);
-    CHECK_EQ(pt_go(busy_s, holder, NULL), 0);
-    CHECK_EQ(pt_go(busy_s, spinner_then_release, NULL), 0);
-    CHECK_EQ(pt_sched_wait(busy_s), 0);
+    for (int round = 0;; round++) {
+        CHECK(round < 5);
+        atomic_store(&sleeper_woke, 0);
+        atomic_store(&spinner_stopped_first, 0);
+        atomic_store(&hold, 1);
+        busy_s = make_sched(2, mode);
+        CHECK_EQ(pt_go(busy_s, holder, NULL), 0);
+        CHECK_EQ(pt_go(busy_s, spinner_then_release, NULL), 0);
+        CHECK_EQ(pt_sched_wait(busy_s), 0);
+        if (!owner_ran_it())
+            break;
+    }
     CHECK_EQ(atomic_load(&spinner_stopped_first), 0);
     CHECK_EQ(atomic_load(&sleeper_woke), 1);
     print_stats("every P busy", busy_s);
