@@ -338,9 +338,8 @@ void test_time_no_stale_tick_after_reset_or_stop_timerthread(void)
  * its channel, so a G waits, in a select with a quit channel; the hook
  * holds the callbacks before their send until Stop is seen waiting.
  *
- * The hook holds every callback (the next tick may fall due on another M
- * while the first is held), and only once the G has parked: until then
- * the G's own look at the due time may take the tick itself (a G slow to
+ * The hook holds a callback only once the G has parked: until then the
+ * G's own look at the due time may take the tick itself (a G slow to
  * park, a callback late), and a round where it did has nothing to show;
  * it is run again. */
 static pt_time_ticker *_Atomic held_ticker;
@@ -354,8 +353,10 @@ static void hold_fire(pt_time_timer *t)
         return;
     pt_nanos give_up = pt_nanotime() + BOUND;
     /* parked (its looks are over), or out of the select */
-    while (!pt__chan_waited(pt_time_ticker_chan(tk)) && atomic_load(&held_case) == -1)
+    while (!pt__chan_waited(pt_time_ticker_chan(tk)) && atomic_load(&held_case) == -1) {
         CHECK(pt_nanotime() < give_up);
+        sched_yield(); /* the G takes the channel's lock to park */
+    }
     if (atomic_load(&held_case) != -1)
         return;
     atomic_fetch_add(&hold_in, 1);
