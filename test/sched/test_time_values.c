@@ -5,7 +5,6 @@
  * phase. In every timer mode. */
 
 #include <errno.h>
-#include <sched.h>
 #include <stdint.h>
 
 #include <pthread.h>
@@ -351,17 +350,12 @@ static void hold_fire(pt_time_timer *t)
     pt_time_ticker *tk = atomic_load(&held_ticker);
     if ((pt_time_timer *)tk != t || atomic_load(&hold_release))
         return;
-    pt_nanos give_up = pt_nanotime() + BOUND;
     /* parked (its looks are over), or out of the select */
-    while (!pt__chan_waited(pt_time_ticker_chan(tk)) && atomic_load(&held_case) == -1) {
-        CHECK(pt_nanotime() < give_up);
-        sched_yield(); /* the G takes the channel's lock to park */
-    }
+    WAIT_FOR(pt__chan_waited(pt_time_ticker_chan(tk)) || atomic_load(&held_case) != -1);
     if (atomic_load(&held_case) != -1)
         return;
     atomic_fetch_add(&hold_in, 1);
-    while (!atomic_load(&hold_release))
-        CHECK(pt_nanotime() < give_up);
+    WAIT_FOR(atomic_load(&hold_release));
 }
 
 static void wait_on_held_ticker(void *arg)
