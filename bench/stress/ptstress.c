@@ -176,9 +176,9 @@ static void put_verdict(const struct stress_run *r, double took)
     /* The witness's waits for a CPU, which the checks allowed for: how
      * many, and how many checks only they explained. */
     pt_nanos longest;
-    unsigned stalls = witness_stalls(r->t0, pt_nanotime(), &longest);
+    unsigned long stalls = witness_tally(&longest);
     if (stalls)
-        printf("; the witness kept off the CPUs %u times, at most %.1f ms; %llu late checks "
+        printf("; the witness kept off the CPUs %lu times, at most %.1f ms; %llu late checks "
                "excused by that",
                stalls, (double)longest / 1e6, (unsigned long long)atomic_load(&r->excused));
     printf(")\n");
@@ -392,6 +392,7 @@ int main(int argc, char **argv)
             struct stress_opts ro = o;
             ro.bound = (pt_nanos)((bound_ms > 0 ? bound_ms : sc->bound_ms) * 1e6);
             struct stress_run r = {.eng = list[d], .scenario = sc->name, .o = &ro};
+            witness_tally_begin();
             pt_nanos t0 = pt_nanotime();
             /* A minute past the end, and twenty bounds: a slow machine's
              * drain and final checks take far less. */

@@ -70,13 +70,16 @@ uint64_t stress_violations(const struct stress_run *r);
  * sleeping 1 ms at a time. witness_gap: the longest it overslept among
  * its sleeps that overlapped [from, to] (0: none over 4 ms), and when
  * that sleep ended. witness_stalled: how long, in all, the machine ran
- * nothing within [from, to] (its oversleeps of 4 ms or more). witness_stalls:
- * how many such oversleeps ended within [from, to], and the longest. */
+ * nothing within [from, to] (its oversleeps of 4 ms or more). Both look
+ * only at the last few thousand oversleeps, far more than a check's window
+ * holds. witness_tally: how many oversleeps ended since the last
+ * witness_tally_begin, and the longest, however many there were. */
 void witness_start(void);
 void witness_stop(void);
 pt_nanos witness_gap(pt_nanos from, pt_nanos to, pt_nanos *at);
 pt_nanos witness_stalled(pt_nanos from, pt_nanos to);
-unsigned witness_stalls(pt_nanos from, pt_nanos to, pt_nanos *longest);
+void witness_tally_begin(void);
+unsigned long witness_tally(pt_nanos *longest);
 
 /* Whether something due at `due` and still owed at `at` is past what the
  * check allows it (`allowed`: the bound, and the run's own stalls), once

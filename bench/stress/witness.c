@@ -38,6 +38,10 @@ static struct {
     } kept[KEPT];
     unsigned next; /* the ring's next slot (lock) */
     unsigned n;    /* slots filled (lock) */
+    /* The run's own count, apart from the ring: the ring holds what the
+     * checks look back over, a run can outlast it (lock) */
+    unsigned long tally;
+    pt_nanos tally_longest;
 } w = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static void *watch(void *arg)
@@ -59,6 +63,9 @@ static void *watch(void *arg)
             w.next = (w.next + 1) % KEPT;
             if (w.n < KEPT)
                 w.n++;
+            w.tally++;
+            if (t1 - t0 - SLEEP_NS > w.tally_longest)
+                w.tally_longest = t1 - t0 - SLEEP_NS;
         }
         atomic_store(&w.since, t1);
         pthread_mutex_unlock(&w.lock);
@@ -136,19 +143,19 @@ pt_nanos witness_stalled(pt_nanos from, pt_nanos to)
     return sum;
 }
 
-unsigned witness_stalls(pt_nanos from, pt_nanos to, pt_nanos *longest)
+void witness_tally_begin(void)
 {
-    unsigned n = 0;
-    *longest = 0;
     pthread_mutex_lock(&w.lock);
-    for (unsigned i = 0; i < w.n; i++) {
-        const struct gap *g = &w.kept[i];
-        if (g->end < from || g->end > to)
-            continue;
-        n++;
-        if (g->over > *longest)
-            *longest = g->over;
-    }
+    w.tally = 0;
+    w.tally_longest = 0;
+    pthread_mutex_unlock(&w.lock);
+}
+
+unsigned long witness_tally(pt_nanos *longest)
+{
+    pthread_mutex_lock(&w.lock);
+    unsigned long n = w.tally;
+    *longest = w.tally_longest;
     pthread_mutex_unlock(&w.lock);
     return n;
 }
