@@ -57,15 +57,16 @@ static void *watch(void *arg)
         nanosleep(&ts, NULL);
         pt_nanos t1 = pt_nanotime();
         /* kept, and the next span begun, at once: a look sees it one way */
+        pt_nanos over = t1 - t0 - SLEEP_NS;
         pthread_mutex_lock(&w.lock);
-        if (t1 - t0 - SLEEP_NS >= KEEP_NS) {
-            w.kept[w.next] = (struct gap){t1, t1 - t0 - SLEEP_NS};
+        if (over >= KEEP_NS) {
+            w.kept[w.next] = (struct gap){t1, over};
             w.next = (w.next + 1) % KEPT;
             if (w.n < KEPT)
                 w.n++;
             w.tally++;
-            if (t1 - t0 - SLEEP_NS > w.tally_longest)
-                w.tally_longest = t1 - t0 - SLEEP_NS;
+            if (over > w.tally_longest)
+                w.tally_longest = over;
         }
         atomic_store(&w.since, t1);
         pthread_mutex_unlock(&w.lock);
