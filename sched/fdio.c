@@ -191,11 +191,24 @@ void pt__fd_dispatch(pt_sched *s, const pt_poll_event *ev, int n)
 /* ---- a call as a request on the P's ring (PT_FD_IO_URING) ------------------ */
 
 /* Ends every request f's Gs have on rings (f's lock held): each completes,
- * cancelled, and its G sees why under the lock. */
+ * cancelled, and its G sees why under the lock. A cancel the kernel does
+ * not take at once is retried with the lock let go (it is taken again
+ * before returning): no call enters f meanwhile (it is closing, or its
+ * scheduler's calls are cancelled), and a request already asked to end
+ * is not asked again. */
 static void cancel_requests(struct pt__fd *f)
 {
-    for (struct pt__uop *u = f->uops; u; u = u->next)
-        pt__ring_cancel(u);
+    for (;;) {
+        struct pt__ring_cancel c;
+        struct pt__uop *u = f->uops;
+        while (u && pt__ring_cancel_start(u, &c) == 0)
+            u = u->next;
+        if (!u)
+            return;
+        pt__unlock(&f->lock);
+        pt__ring_cancel_finish(&c);
+        pt__lock(&f->lock);
+    }
 }
 
 /* park's commit for a request: queued on this P's ring and listed on f,
@@ -244,6 +257,7 @@ static ssize_t ring_call(struct pt__uop *u, pt_nanos deadline)
         f->uops = u->next;
     if (u->next)
         u->next->prev = u->prev;
+    pt__ring_forget(u);
     uint32_t st = atomic_load_explicit(&f->state, memory_order_relaxed);
     bool stop = cancelled(f);
     pt__unlock(&f->lock);

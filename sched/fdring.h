@@ -27,14 +27,25 @@ struct pt__uop {
     enum pt__uop_kind kind;
     void *buf; /* RECV, SEND */
     size_t len;
-    struct msghdr msg; /* SENDMSG */
+    struct msghdr msg;     /* SENDMSG */
     struct pt__ring *ring; /* where it was queued */
     /* In f's list while the kernel may hold it, so a close or a cancel
      * of every call can end it (f's lock). */
     struct pt__uop *prev, *next;
     bool listed;
-    int32_t res; /* the completion's; read once state is DONE */
+    int32_t res;            /* the completion's; read once state is DONE */
     _Atomic uint32_t state; /* PT__UOP_*: see fdring.c */
+    /* A cancel was started: a request gets one at most, so the slots it
+     * holds in the ring's CQ are known (fdring.c) */
+    _Atomic bool cancel_started;
+};
+
+/* A cancel still to reach the kernel: what a caller that may not wait
+ * (it holds a descriptor's lock) keeps, to finish it after letting go. */
+struct pt__ring_cancel {
+    struct pt__ring *r;
+    uint64_t key;
+    bool placed; /* its SQE is in the ring: a retry only submits */
 };
 
 #ifdef PT_HAVE_URING
@@ -50,15 +61,29 @@ struct pt__ring *pt__ring_here(void);
  * submitted at the P's next round, or now when the batch is full.
  * 0; -EBUSY when the kernel takes no submission (u not queued). */
 int pt__ring_queue(struct pt__ring *r, struct pt__uop *u);
-/* Asks the kernel to end u (a close, a cancel, its deadline), submitted
- * now: u then completes, with -ECANCELED if it had not yet. Any thread. */
-void pt__ring_cancel(struct pt__uop *u);
+/* Asks the kernel to end u (a close, a cancel, its deadline): u then
+ * completes, with -ECANCELED if it had not yet. Any thread; never waits.
+ * 0: submitted, or u had its cancel already; -EAGAIN: the ring had no
+ * room or the kernel refused the submission, and c holds what
+ * pt__ring_cancel_finish must still do. */
+int pt__ring_cancel_start(struct pt__uop *u, struct pt__ring_cancel *c);
+/* Retries c until the kernel has it, backing off between tries. With no
+ * lock held. */
+void pt__ring_cancel_finish(struct pt__ring_cancel *c);
 /* After the G's park ended: waits until u's completion came (cancelling
  * it first if the deadline ended the park). */
 void pt__ring_settle(struct pt__uop *u);
+/* u, settled, is off f's list for good (f's lock): the CQ room kept for
+ * a cancel it never had is given back. */
+void pt__ring_forget(struct pt__uop *u);
 /* The P's round (its M): submits what is queued and readies the Gs whose
  * requests completed. true if it readied any. */
 bool pt__ring_flush(struct pt__ring *r);
+/* Whether r holds requests the kernel refused to take (a failed
+ * submission): the P's M must not sleep on them (proc.c). */
+bool pt__ring_owes(struct pt__ring *r);
+/* The pause between such retries. */
+void pt__ring_backoff(void);
 /* A netpoll event whose udata is tagged as a ring's (its eventfd): reaps
  * that ring's completions. */
 static inline bool pt__ring_tagged(const void *udata)
@@ -68,6 +93,9 @@ static inline bool pt__ring_tagged(const void *udata)
 void pt__ring_event(void *udata);
 /* Adds p's counts (pt_sched_stats' ring_requests and ring_enters). */
 void pt__ring_read_stats(const struct pt__p *p, uint64_t *requests, uint64_t *enters);
+/* Tests: how many reaps of p's ring found completions the kernel had
+ * kept past the CQ (none, while its room is counted right). */
+uint64_t pt__ring_overflows(const struct pt__p *p);
 
 #else /* built without liburing: no P has a ring */
 
@@ -95,20 +123,40 @@ static inline int pt__ring_queue(struct pt__ring *r, struct pt__uop *u)
     (void)u;
     return -ENOTSUP;
 }
-static inline void pt__ring_cancel(struct pt__uop *u)
+static inline int pt__ring_cancel_start(struct pt__uop *u, struct pt__ring_cancel *c)
 {
     (void)u;
+    (void)c;
+    return 0;
+}
+static inline void pt__ring_cancel_finish(struct pt__ring_cancel *c)
+{
+    (void)c;
 }
 static inline void pt__ring_settle(struct pt__uop *u)
 {
     (void)u;
 }
-static inline void pt__ring_read_stats(const struct pt__p *p, uint64_t *requests,
-                                       uint64_t *enters)
+static inline void pt__ring_forget(struct pt__uop *u)
+{
+    (void)u;
+}
+static inline bool pt__ring_owes(struct pt__ring *r)
+{
+    (void)r;
+    return false;
+}
+static inline void pt__ring_backoff(void) {}
+static inline void pt__ring_read_stats(const struct pt__p *p, uint64_t *requests, uint64_t *enters)
 {
     (void)p;
     (void)requests;
     (void)enters;
+}
+static inline uint64_t pt__ring_overflows(const struct pt__p *p)
+{
+    (void)p;
+    return 0;
 }
 
 #endif

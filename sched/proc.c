@@ -427,7 +427,8 @@ static void retire(struct pt__m *m)
     /* its Gs' queued requests go in; completions come through the
      * netpoller from now on (readied Gs go to the global queue) */
     if (p->ring)
-        pt__ring_flush(p->ring);
+        while (pt__ring_flush(p->ring), pt__ring_owes(p->ring))
+            pt__ring_backoff(); /* the kernel refused them: nobody else would retry */
     pt__runq_put_slow_all(p);
     /* P 0 is never removed. Its wake function breaks the poller if it
      * gained an earlier timer. Moving needs room on P 0 (-ENOMEM leaves
@@ -482,6 +483,12 @@ static pt_g *find_runnable(struct pt__m *m)
             return found(m, g);
         if (run_all_due_timers(m, pt_nanotime()))
             continue;
+        if (p->ring && pt__ring_owes(p->ring)) {
+            /* the kernel refused the round's submission (short of memory):
+             * its Gs wait on it, so the M retries instead of sleeping */
+            pt__ring_backoff();
+            continue;
+        }
 
         /* Idle. The order is what keeps wake-ups: see the top. */
         uint32_t seen = atomic_load_explicit(&s->idle.park_word, memory_order_acquire);

@@ -73,6 +73,7 @@ MUTATIONS=(
   "pwheel-ticker-slides-from-the-check#pwheel/pwheel.c#s/t->when = ticker_next(t->when, t->period, now);/t->when = ticker_next(now, t->period, now);/"
   "sched-ticker-slides-from-the-poll#sched/time.c#/^static pt_nanos next_tick/,/^}/s/__builtin_add_overflow(due, step, \&next)/__builtin_add_overflow(now, period + 0 * step, \&next)/"
   "sched-ticker-skips-a-tick-it-owes#sched/time.c#/^static pt_nanos next_tick/,/^}/s/__builtin_mul_overflow(missed + 1, period/__builtin_mul_overflow(missed + 2, period/"
+  "sched-ring-fills-its-cq-and-never-drains#sched/fdring.c#s/ > r->cq_room \&\& !admit_all()) {/ > r->cq_room \&\& 0) {/; s/        if (!io_uring_cq_has_overflow(\&r->ring))\$/        if (1)/"
   "staged-slot-promoted-at-its-end#pheap/stage.c#/^bool pt__stage_push/,/^}/s/        pt_nanos at = s << st->shift;/        pt_nanos at = (s + 1) << st->shift;/"
 )
 SCENARIOS=(modtimer ticker churn move sched)

@@ -157,6 +157,8 @@ static void put_json(FILE *f, const struct stress_run *r, bool pass, double secs
             (unsigned long long)atomic_load(&r->excused), (unsigned long long)stress_violations(r));
     for (int k = 0; k < V_NKINDS; k++)
         fprintf(f, ",\"%s\":%llu", viol_names[k], (unsigned long long)atomic_load(&r->viol[k]));
+    if (r->io)
+        fprintf(f, ",\"io\":\"%s\"", r->io);
     fprintf(f, "}\n");
     fflush(f);
 }
@@ -173,6 +175,8 @@ static void put_verdict(const struct stress_run *r, double took)
             printf(" %s=%llu", viol_names[k], (unsigned long long)atomic_load(&r->viol[k]));
     printf(" (seed %llu, %d Ps + %d outsiders, %.1f s", (unsigned long long)o->seed, o->threads,
            o->outsiders, took);
+    if (r->io)
+        printf(", I/O through the %s", r->io);
     /* The witness's waits for a CPU, which the checks allowed for: how
      * many, and how many checks only they explained. */
     pt_nanos longest;

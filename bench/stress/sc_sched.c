@@ -4,9 +4,10 @@
  * bound); Gs own Timers, AfterFuncs and Tickers (sc_sched_time.c) that
  * other Gs and plain threads stop meanwhile; Gs read socketpairs with
  * deadlines that Gs and a plain thread write to, under a watchdog for
- * stalls (sc_sched_io.c); and every 10 ms or so the
+ * stalls (sc_sched_io.c), on the Ps' rings or through the netpoller; and every 10 ms or so the
  * main thread sets a new number of Ps (pt_sched_set_procs, 1 to -t), so
  * removed Ps hand their Gs and, per-P, their timers to the rest. */
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -248,8 +249,20 @@ void sc_sched(struct stress_run *r)
     long live0 = pt__alloc_live();
     int k = o->timers / 8 < 2 ? 2 : o->timers / 8;
     struct ss ss = {.r = r, .ntm = k, .naf = k, .ntk = k};
-    pt_sched_options opt = {.procs = o->threads, .timers = dsg->mode};
+    /* The Gs' socket I/O on the Ps' rings on odd seeds, with a CQ of 16
+     * entries so that the bursts (sc_sched_io.c) go past it; through the
+     * netpoller on even ones, or in a build without liburing. PT_FD_IO
+     * and PT_RING_CQ, set by the user, win. */
+    pt_sched_options opt = {.procs = o->threads,
+                            .timers = dsg->mode,
+                            .fd_io = o->seed & 1 ? PT_FD_IO_URING : PT_FD_IO_POLL};
+    if (opt.fd_io == PT_FD_IO_URING)
+        setenv("PT_RING_CQ", "16", 0);
     int rc = pt_sched_create(&ss.s, &opt);
+    if (rc == -ENOTSUP && opt.fd_io == PT_FD_IO_URING) {
+        opt.fd_io = PT_FD_IO_POLL;
+        rc = pt_sched_create(&ss.s, &opt);
+    }
     if (rc != 0) {
         stress_violation(r, V_ERROR, -1, 0, "a scheduler", "pt_sched_create: %d", rc);
         return;
@@ -295,6 +308,9 @@ void sc_sched(struct stress_run *r)
     struct ss_main mm = {.ss = &ss, .rng = seed_of(o, 7, 0), .maxprocs = o->threads};
     stress_wait(r, r->t0 + o->duration, ss_scan, &mm);
     atomic_store(&ss.stop, 1);
+    pt_sched_stats sst;
+    pt_sched_read_stats(ss.s, &sst);
+    r->io = sst.ring_requests ? "rings" : "netpoller";
     for (int i = 0; i < nout; i++)
         pthread_join(out[i].thread, NULL);
     ss_io_stop();

@@ -106,13 +106,15 @@ void ss_af_final(struct ss_af *m);
 void ss_tk_owner(void *arg);
 void ss_tk_final(struct ss_tk *m);
 
-/* The I/O Gs (sc_sched_io.c): n socketpairs, a reader G each with a
- * short deadline or none, a writer G on the even ones and a plain
- * thread writing to the odd ones; go starts a G counted in ss->alive.
+/* The I/O Gs (sc_sched_io.c): nplain socketpairs, a reader G each with
+ * a short deadline or none, a writer G on the even ones and a plain
+ * thread writing to the odd ones; and the burst pairs, whose readers
+ * have no deadline and which the plain thread writes to all at once; go
+ * starts a G counted in ss->alive.
  * scan is the watchdog (the main thread, every 10 ms); stop wakes the
  * readers once ss->stop is set; free closes the pairs once every G has
  * left its loop. */
-bool ss_io_start(struct ss *ss, int n, bool (*go)(struct ss *, void (*)(void *), void *));
+bool ss_io_start(struct ss *ss, int nplain, bool (*go)(struct ss *, void (*)(void *), void *));
 void ss_io_scan(struct ss *ss, pt_nanos now);
 void ss_io_stop(void);
 void ss_io_free(void);

@@ -1,7 +1,11 @@
 /* The sched scenario's I/O: Gs that read socketpairs with deadlines (a
  * short one, or none) while Gs and a plain thread write to them, beside
  * the timers and sleepers of sc_sched.c. A read that times out is never
- * early. The watchdog: bytes written and not read, on a pair whose
+ * early. Beside them, BURST_PAIRS pairs whose readers wait with no
+ * deadline (nothing but their byte can wake them), to all of which the
+ * plain thread writes at once now and then: more completions at once
+ * than a ring's CQ holds (sc_sched.c makes it 16 entries), while the
+ * other Gs keep the Ps busy. The watchdog: bytes written and not read, on a pair whose
  * reader has not moved for a second (or the bound, if longer), are a
  * stall, the scheduler having lost a wake-up; it is reported with the
  * scheduler's counters and every thread's state, once per run. */
@@ -19,21 +23,24 @@
 #include "sc_sched.h"
 
 #define STALL_NS (1000 * SS_MS)
+#define BURST_PAIRS 48
+#define BURST_EVERY 16 /* of the plain thread's writes, one a burst */
 
 struct ss_io {
     struct ss *ss;
-    int sv[2];            /* the reader's end, the writers' */
+    int sv[2]; /* the reader's end, the writers' */
     atomic_ullong written, read;
     uint64_t rng, wrng; /* the reader's, the writer's: each G its own */
     /* the watchdog's (main thread): the read count it last saw move, and
      * when; or when it last found nothing pending */
     unsigned long long seen_read;
     pt_nanos seen_at;
+    bool burst; /* one of the BURST_PAIRS: no deadline, written in bursts */
 };
 
 struct ss_ios {
     struct ss_io *io;
-    int n;
+    int n, nplain; /* pairs; the first nplain are not burst pairs */
     pthread_t outside;
     bool outside_started;
     atomic_int dumped;
@@ -48,7 +55,7 @@ static void io_reader(void *arg)
     char buf[256];
     while (!atomic_load_explicit(&ss->stop, memory_order_relaxed)) {
         uint64_t x = pt__xorshift64(&m->rng);
-        pt_nanos d = x % 3 == 0 ? 0 : pt_nanotime() + (pt_nanos)(x % (3 * SS_MS));
+        pt_nanos d = m->burst || x % 3 == 0 ? 0 : pt_nanotime() + (pt_nanos)(x % (3 * SS_MS));
         ssize_t r = pt_fd_read(m->sv[0], buf, sizeof buf, d);
         atomic_fetch_add_explicit(&ss->r->ops, 1, memory_order_relaxed);
         if (r == -ETIMEDOUT) {
@@ -98,8 +105,16 @@ static void *io_outside(void *arg)
     while (!atomic_load_explicit(&ss->stop, memory_order_relaxed)) {
         uint64_t x = pt__xorshift64(&rng);
         stress_sleep((pt_nanos)(x % (3 * SS_MS)));
-        struct ss_io *m = &ios.io[((x >> 16) % (uint64_t)ios.n) | 1];
-        if (m - ios.io >= ios.n)
+        if ((x >> 8) % BURST_EVERY == 0) {
+            for (int i = ios.nplain; i < ios.n; i++) {
+                atomic_fetch_add_explicit(&ios.io[i].written, 1, memory_order_relaxed);
+                if (write(ios.io[i].sv[1], "b", 1) != 1)
+                    atomic_fetch_sub_explicit(&ios.io[i].written, 1, memory_order_relaxed);
+            }
+            continue;
+        }
+        struct ss_io *m = &ios.io[((x >> 16) % (uint64_t)ios.nplain) | 1];
+        if (m - ios.io >= ios.nplain)
             continue;
         atomic_fetch_add_explicit(&m->written, 1, memory_order_relaxed);
         if (write(m->sv[1], "o", 1) != 1)
@@ -108,13 +123,15 @@ static void *io_outside(void *arg)
     return NULL;
 }
 
-bool ss_io_start(struct ss *ss, int n, bool (*go)(struct ss *, void (*)(void *), void *))
+bool ss_io_start(struct ss *ss, int nplain, bool (*go)(struct ss *, void (*)(void *), void *))
 {
     memset(&ios, 0, sizeof ios);
+    int n = nplain + BURST_PAIRS;
     ios.io = calloc((size_t)n, sizeof *ios.io);
     if (!ios.io)
         abort();
     ios.n = n;
+    ios.nplain = nplain;
     pt_nanos now = pt_nanotime();
     for (int i = 0; i < n; i++) {
         struct ss_io *m = &ios.io[i];
@@ -122,15 +139,18 @@ bool ss_io_start(struct ss *ss, int n, bool (*go)(struct ss *, void (*)(void *),
         m->rng = ss->r->o->seed * 0x94d049bb133111ebull + (uint64_t)i * 0xbf58476d1ce4e5b9ull + 1;
         m->wrng = m->rng ^ 0x5bd1e995;
         m->seen_at = now;
+        m->burst = i >= nplain;
         if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, m->sv) != 0) {
             stress_violation(ss->r, V_ERROR, i, 0, "a socketpair", "%s", strerror(errno));
             m->sv[0] = m->sv[1] = -1;
             ios.n = i;
+            ios.nplain = i < nplain ? i : nplain;
             return false;
         }
     }
     for (int i = 0; i < n; i++)
-        if (!go(ss, io_reader, &ios.io[i]) || (i % 2 == 0 && !go(ss, io_writer, &ios.io[i])))
+        if (!go(ss, io_reader, &ios.io[i]) ||
+            (i % 2 == 0 && i < nplain && !go(ss, io_writer, &ios.io[i])))
             return false;
     ios.outside_started = pthread_create(&ios.outside, NULL, io_outside, ss) == 0;
     return true;

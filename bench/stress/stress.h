@@ -57,6 +57,7 @@ struct stress_run {
     atomic_ullong viol[V_NKINDS];
     atomic_int printed; /* violation lines printed so far */
     pt_nanos t0;
+    const char *io; /* sched: the path its Gs' socket I/O took ("rings", "netpoller") */
 };
 
 /* Count a violation and print it (the first few per run) with what was

@@ -9,10 +9,30 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "sched/internal.h"
 #include "util.h"
+
+#ifdef PT_TEST_URING
+/* sched/fdring.h's, which this file, built without PT_HAVE_URING, would
+ * read as the stub that always says 0 */
+uint64_t pt__ring_overflows(const struct pt__p *p);
+extern _Atomic bool pt__ring_admit_all;
+extern _Atomic bool pt__ring_refuse;
+extern _Atomic int pt__ring_refused;
+#else
+static _Atomic bool pt__ring_admit_all;
+static _Atomic bool pt__ring_refuse;
+static _Atomic int pt__ring_refused;
+static uint64_t pt__ring_overflows(const struct pt__p *p)
+{
+    (void)p;
+    return 0;
+}
+#endif
 
 static pt_sched *make_ring_sched(int procs)
 {
@@ -185,4 +205,174 @@ void test_ring_round_of_many_gs_submits_in_a_few_calls(void)
     for (int i = 0; i < ROUND_GS; i++)
         close(rd.sv[i][1]);
     CHECK_EQ(pt_chan_free(rd.go), 0);
+}
+
+/* ---- a burst of completions past the completion queue ------------------- */
+
+/* Readers parked on their own socket pairs, every P held by a G that
+ * computes, and a byte written to every peer meanwhile: more completions
+ * at once than a CQ of the old fixed size (4,096) held, and, with the CQ
+ * made small (PT_RING_CQ), more than it holds. Each reader must wake
+ * (with no deadline, nothing else ends its read), and the kernel must
+ * never have needed its overflow list; with the ring made to admit past
+ * its room (a test hook), the list fills, and draining it wakes them. */
+#define BURST_MAX 5000
+
+struct burst {
+    int sv[BURST_MAX][2];
+    _Atomic int busy;    /* computing Gs running */
+    _Atomic int written; /* the test thread wrote to every peer */
+    _Atomic int woken;
+};
+
+static struct burst burst;
+
+static void burst_reader(void *arg)
+{
+    int *sv = arg;
+    unsigned char b = 0;
+    CHECK_EQ(pt_fd_read(sv[0], &b, 1, 0), 1);
+    CHECK_EQ(b, 0xa5);
+    CHECK_EQ(pt_fd_close(sv[0]), 0);
+    atomic_fetch_add(&burst.woken, 1);
+}
+
+/* Computes without a system call until the bytes are out, then a few ms
+ * more, so the completions come while its P runs no round. */
+static void burst_busy(void *arg)
+{
+    (void)arg;
+    atomic_fetch_add(&burst.busy, 1);
+    while (!atomic_load(&burst.written))
+        ;
+    pt_nanos until = pt_nanotime() + 20 * MS;
+    while (pt_nanotime() < until)
+        ;
+}
+
+/* overflow: whether the kernel's overflow list must have been used (the
+ * ring admitting past its room) or never */
+static void burst_round(int procs, const char *coop, const char *cq, int n, bool overflow)
+{
+    if (cq)
+        CHECK_EQ(setenv("PT_RING_CQ", cq, 1), 0);
+    CHECK_EQ(setenv("PT_RING_COOP", coop, 1), 0);
+    atomic_store(&pt__ring_admit_all, overflow);
+    pt_sched *s = make_ring_sched(procs);
+    CHECK_EQ(unsetenv("PT_RING_CQ"), 0);
+    CHECK_EQ(unsetenv("PT_RING_COOP"), 0);
+    if (!s)
+        return;
+    memset(&burst, 0, sizeof burst);
+    for (int i = 0; i < n; i++) {
+        socket_pair(burst.sv[i]);
+        CHECK_EQ(pt_go(s, burst_reader, burst.sv[i]), 0);
+    }
+    for (int i = 0; i < procs; i++)
+        CHECK_EQ(pt_go(s, burst_busy, NULL), 0);
+    pt_nanos bound = pt_nanotime() + BOUND;
+    while (atomic_load(&burst.busy) < procs)
+        CHECK(pt_nanotime() < bound);
+    unsigned char b = 0xa5;
+    for (int i = 0; i < n; i++)
+        CHECK_EQ(write(burst.sv[i][1], &b, 1), 1);
+    atomic_store(&burst.written, 1);
+    /* bounded: a reader left parked fails here, not in a hang */
+    WAIT_FOR(atomic_load(&burst.woken) == n);
+    uint64_t overflows = 0;
+    for (int i = 0; i < procs; i++)
+        overflows += pt__ring_overflows(s->ps[i]);
+    CHECK(overflow ? overflows > 0 : overflows == 0);
+    atomic_store(&pt__ring_admit_all, false);
+    finish_sched(s);
+    for (int i = 0; i < n; i++)
+        close(burst.sv[i][1]);
+}
+
+void test_ring_burst_past_the_cq_on_a_busy_p_wakes_every_g(void)
+{
+    /* room for the old CQ's worth of pairs, if the hard limit allows */
+    struct rlimit rl;
+    CHECK_EQ(getrlimit(RLIMIT_NOFILE, &rl), 0);
+    rlim_t want = 2 * BURST_MAX + 256;
+    if (rl.rlim_cur < want && rl.rlim_max >= want) {
+        rl.rlim_cur = want;
+        CHECK_EQ(setrlimit(RLIMIT_NOFILE, &rl), 0);
+    }
+    bool big = rl.rlim_cur >= want;
+    for (int procs = 1; procs <= 2; procs++)
+        for (int coop = 1; coop >= 0; coop--) {
+            const char *c = coop ? "1" : "0";        /* cooperative, or an interrupt each */
+            burst_round(procs, c, "64", 600, false); /* past the CQ: refused, to the netpoller */
+            burst_round(procs, c, "64", 600, true);  /* admitted all the same: drained */
+            if (big)
+                burst_round(procs, c, NULL, BURST_MAX, false); /* sized for the descriptors */
+        }
+}
+
+/* ---- submissions the kernel refuses -------------------------------------- */
+
+/* With every submission refused for a while (a test hook: a kernel short
+ * of memory), a read's cancel -- by its deadline, or by a close -- is
+ * retried by whoever asked for it until the kernel takes it, though the
+ * ring's P sits idle. A round in which nothing was refused (the test
+ * thread lost its CPU past the deadline) is run again. */
+struct refusal {
+    int sv[2];
+    _Atomic int done;
+    ssize_t got;
+    bool by_close;
+};
+
+static void refusal_reader(void *arg)
+{
+    struct refusal *rf = arg;
+    pt_nanos deadline = rf->by_close ? 0 : pt_nanotime() + 20 * MS;
+    unsigned char b;
+    rf->got = pt_fd_read(rf->sv[0], &b, 1, deadline);
+    atomic_store(&rf->done, 1);
+}
+
+static void refusal_closer(void *arg)
+{
+    struct refusal *rf = arg;
+    CHECK_EQ(pt_fd_close(rf->sv[0]), 0);
+}
+
+static bool refusal_round(bool by_close)
+{
+    pt_sched *s = make_ring_sched(1);
+    if (!s)
+        return true;
+    static struct refusal rf;
+    memset(&rf, 0, sizeof rf);
+    rf.by_close = by_close;
+    socket_pair(rf.sv);
+    CHECK_EQ(pt_go(s, refusal_reader, &rf), 0);
+    /* the read is in the kernel: queued, and the P's idle round submitted it */
+    pt_sched_stats st;
+    WAIT_FOR((pt_sched_read_stats(s, &st), st.ring_requests == 1 && st.ring_enters >= 1));
+    atomic_store(&pt__ring_refused, 0);
+    atomic_store(&pt__ring_refuse, true);
+    if (by_close)
+        CHECK_EQ(pt_go(s, refusal_closer, &rf), 0);
+    /* refused three times at least, each try made again */
+    WAIT_FOR(atomic_load(&rf.done) || atomic_load(&pt__ring_refused) >= 3);
+    atomic_store(&pt__ring_refuse, false);
+    WAIT_FOR(atomic_load(&rf.done));
+    finish_sched(s);
+    CHECK_EQ(rf.got, by_close ? -EBADF : -ETIMEDOUT);
+    if (!by_close)
+        CHECK_EQ(close(rf.sv[0]), 0);
+    CHECK_EQ(close(rf.sv[1]), 0);
+    return atomic_load(&pt__ring_refused) > 0;
+}
+
+void test_ring_cancel_refused_by_the_kernel_is_retried_by_who_asked(void)
+{
+    for (int by_close = 0; by_close <= 1; by_close++) {
+        int round = 0;
+        while (!refusal_round(by_close))
+            CHECK(++round < 10);
+    }
 }

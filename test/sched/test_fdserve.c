@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <sys/un.h>
@@ -141,6 +142,76 @@ void test_fd_writev_cut_by_its_deadline_counts_what_went_out(void)
     CHECK_EQ(pt_go(s, cut_writer, NULL), 0);
     finish_sched(s);
     CHECK_EQ(close(cut_sv[1]), 0);
+}
+
+/* ---- 4 GiB and more in one call ------------------------------------------- */
+
+/* A read or write longer than the kernel moves in one call (MAX_RW_COUNT,
+ * just under 2 GiB) is a short count, on the ring as through the
+ * netpoller: never a length cut to its low 32 bits. The buffer is address
+ * space only (MAP_NORESERVE): the kernel touches what it moves. */
+#define HUGE_LEN ((size_t)1 << 32)
+
+static int huge_sv[2];
+static unsigned char *huge_buf;
+
+/* One writev of 2^32 bytes of huge_buf (and, with nseg 2, 100
+ * more), cut by its deadline: some bytes went out, and the peer reads
+ * exactly those. */
+static void huge_write(int nseg)
+{
+    struct iovec v[2] = {{huge_buf, HUGE_LEN}, {huge_buf, 100}};
+    size_t written = 0;
+    for (int round = 0; written == 0; round++) {
+        CHECK(round < 10); /* a round whose deadline passed before the call wrote nothing */
+        pt_nanos deadline = pt_nanotime() + 20 * MS;
+        CHECK_EQ(pt_fd_writev(huge_sv[0], v, nseg, deadline, &written), -ETIMEDOUT);
+    }
+    size_t got = 0;
+    unsigned char b[4096];
+    for (;;) {
+        ssize_t r = read(huge_sv[1], b, sizeof b);
+        if (r < 0 && errno == EAGAIN)
+            break;
+        CHECK(r > 0);
+        for (ssize_t i = 0; i < r; i++)
+            CHECK_EQ(b[i], huge_buf[got + (size_t)i]);
+        got += (size_t)r;
+    }
+    CHECK_EQ(got, written);
+}
+
+static void huge_g(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < 4096; i++)
+        huge_buf[i] = (unsigned char)(i * 31 + 7);
+    /* reads: 2^32 and 2^32 + 5 bytes asked, 10 waiting, 10 read */
+    for (size_t extra = 0; extra <= 5; extra += 5) {
+        CHECK_EQ(write(huge_sv[1], "0123456789", 10), 10);
+        CHECK_EQ(pt_fd_read(huge_sv[0], huge_buf + 8192, HUGE_LEN + extra, pt_nanotime() + BOUND),
+                 10);
+        CHECK_EQ(memcmp(huge_buf + 8192, "0123456789", 10), 0);
+    }
+    huge_write(1);
+    huge_write(2);
+    CHECK_EQ(pt_fd_close(huge_sv[0]), 0);
+}
+
+void test_fd_read_and_writev_of_4_gib_move_what_one_call_can(void)
+{
+    huge_buf = mmap(NULL, HUGE_LEN + 16384, PROT_READ | PROT_WRITE,
+                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    CHECK(huge_buf != MAP_FAILED);
+    socket_pair(huge_sv);
+    small_sndbuf(huge_sv[0]);
+    int fl = fcntl(huge_sv[1], F_GETFL);
+    CHECK_EQ(fcntl(huge_sv[1], F_SETFL, fl | O_NONBLOCK), 0);
+    pt_sched *s = make_sched(1, PT_TIMERS_PER_P);
+    CHECK_EQ(pt_go(s, huge_g, NULL), 0);
+    finish_sched(s);
+    CHECK_EQ(close(huge_sv[1]), 0);
+    CHECK_EQ(munmap(huge_buf, HUGE_LEN + 16384), 0);
 }
 
 /* ---- accept's socket defaults ------------------------------------------------ */
