@@ -103,7 +103,13 @@ enum pt_fd_io {
      * and returns -ETIMEDOUT unless it completed first (then its count),
      * a close or pt_sched_cancel_fds ends it. Accept, connect and
      * descriptors other than sockets keep the poll path. A G that runs
-     * without parking holds its P's queued requests until it does. Linux
+     * without parking holds its P's queued requests until it does. A
+     * ring's completion queue has four entries for each descriptor the
+     * process may open (RLIMIT_NOFILE when the scheduler is made; 4,096
+     * to 65,536; PT_RING_CQ=N sets it), and a read or write that would
+     * find it full takes the poll path instead: no completion is ever
+     * left in the kernel. A read or write moves at most what one system
+     * call does (just under 2 GiB), a short count as on the poll path. Linux
      * 5.6 or later (5.19 or later lets the rings run without interrupting
      * a busy M for each completion; PT_RING_COOP=0 turns that off, as on
      * older kernels); pt_sched_create returns -ENOTSUP where the library
