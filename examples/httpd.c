@@ -26,7 +26,7 @@
  * many client Gs each send ten requests on one connection, the last
  * asking to close, then it stops itself with SIGTERM. Built against the
  * installed package by CI; test/http/ drives it over real sockets, and
- * scripts/stall-check.sh loads it with wrk. */
+ * stress/stall-check.sh loads it with wrk. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>

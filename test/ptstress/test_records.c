@@ -1,4 +1,4 @@
-/* ptstress's arming records (bench/stress/stress.h): a record's fields are
+/* ptstress's arming records (stress/stress.h): a record's fields are
  * always those of the arming its word names, however many threads open
  * records of one ring at once. A record with one arming's word and
  * another's deadline is how a firing on time was reported early. */

@@ -1,4 +1,4 @@
-/* ptstress's machine-stall witness (bench/stress/witness.c): a lateness
+/* ptstress's machine-stall witness (stress/witness.c): a lateness
  * check allows for a stall of the whole process that the witness saw
  * between the deadline and the check, and for nothing else. The stall is
  * made for real: a child stops this process (SIGSTOP) and resumes it. */

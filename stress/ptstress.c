@@ -1,8 +1,8 @@
 /* ptstress: shakes out lost, doubled, early and late firings in a timer
- * design, through ptbench's engine interface (bench/engine.h). For each
- * design x scenario: a verdict line, counts, violations by kind, the seed
- * and the command that reproduces the run; JSON lines with --json. Exit
- * status 1 on any violation, 2 on a usage error. */
+ * design, through ptbench's engine interface (bench/engines/engine.h).
+ * For each design x scenario: a verdict line, counts, violations by kind,
+ * the seed and the command that reproduces the run; JSON lines with
+ * --json. Exit status 1 on any violation, 2 on a usage error. */
 #include <getopt.h>
 #include <pthread.h>
 #include <stdio.h>

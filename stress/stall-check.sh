@@ -5,7 +5,7 @@
 # first or the last request has stalled (a lost wake-up: the process is
 # alive, nobody takes the work). Only 127.0.0.1 is used.
 #
-#   scripts/stall-check.sh [-n RUNS] [-m per-p|timerthread|both] [-b BUSY]
+#   stress/stall-check.sh [-n RUNS] [-m per-p|timerthread|both] [-b BUSY]
 #                          [-c CONNS] [-d SECS] [-x HTTPD]
 #     -n  fresh servers per timer mode (default 200); they alternate 1 and 2 Ps
 #     -m  timer modes (default both)

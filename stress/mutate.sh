@@ -2,7 +2,7 @@
 # Proof that ptstress catches bugs: copy the sources to a temporary
 # directory, apply one seeded mistake at a time (sed), build ptstress there
 # and run it briefly per scenario; print a mutation x scenario table.
-#   scripts/mutate.sh [-T SEC] [-d DESIGNS] [-m NAMES] [-f] [-k]
+#   stress/mutate.sh [-T SEC] [-d DESIGNS] [-m NAMES] [-f] [-k]
 #     -T  seconds per scenario run (default 1)
 #     -d  designs to run each scenario against (default pheap,pheap-sync;
 #         the sched scenario runs on sched-perp and sched-tt, and on
@@ -132,7 +132,7 @@ for m in "${MUTATIONS[@]}"; do
         # In a subshell whose stderr is dropped (the exit keeps it from
         # exec'ing the run): a run the mutation makes abort is a cell of the
         # table, not a shell message across it.
-        (timeout -k 5 $((${T%.*} + 90)) "$dir/build/bench/ptstress" --design "$d" --scenario "$s" \
+        (timeout -k 5 $((${T%.*} + 90)) "$dir/build/stress/ptstress" --design "$d" --scenario "$s" \
           --threads 2 --outsiders 1 --duration "$T" --seed "$seed" >"$log" 2>&1; exit $?) \
           2>/dev/null || rc=$?
         [ "$rc" = 0 ] || grep -q '^SKIP' "$log" && break

@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../engine.h"
+#include "engine.h"
 #include "base/rng.h"
 
 /* What can go wrong, one name each: the verdict counts by these, and the

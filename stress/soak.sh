@@ -4,7 +4,7 @@
 # its scenarios. Adds a section to bench/RESULTS.md (or -o FILE), in its
 # ptstress part: the commit, the command, and each run's verdict line;
 # exit status 1 if any run failed.
-#   scripts/soak.sh [-m MINUTES] [-d DESIGNS] [-o FILE] [-S SEED]
+#   stress/soak.sh [-m MINUTES] [-d DESIGNS] [-o FILE] [-S SEED]
 #     -m  minutes per design (default 60)
 #     -d  designs, comma-separated (default: every design ptstress has)
 #     -o  where the section goes (default bench/RESULTS.md; - for stdout)
@@ -30,7 +30,7 @@ done
 bash scripts/deps.sh
 cmake -S . -B build-soak -DCMAKE_BUILD_TYPE=Release -DPT_BUILD_TESTS=OFF >/dev/null
 cmake --build build-soak -j"$(nproc)" --target ptstress >/dev/null
-bin=build-soak/bench/ptstress
+bin=build-soak/stress/ptstress
 
 commit=$(git rev-parse --short HEAD)
 dirty=$(git status --porcelain --untracked-files=no | grep -q . && echo " (with uncommitted changes)" || true)
@@ -41,7 +41,7 @@ failed=0
   echo
   echo "### Soak at $commit$dirty, $(date -u +%Y-%m-%d): $MIN min per design"
   echo
-  echo "\`scripts/soak.sh -m $MIN -d $DESIGNS -S $SEED\` on $(nproc) cores; each line is one"
+  echo "\`stress/soak.sh -m $MIN -d $DESIGNS -S $SEED\` on $(nproc) cores; each line is one"
   echo "run's verdict (its seed, threads and duration in it)."
   echo
   echo '```'
@@ -71,7 +71,7 @@ done
 echo '```' >>"$log"
 # Into the file before its marker line, where it has one (RESULTS.md's
 # ptstress section), else at its end.
-marker='<!-- scripts/soak.sh adds its runs above this line -->'
+marker='<!-- stress/soak.sh adds its runs above this line -->'
 if [ "$OUT" = - ]; then
   cat "$log"
 elif grep -qF "$marker" "$OUT"; then
