@@ -1,11 +1,12 @@
 /* sched: the scheduler itself under stress, in one of its three timer
  * modes (the designs sched-perp, sched-lheap and sched-tt, named as
- * ptbench names them in bench/sched_runner.c). Gs sleep (never early, woken once, within the
- * bound); Gs own Timers, AfterFuncs and Tickers (sc_sched_time.c) that
- * other Gs and plain threads stop meanwhile; Gs read socketpairs with
- * deadlines that Gs and a plain thread write to, under a watchdog for
- * stalls (sc_sched_io.c), on the Ps' rings or through the netpoller; and every 10 ms or so the
- * main thread sets a new number of Ps (pt_sched_set_procs, 1 to -t), so
+ * ptbench names them in bench/workloads/sched_runner.c). Gs sleep (never
+ * early, woken once, within the bound); Gs own Timers, AfterFuncs and
+ * Tickers (sc_sched_time.c) that other Gs and plain threads stop
+ * meanwhile; Gs read socketpairs with deadlines that Gs and a plain
+ * thread write to, under a watchdog for stalls (sc_sched_io.c), on the
+ * Ps' rings or through the netpoller; and every 10 ms or so the main
+ * thread sets a new number of Ps (pt_sched_set_procs, 1 to -t), so
  * removed Ps hand their Gs and, per-P, their timers to the rest. */
 #include <errno.h>
 #include <pthread.h>

@@ -5,10 +5,11 @@
  * deadline (nothing but their byte can wake them), to all of which the
  * plain thread writes at once now and then: more completions at once
  * than a ring's CQ holds (sc_sched.c makes it 16 entries), while the
- * other Gs keep the Ps busy. The watchdog: bytes written and not read, on a pair whose
- * reader has not moved for a second (or the bound, if longer), are a
- * stall, the scheduler having lost a wake-up; it is reported with the
- * scheduler's counters and every thread's state, once per run. */
+ * other Gs keep the Ps busy. The watchdog: bytes written and not read,
+ * on a pair whose reader has not moved for a second (or the bound, if
+ * longer), are a stall, the scheduler having lost a wake-up; it is
+ * reported with the scheduler's counters and every thread's state, once
+ * per run. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>

@@ -1,5 +1,5 @@
-// The workloads ptbench runs inside its scheduler (bench/sched_workloads.c,
-// bench/sched_memory.c), as goroutines with GOMAXPROCS = -threads: the
+// The workloads ptbench runs inside its scheduler (bench/workloads/sched_workloads.c,
+// bench/workloads/sched_memory.c), as goroutines with GOMAXPROCS = -threads: the
 // same programs, line for line, so that a row of ours and Go's differ in
 // the runtime only. Each counts what must add up as ours do: every
 // goroutine it started finished, every wait ended once, no sleep woke

@@ -1,5 +1,5 @@
-//! The workloads ptbench runs inside its scheduler (bench/sched_workloads.c,
-//! bench/sched_memory.c, bench/sched_rpc.c) as tokio tasks: the programs of
+//! The workloads ptbench runs inside its scheduler (bench/workloads/sched_workloads.c,
+//! bench/workloads/sched_memory.c, bench/workloads/sched_rpc.c) as tokio tasks: the programs of
 //! bench/peers/go/sched.go with tokio's idioms where Go's have none (a
 //! bounded channel of one for an unbuffered one, `timeout` around a
 //! receive for a select with a timer). Each counts what must add up as

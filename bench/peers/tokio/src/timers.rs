@@ -1,4 +1,4 @@
-//! The timer workloads (bench/workloads.c) on tokio's wheel. A tokio timer
+//! The timer workloads (bench/workloads/workloads.c) on tokio's wheel. A tokio timer
 //! is a `Sleep`: it enters the wheel when first polled, leaves it when
 //! dropped, so "arm" here is a first poll (Arm) and "cancel" a drop, which
 //! is what a `timeout` around a pending future does.

@@ -3,7 +3,7 @@
  * ratio to the winner reads the same way in every line. */
 #include <stdio.h>
 
-#include "report_impl.h"
+#include "model.h"
 
 const char *kind_name(enum wl_kind kind)
 {

@@ -1,8 +1,9 @@
-/* Shared by the report's parts: report.c (rows, files), fields.c (the
- * JSON and CSV field list), metric.c (what a row is judged by),
- * verdict.c, tables.c, plots.c and progress.c. */
-#ifndef PTBENCH_REPORT_IMPL_H
-#define PTBENCH_REPORT_IMPL_H
+/* The report's data model, which its outputs read: rows.c (statistics,
+ * groups and cells, names), metric.c (what a row is judged by) and
+ * fields.c (the JSON and CSV field list). The outputs (outputs.h) and
+ * report.c, which prints them, sit on top; nothing here calls them. */
+#ifndef PTBENCH_REPORT_MODEL_H
+#define PTBENCH_REPORT_MODEL_H
 
 #include <stddef.h>
 #include <stdio.h>
@@ -47,9 +48,5 @@ void variant_in_file_name(const char *variant, char *out, size_t n);
 void fields_csv_header(FILE *f);
 void fields_csv(FILE *f, const struct row *w);
 void fields_json(FILE *f, const struct row *w);
-
-void verdict_print(const struct report *r, FILE *f);
-void tables_print(const struct report *r, FILE *f);
-void plots_write(const struct report *r);
 
 #endif

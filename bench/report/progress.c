@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include "report_impl.h"
+#include "model.h"
 
 static bool quiet, tty, shown;
 

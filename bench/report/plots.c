@@ -3,7 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "report_impl.h"
+#include "model.h"
+#include "outputs.h"
 
 static const struct {
     const char *design, *colour;

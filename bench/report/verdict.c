@@ -5,7 +5,8 @@
  * baselines. */
 #include <string.h>
 
-#include "report_impl.h"
+#include "model.h"
+#include "outputs.h"
 
 enum { MAXCOLS = 32 };
 

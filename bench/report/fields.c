@@ -2,7 +2,7 @@
  * that neither file can carry a field the other lacks. */
 #include <string.h>
 
-#include "report_impl.h"
+#include "model.h"
 
 enum ftype { F_STR, F_INT, F_NUM };
 

@@ -2,7 +2,8 @@
  * figures, with only the columns that the workload measures. */
 #include <string.h>
 
-#include "report_impl.h"
+#include "model.h"
+#include "outputs.h"
 
 static bool is_peer(const struct row *w)
 {

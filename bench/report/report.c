@@ -9,7 +9,8 @@
 #include <unistd.h>
 
 #include "progress.h"
-#include "report_impl.h"
+#include "model.h"
+#include "outputs.h"
 
 #ifndef PT_BUILD_TYPE
 #define PT_BUILD_TYPE "unknown"
@@ -17,44 +18,6 @@
 #ifndef PT_SOURCE_DIR
 #define PT_SOURCE_DIR "."
 #endif
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-struct stat3 stat3_of(const double *v, int n)
-{
-    double s[REPORT_MAXREPS];
-    memcpy(s, v, (size_t)n * sizeof *s);
-    qsort(s, (size_t)n, sizeof *s, cmp_double);
-    double med = n % 2 ? s[n / 2] : (s[n / 2 - 1] + s[n / 2]) / 2;
-    return (struct stat3){med, s[0], s[n - 1]};
-}
-
-bool row_same_group(const struct row *a, const struct row *b)
-{
-    return strcmp(a->workload, b->workload) == 0 && strcmp(a->variant, b->variant) == 0;
-}
-
-bool row_same_cell(const struct row *a, const struct row *b)
-{
-    return row_same_group(a, b) && a->threads == b->threads;
-}
-
-const struct row *report_find(const struct report *r, const char *design, const struct row *like)
-{
-    for (int i = 0; i < r->nrows; i++)
-        if (strcmp(r->rows[i].design, design) == 0 && row_same_cell(&r->rows[i], like))
-            return &r->rows[i];
-    return NULL;
-}
-
-void group_name(const struct row *w, char *out, size_t n)
-{
-    snprintf(out, n, "%s%s%s", w->workload, w->variant[0] ? " " : "", w->variant);
-}
 
 void rep_of_result(const struct run_result *res, struct rep *p)
 {
@@ -318,23 +281,6 @@ void report_distribution(struct report *r, const struct workload *wl, const char
     for (int i = 0; i < REPORT_NQ; i++)
         us[i] = hist_quantile(h, report_quantiles[i]) / 1e3;
     report_distribution_values(r, wl, variant, design, threads, us);
-}
-
-void variant_in_file_name(const char *variant, char *out, size_t n)
-{
-    size_t k = 0;
-    for (; *variant && k + 1 < n; variant++)
-        if (*variant != '=')
-            out[k++] = *variant == ' ' ? '-' : *variant;
-    out[k] = 0;
-}
-
-void dist_name(const struct dist *d, const char *design, char *out, size_t n)
-{
-    char var[sizeof d->variant];
-    variant_in_file_name(d->variant, var, sizeof var);
-    snprintf(out, n, "lateness-%s%s%s%s%s-t%d", d->workload, var[0] ? "-" : "", var,
-             design ? "-" : "", design ? design : "", d->threads);
 }
 
 void report_distribution_values(struct report *r, const struct workload *wl,
