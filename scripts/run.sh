@@ -8,5 +8,6 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh golang-1.19-go libuv1-dev gnuplot-nox git wrk nginx-light curl cargo librust-tokio-dev
 cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DPT_BUILD_TESTS=OFF >/dev/null
-cmake --build build-bench -j"$(nproc)" --target ptbench ptbench-uv ptbench-layout
+# the peers are the build's (target ptbench-peers), not ptbench's to make
+cmake --build build-bench -j"$(nproc)" --target ptbench ptbench-peers ptbench-layout
 ./build-bench/bench/ptbench compare -o results "$@"

@@ -1,6 +1,7 @@
 /* Peers: other programs that run the same workloads and print one JSON
  * line per repetition (the fields of struct rep). ptbench runs them in the
- * same invocation when their toolchain is present and merges their rows.
+ * same invocation when the build made them (peers/CMakeLists.txt, target
+ * ptbench-peers) and merges their rows.
  *  - go1.19: bench/peers/go, Go's runtime timers (the per-P design itself)
  *  - libuv:  bench/peers/libuv, one binary heap per loop, single thread
  *  - tokio:  bench/peers/tokio, tokio 1.24's hierarchical wheel behind one
@@ -55,7 +56,7 @@ static struct peer_build go_peer = {.dir = "go", .name = "ptbench-go"};
 
 static const char *go_command(void)
 {
-    return peer_go_build(&go_peer);
+    return peer_go_program(&go_peer);
 }
 
 static const char *uv_command(void)
@@ -68,7 +69,7 @@ static struct peer_build tokio_peer = {.dir = "tokio", .name = "ptbench-tokio"};
 
 static const char *tokio_command(void)
 {
-    return peer_cargo_build(&tokio_peer);
+    return peer_cargo_program(&tokio_peer);
 }
 
 static const struct peer peers[] = {

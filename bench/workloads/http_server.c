@@ -49,13 +49,7 @@ static struct peer_build tokio_http = {.dir = "tokio-http", .name = "ptbench-tok
 /* The tokio server; NULL with the reason in *why. */
 static const char *tokio_server(const char **why)
 {
-    if (tokio_http.state == 0 &&
-        system("ls -d /usr/share/cargo/registry/tokio-1.* >/dev/null 2>&1") != 0) {
-        tokio_http.state = -1;
-        snprintf(tokio_http.why, sizeof tokio_http.why,
-                 "tokio's crates are not installed: apt-get install librust-tokio-dev");
-    }
-    const char *path = peer_cargo_build(&tokio_http);
+    const char *path = peer_cargo_program(&tokio_http);
     *why = tokio_http.why;
     return path;
 }
@@ -74,7 +68,7 @@ static bool available(const struct http_server *s, const char **why)
         return executable(PT_BINARY_DIR "/bench/ptbench-httpd");
     case SRV_GO:
         *why = go_http.why;
-        return peer_go_build(&go_http) != NULL;
+        return peer_go_program(&go_http) != NULL;
     case SRV_TOKIO:
         return tokio_server(why) != NULL;
     case SRV_NGINX:

@@ -5,6 +5,6 @@
 #ifndef PTBENCH_RNG_H
 #define PTBENCH_RNG_H
 
-#include "../base/rng.h"
+#include "../../base/rng.h"
 
 #endif

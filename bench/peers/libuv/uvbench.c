@@ -13,7 +13,7 @@
 #include <unistd.h>
 #include <uv.h>
 
-#include "../../rng.h"
+#include "rng.h" /* bench/workloads: the same generator as ours */
 
 static int64_t now_ns(void)
 {
