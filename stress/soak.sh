@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # The soak: every design, each of its scenarios in turn, one run at a time
 # so that each has the machine to itself, the design's time shared among
-# its scenarios. Adds a section to bench/RESULTS.md (or -o FILE), in its
-# ptstress part: the commit, the command, and each run's verdict line;
+# its scenarios. Writes its own report, a new dated file in bench/journal
+# (or -o FILE): the commit, the command, and each run's verdict line;
 # exit status 1 if any run failed.
 #   stress/soak.sh [-m MINUTES] [-d DESIGNS] [-o FILE] [-S SEED]
 #     -m  minutes per design (default 60)
 #     -d  designs, comma-separated (default: every design ptstress has)
-#     -o  where the section goes (default bench/RESULTS.md; - for stdout)
+#     -o  where the report goes (default bench/journal/DATE-soak-COMMIT.md,
+#         never an existing file; - for stdout)
 #     -S  first seed (default: from the clock); each run takes the next
 # Run it on a quiet machine: another benchmark alongside is a late timer.
 set -euo pipefail
@@ -15,7 +16,7 @@ cd "$(dirname "$0")/.."
 
 MIN=60
 DESIGNS=pheap,pheap-sync,pheap-staged,pwheel,lheap,timerthread,globalheap,floor,sched-perp,sched-lheap,sched-tt
-OUT=bench/RESULTS.md
+OUT=
 SEED=$(date +%s)
 while getopts "m:d:o:S:" o; do
   case $o in
@@ -38,8 +39,7 @@ log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 failed=0
 {
-  echo
-  echo "### Soak at $commit$dirty, $(date -u +%Y-%m-%d): $MIN min per design"
+  echo "# $(date -u +%Y-%m-%d): soak at $commit$dirty, $MIN min per design"
   echo
   echo "\`stress/soak.sh -m $MIN -d $DESIGNS -S $SEED\` on $(nproc) cores; each line is one"
   echo "run's verdict (its seed, threads and duration in it)."
@@ -69,15 +69,16 @@ for d in ${DESIGNS//,/ }; do
   done
 done
 echo '```' >>"$log"
-# Into the file before its marker line, where it has one (RESULTS.md's
-# ptstress section), else at its end.
-marker='<!-- stress/soak.sh adds its runs above this line -->'
 if [ "$OUT" = - ]; then
   cat "$log"
-elif grep -qF "$marker" "$OUT"; then
-  awk -v m="$marker" -v f="$log" '$0 == m { while ((getline l < f) > 0) print l; print ""; } { print }' \
-    "$OUT" >"$OUT.new" && mv "$OUT.new" "$OUT"
 else
-  cat "$log" >>"$OUT"
+  if [ -z "$OUT" ]; then
+    OUT=bench/journal/$(date -u +%Y-%m-%d)-soak-$commit.md
+    n=2
+    while [ -e "$OUT" ]; do OUT=bench/journal/$(date -u +%Y-%m-%d)-soak-$commit-$n.md; n=$((n + 1)); done
+  fi
+  [ -e "$OUT" ] && { echo "soak.sh: $OUT exists; the report is not appended to it" >&2; OUT=/dev/stdout; }
+  cat "$log" >"$OUT"
+  echo "soak.sh: the report is in $OUT" >&2
 fi
 exit $failed
