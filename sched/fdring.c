@@ -31,18 +31,19 @@
  * No completion is ever stranded in the kernel. Past a full CQ the
  * kernel keeps completions on an overflow list, and gives them back only
  * to a thread that enters it asking for events; a completion that goes
- * there signals no eventfd, so nothing here would ever look. (A burst of
- * 9,000 reads on one P once left all but the CQ's 4,096 Gs parked for
- * good.) So the ring never lets the CQ fill: every request is admitted
+ * there signals no eventfd (Linux signals it when the CQ's tail moves),
+ * so nothing here would look, and a drain racing such a completion could
+ * miss it. So the ring never lets the CQ fill: every request is admitted
  * only with room for its completion and for that of the one cancel it may
  * get (`held` counts the room taken, given back as completions are reaped
  * and when a request ends without a cancel), and a request with no room
  * is refused: its G makes the system call and waits on the netpoller,
- * as in poll mode. The CQ is sized for the descriptors the process may
- * open (two requests each), so a P refuses only past that. Every reap
- * still checks the kernel's overflow flag and asks for what it holds, on
- * whichever thread reaps: a kernel that posts a completion this file did
- * not count for cannot strand it either.
+ * as in poll mode. Every completion then lands in the CQ and signals the
+ * eventfd. The CQ is sized for the descriptors the process may open (two
+ * requests each), so a P refuses only past that. Every reap still checks
+ * the kernel's overflow flag and asks for what it holds, on whichever
+ * thread reaps, in case a kernel ever posts a completion this file did
+ * not count for.
  *
  * Nothing waits on an idle P for a submission, and nothing waits holding
  * a lock. A submission the kernel refuses (it is short of memory) stays
