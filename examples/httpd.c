@@ -208,10 +208,11 @@ static void conn(void *arg)
                 break;
             }
             if (working && have == 0 && skip == 0) {
-                working = false; /* between requests: idle */
+                /* between requests: idle, and closed as the idle ones are
+                 * (the stop's cancel, once no request is under way), even
+                 * when the stop began before this G got here */
+                working = false;
                 atomic_fetch_sub(&busy, 1);
-                if (atomic_load(&stopping))
-                    break;
             }
             ssize_t r = pt_fd_read(fd, buf + have, sizeof buf - have, deadline);
             if (r <= 0)
