@@ -42,9 +42,11 @@ ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 work=$(mktemp -d)
 busy_pids=()
 server=
+# Every step may fail (a server already gone): none may stop the rest, or
+# the busy loops outlive the script (set -e holds inside the trap too).
 cleanup() {
-    [ -n "$server" ] && kill -9 "$server" 2>/dev/null
-    for p in "${busy_pids[@]}"; do kill "$p" 2>/dev/null; done
+    if [ -n "$server" ]; then kill -9 "$server" 2>/dev/null || true; fi
+    for p in "${busy_pids[@]}"; do kill "$p" 2>/dev/null || true; done
     rm -rf "$work"
 }
 trap cleanup EXIT
