@@ -10,8 +10,9 @@
  *
  * Why bother: reading the clock is the largest single cost of arming a
  * timer, more than the whole locked heap operation, and the counter can
- * be read for less where the vDSO is slow (bench/RESULTS.md, "What a
- * clock read costs").
+ * be read for less where the vDSO is slow
+ * (bench/journal/2026-11-25-tsc-clock-and-timerthread-reclaim.md,
+ * "What a clock read costs").
  * Both sources give CLOCK_MONOTONIC nanoseconds, so a pt_nanos from
  * either can be handed to the kernel as an absolute CLOCK_MONOTONIC
  * deadline (futex, timerfd, io_uring): the TSC line stays within a few

@@ -34,7 +34,8 @@
  *   one that got ahead is slowed by at most 5 % until it is back (it
  *   cannot jump back).
  *
- * What each read costs: bench/RESULTS.md, "What a clock read costs".
+ * What each read costs: bench/journal/2026-11-25-tsc-clock-and-timerthread-reclaim.md,
+ * "What a clock read costs".
  */
 #include "base/tsc.h"
 #include "base/lock.h"
@@ -73,7 +74,8 @@ static int64_t origin_ns;
 
 /* A clock_gettime bracketed by two counter reads more than this apart
  * was interrupted: its pairing is unknown. Generous: far above a clean
- * pair (bench/RESULTS.md, "What a clock read costs"). */
+ * pair (bench/journal/2026-11-25-tsc-clock-and-timerthread-reclaim.md,
+ * "What a clock read costs"). */
 #define PT__PAIR_MAX_CYCLES 16384
 
 /* A (counter, CLOCK_MONOTONIC) pair: the narrowest of a few tries, the

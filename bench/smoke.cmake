@@ -33,8 +33,11 @@ function(check_quantiles line)
   endforeach()
 endfunction()
 string(REPLACE ";" "," dlist "${designs}")
+set(engine_wls rpc rpc-pending descending random reset reset-alt ticker latency latency-busy memory
+               netpoll)
+string(REPLACE ";" "," ewlist "${engine_wls}")
 execute_process(
-  COMMAND ${PTBENCH} -d ${dlist} -t 1,2 -r 1 -n 3000 -D 30 --ticker-ms 60 --latency-ms 40
+  COMMAND ${PTBENCH} -w ${ewlist} -d ${dlist} -t 1,2 -r 1 -n 3000 -D 30 --ticker-ms 60 --latency-ms 40
           --preload 200 --window 100 --tickers 50 --memory-timers 20000
           --no-peers --no-plots -q -o ${OUT}
   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
@@ -135,6 +138,25 @@ foreach(v "rpc;1;ns/op/thr" "rpc;2;ns/op/thr" "rpc-pending;2;ns/op/thr" "descend
     message(FATAL_ERROR "no verdict line for ${wl} at ${thr} threads by ${metric}:\n${verdict}")
   endif()
 endforeach()
+# Each cell: the ratio to the winner and the row's spread, "tie" before
+# it where the spread overlaps the winner's; floor, a reference, never
+# wins (the least a per-P design can cost: it would win every rpc line).
+string(REGEX MATCH "\nrpc +1  ns/op/thr  +([a-z0-9.-]+) +[0-9.]+ [|]([^\n]*)" rpc1 "${verdict}")
+set(rpc_winner "${CMAKE_MATCH_1}")
+set(rpc_cells "${CMAKE_MATCH_2}")
+string(REGEX REPLACE "(tie )?[0-9.]+±[0-9]+" "" rest "${rpc_cells}")
+if(rpc_winner STREQUAL "floor" OR NOT rest MATCHES "^[ -]*$" OR NOT rpc_cells MATCHES " 1[.]00±")
+  message(FATAL_ERROR "rpc's verdict cells are not ratio±spread, or floor won:\n${rpc1}")
+endif()
+# The results page: the run's header, then the verdict, then the tables.
+file(READ ${OUT}/RESULTS.md page)
+foreach(part "^# ptbench results\n" "\ncommand:  [^\n]*ptbench" "\ncommit:   [0-9a-f]+"
+             "\ndate:     20[0-9][0-9]-" "\nclock:    " "## Verdict[^#]*\nrpc +1  ns/op/thr"
+             "## The figures\n[^#]*\nrpc +1  ns/op/thr  +[a-z0-9.-]+ +[0-9.]+ [|] +[0-9.]+ ")
+  if(NOT page MATCHES "${part}")
+    message(FATAL_ERROR "RESULTS.md has no ${part}:\n${page}")
+  endif()
+endforeach()
 # Columns only where they mean something: no lateness in a table whose
 # timers never fire, no ns/op in a latency table.
 foreach(t "rpc;p99 us;1" "random;p99 us;0" "latency;ns/op;1" "ticker T=50;ns/op;1"
@@ -211,6 +233,9 @@ endforeach()
 # (ops x Ps), and a verdict line for each, by its figure. ptbench itself
 # exits 1 when a count does not add up.
 execute_process(COMMAND ${PTBENCH} --help OUTPUT_VARIABLE help)
+if(NOT help MATCHES "--full")
+  message(FATAL_ERROR "ptbench --help does not say what --full runs:\n${help}")
+endif()
 set(nsched 0)
 # Not under ThreadSanitizer: every G is a TSan fiber, and its switch costs
 # grow with the number of fibers, so 1000 sleeping Gs take many minutes.
@@ -221,7 +246,7 @@ if(help MATCHES "sched-perp" AND NOT SANITIZE STREQUAL "thread")
                 spawn-burst)
   string(REPLACE ";" "," swlist "${sched_wls}")
   execute_process(
-    COMMAND ${PTBENCH} -w ${swlist} -d sched-perp,sched-lheap,sched-tt,kernel,pheap -t 1,2 -r 1 -n 3000
+    COMMAND ${PTBENCH} -w ${swlist} -d sched-perp,sched-lheap,sched-tt,kernel,floor,pheap -t 1,2 -r 1 -n 3000
             --latency-ms 40 --memory-gs 2000 --burst-gs 2000,3000 --stack-guards auto,pages
             --no-peers --no-plots -q -o ${OUT}/sched
     RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
@@ -255,7 +280,7 @@ if(help MATCHES "sched-perp" AND NOT SANITIZE STREQUAL "thread")
     if(NOT gs_finished EQUAL gs_started OR NOT wakes EQUAL waits OR NOT early_wakes EQUAL 0)
       message(FATAL_ERROR "counts do not add up: ${line}")
     endif()
-    if(design STREQUAL "kernel")
+    if(design MATCHES "^(kernel|floor)$") # plain threads, no G
       set(want_gs 0)
     elseif(workload STREQUAL "spawn")
       math(EXPR want_gs "3000 * ${threads}")
@@ -289,6 +314,9 @@ if(help MATCHES "sched-perp" AND NOT SANITIZE STREQUAL "thread")
       message(FATAL_ERROR "sleep: ${ops} sleeps, not ${sleeps}: ${line}")
     endif()
     math(EXPR requests "(${per_p} + 63) / 64 * 64")
+    if(design STREQUAL "floor") # a client thread per P
+      set(requests ${per_p})
+    endif()
     if(workload STREQUAL "rpc-sched" AND NOT ops EQUAL requests)
       message(FATAL_ERROR "rpc-sched: ${ops} requests answered, not ${requests}: ${line}")
     endif()
@@ -302,9 +330,10 @@ if(help MATCHES "sched-perp" AND NOT SANITIZE STREQUAL "thread")
   endforeach()
   foreach(w IN LISTS sched_wls)
     foreach(t 1 2)
-      foreach(d sched-perp sched-lheap sched-tt kernel pheap)
+      foreach(d sched-perp sched-lheap sched-tt kernel floor pheap)
         set(want 0)
-        if(d MATCHES "^sched-" OR (d STREQUAL "kernel" AND w STREQUAL "sleep-1"))
+        if(d MATCHES "^sched-" OR (d STREQUAL "kernel" AND w STREQUAL "sleep-1")
+           OR (d STREQUAL "floor" AND w STREQUAL "rpc-sched"))
           set(want 1)
         endif()
         if(w STREQUAL "memory-g" AND t EQUAL 2)
@@ -361,7 +390,7 @@ find_program(WRK wrk)
 set(nhttp 0)
 if(WRK AND help MATCHES "sched-perp" AND NOT SANITIZE STREQUAL "thread")
   execute_process(
-    COMMAND ${PTBENCH} -w http,http-idle -d sched-perp,sched-lheap,sched-tt -t 1 -r 1 --http-conns 50
+    COMMAND ${PTBENCH} -w http,http-idle -d sched-perp,sched-lheap,sched-tt,floor -t 1 -r 1 --http-conns 50
             --http-secs 1 --idle-conns 300 --idle-ms 300 --no-peers --no-plots -q -o ${OUT}/http
     RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
   if(NOT rc EQUAL 0)
@@ -369,9 +398,9 @@ if(WRK AND help MATCHES "sched-perp" AND NOT SANITIZE STREQUAL "thread")
   endif()
   file(STRINGS ${OUT}/http/ptbench.jsonl hlines)
   list(LENGTH hlines nhttp)
-  if(NOT nhttp EQUAL 6)
+  if(NOT nhttp EQUAL 7)
     message(FATAL_ERROR "http: expected a row for sched-perp, sched-lheap and sched-tt in each of "
-                        "http and http-idle, got ${nhttp}:\n${out}")
+                        "http and http-idle, and the floor's in http, got ${nhttp}:\n${out}")
   endif()
   # http-idle: every idle connection made and closed by the server (an
   # early close is a judgment of timing, left to the table), the server's
@@ -395,7 +424,8 @@ if(WRK AND help MATCHES "sched-perp" AND NOT SANITIZE STREQUAL "thread")
   file(READ ${OUT}/http/table.txt htable)
   if(NOT htable MATCHES "\nhttp c=50 +1  ns/req  +sched-[a-z]+ +[0-9.]+ [|]"
      OR NOT htable MATCHES "\n== http c=50\n[^\n]*req/s[^\n]*cli cpu"
-     OR NOT htable MATCHES "threads 1: sched-perp's req/s / p99 over: sched-tt [0-9.]+ / [0-9.]+")
+     OR NOT htable MATCHES "threads 1: sched-perp's req/s / p99 over: sched-tt [0-9.]+ / [0-9.]+"
+     OR NOT htable MATCHES "\nfloor +1 +[0-9.]+ ")
     message(FATAL_ERROR "http: the table's verdict line, header or footer:\n${htable}")
   endif()
 endif()

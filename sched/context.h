@@ -9,7 +9,8 @@
  * across a call anyway, which is why pt__ctx_switch is an ordinary call.
  * Most of a switch's cost is the one mispredicted return every switch
  * makes; swapcontext, which saves the signal mask with a system call,
- * costs many times as much (ptbench-switch; bench/RESULTS.md).
+ * costs many times as much (ptbench-switch;
+ * bench/journal/2026-11-28-figures-behind-comments.md).
  *
  * These are raw switches: sanitizers do not see them. The scheduler
  * switches through sched/fiber.h, which annotates them for ASan and TSan.

@@ -148,7 +148,7 @@ void pt__wake_timers(void *ctx, pt_nanos when)
  * too, and then every fired sleeper jumped the queue: with a thousand
  * sleepers on one P, half the wakes ran at once and the Gs pushed back
  * waited behind them, a tail far longer than the one in line
- * (bench/RESULTS.md, "Figures behind the code's comments"). */
+ * (bench/journal/2026-11-28-figures-behind-comments.md). */
 void pt__g_put_runnable(pt_sched *s, pt_g *g)
 {
     struct pt__m *m = pt__cur_m();

@@ -17,8 +17,7 @@
  * ring (a thousand sleepers on one P had a tail of many milliseconds);
  * and the fix that sent every ready behind the global queue instead made
  * each ready take the scheduler's one lock, which cost two Ps much of
- * their sleeps' throughput (bench/RESULTS.md, "Figures behind the code's
- * comments"). Order
+ * their sleeps' throughput (bench/journal/2026-11-28-figures-behind-comments.md). Order
  * is kept by one rule: while the overflow holds Gs, the owner appends
  * there, never to the ring, and refills the ring from the overflow's head
  * -- every G in the ring is older than every G in the overflow.
@@ -272,7 +271,8 @@ static uint32_t grab(struct pt__p *p, struct pt__p *victim, uint32_t at, bool ta
              * round trip, and, back from a failed steal within
              * microseconds, went idle and was woken again by the next
              * ready: pingpong on 2 Ps took about three times as long
-             * (bench/RESULTS.md). The kernel's timer slack stretches the
+             * (bench/journal/2026-11-25-scheduler-after-handoffs.md).
+             * The kernel's timer slack stretches the
              * sleep; the thief stays counted as
              * spinning meanwhile, so readies do not wake another M, and on
              * its last pass it may sleep once per busy P. */

@@ -163,7 +163,8 @@ bool pt__park_until(pt_g *g, bool (*commit)(void *), void *arg, pt_nanos deadlin
  * read. Nobody else wakes a sleeper: every return is its deadline, whose
  * timer fires only once `when` has passed (no clock read needed to
  * know), or a failure to arm it, retried. A clock read is a good part of
- * a sleep's whole cost (bench/RESULTS.md, "What a clock read costs"). */
+ * a sleep's whole cost (bench/journal/2026-11-25-tsc-clock-and-timerthread-reclaim.md,
+ * "What a clock read costs"). */
 static void sleep_g(pt_g *g, pt_nanos when)
 {
     while (!(pt__park_until(g, NULL, NULL, when) && g->park.deadline_hit) && pt_nanotime() < when)

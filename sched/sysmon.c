@@ -35,7 +35,7 @@
  * slice takes part of that tail, not all of it; the rest goes only with
  * a real-time monitor (pt_sched_set_monitor_priority; opt-in, since it
  * needs the privilege and a library should not raise its own threads).
- * Figures: bench/RESULTS.md, "Figures behind the code's comments". */
+ * Figures: bench/journal/2026-11-28-figures-behind-comments.md. */
 #define _GNU_SOURCE /* pthread_setname_np */
 #include <limits.h>
 #include <errno.h>

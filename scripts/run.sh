@@ -1,13 +1,23 @@
 #!/usr/bin/env bash
-# The main job: ptbench's standard comparison of every timer design, with
-# Go 1.19's runtime timers, tokio's and libuv's side by side, and the HTTP
-# servers under wrk. Writes the table, JSON lines, CSV and plots under
-# results/ (README.md says how long each part took).
-# Extra arguments go to ptbench (e.g. -w rpc -t 1,2 for a quick look).
+# The main job: ptbench compare, every timer design and the scheduler beside
+# Go 1.19's, tokio's, libuv's and nginx, the verdict first. With no
+# arguments, the workloads that decide "which design, when" at 1 and 2
+# threads (README.md says how long it takes); --full, today's whole
+# comparison, whose page then replaces bench/RESULTS.md. Everything the run
+# writes (the page, tables, JSON lines, CSV, plots) goes to results/.
+# Other arguments go to ptbench (e.g. -w rpc -t 1,2 for a quick look).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+start=$(date +%s)
 bash scripts/deps.sh golang-1.19-go libuv1-dev gnuplot-nox git wrk nginx-light curl cargo librust-tokio-dev
 cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DPT_BUILD_TESTS=OFF >/dev/null
 # the peers are the build's (target ptbench-peers), not ptbench's to make
-cmake --build build-bench -j"$(nproc)" --target ptbench ptbench-peers ptbench-layout
+cmake --build build-bench -j"$(nproc)" --target ptbench ptbench-peers
 ./build-bench/bench/ptbench compare -o results "$@"
+# The page of record comes from the whole comparison as it stands, run
+# with nothing changed: only then is it copied over.
+if [ "$*" = "--full" ]; then
+    cp results/RESULTS.md bench/RESULTS.md
+    echo "bench/RESULTS.md: replaced by this run's page"
+fi
+echo "scripts/run.sh $*: $(( ($(date +%s) - start) / 60 )) min $(( ($(date +%s) - start) % 60 )) s in all"

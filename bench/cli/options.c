@@ -40,7 +40,13 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: ptbench [compare] [options]\n"
-            "  compare               the standard matrix (every design x workload x threads)\n"
+            "  compare               the standard comparison: every design and peer on the\n"
+            "                        workloads that decide which design, when (rpc,\n"
+            "                        rpc-pending, reset, latency, ticker T=1000, memory;\n"
+            "                        spawn, pingpong, chan-timeout, sleep, rpc-sched; http at\n"
+            "                        1000 connections), 1 and 2 threads, 3 repetitions\n"
+            "      --full            the whole comparison instead: every workload, the\n"
+            "                        defaults below (options given still win)\n"
             "  -d, --design LIST     designs, comma-separated (default: all):\n"
             "                        pheap pheap-sync pheap-staged timerthread globalheap floor\n"
             "                        pwheel lheap (Go 1.23's timers)\n"
@@ -56,8 +62,9 @@ static void usage(FILE *f)
     for (int i = 0; i < nworkloads; i++)
         fprintf(f, "                          %-13s %s\n", workloads[i].name, workloads[i].what);
     fprintf(f, "  -t, --threads LIST    worker threads, or Ps in the scheduler\n"
-               "                        (default: 1,2,<2 x cores>)\n"
-               "  -r, --reps N          repetitions, 1-64; medians are reported (default 5)\n"
+               "                        (default: 1,2; --full: 1,2,<2 x cores>)\n"
+               "  -r, --reps N          repetitions, 1-64; medians are reported (default 3;\n"
+               "                        --full: 5)\n"
                "  -D, --duration-ms N   per repetition of throughput workloads (default 300)\n"
                "      --ticker-ms N     per repetition of ticker (default 300)\n"
                "      --latency-ms N    per repetition of latency, netpoll, sleep-1 and\n"
@@ -73,7 +80,7 @@ static void usage(FILE *f)
                "      --burst-gs LIST   Gs in spawn-burst, a row each (default\n"
                "                        10000,100000,1000000)\n"
                "      --http-conns LIST wrk's connections in http, a row each (default\n"
-               "                        100,1000,10000)\n"
+               "                        1000; --full: 100,1000,10000)\n"
                "      --http-secs N     wrk's run in each http repetition, and the load's in\n"
                "                        http-idle (default 3)\n"
                "      --idle-conns LIST idle connections in http-idle, a row each (default\n"
@@ -82,7 +89,7 @@ static void usage(FILE *f)
                "      --stack-guards LIST  memory-g's and spawn-burst's stack guards, a row\n"
                "                        each: auto pages canary (default auto,pages: what\n"
                "                        this kernel gets, and what one before 6.13 gets)\n"
-               "      --tickers LIST    ticker counts (default 1000,10000)\n"
+               "      --tickers LIST    ticker counts (default 1000; --full: 1000,10000)\n"
                "      --slack-ns N      PR_SET_TIMERSLACK for every thread (default 1000)\n"
                "      --monitor-priority N  the scheduler's monitor thread as SCHED_FIFO at N,\n"
                "                        1-99 (needs CAP_SYS_NICE; default 0: a normal thread)\n"
@@ -173,6 +180,7 @@ enum {
     OPT_PEERS,
     OPT_NO_PEERS,
     OPT_NO_PLOTS,
+    OPT_FULL,
 };
 
 static const struct option long_options[] = {
@@ -205,10 +213,20 @@ static const struct option long_options[] = {
     {"no-peers", no_argument, NULL, OPT_NO_PEERS},
     {"no-plots", no_argument, NULL, OPT_NO_PLOTS},
     {"quiet", no_argument, NULL, 'q'},
+    {"full", no_argument, NULL, OPT_FULL},
     {NULL, 0, NULL, 0},
 };
 
-static void defaults(struct options *o)
+/* What `compare` runs without --full: the question most people bring,
+ * which design wins where, against Go and tokio, answered in minutes on
+ * two cores. The whole comparison (--full) adds the other workloads,
+ * thread counts and rows, and more repetitions. */
+static const char *const quick_workloads[] = {
+    "rpc",   "rpc-pending", "reset",        "latency", "ticker",    "memory",
+    "spawn", "pingpong",    "chan-timeout", "sleep",   "rpc-sched", "http",
+};
+
+static void defaults(struct options *o, bool full)
 {
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
     *o = (struct options){.reps = 5,
@@ -243,6 +261,14 @@ static void defaults(struct options *o)
         o->nthreads = 2;
     o->tickers[o->ntickers++] = 1000;
     o->tickers[o->ntickers++] = 10000;
+    o->full = full;
+    if (full)
+        return;
+    o->reps = 3;
+    o->nthreads = 2;
+    o->ntickers = 1;
+    o->http_conns[0] = 1000;
+    o->nhttp_conns = 1;
 }
 
 /* One option: 0, or 2 after saying what was wrong. */
@@ -354,6 +380,8 @@ static int apply(struct options *o, int c, const char *opt, char *v)
     case 'q':
         o->quiet = true;
         return 0;
+    case OPT_FULL: /* read before the others (options_parse) */
+        return 0;
     default:
         return 2;
     }
@@ -362,7 +390,12 @@ static int apply(struct options *o, int c, const char *opt, char *v)
 
 int options_parse(int argc, char **argv, struct options *o)
 {
-    defaults(o);
+    /* --full chooses the defaults the other options then change, wherever
+     * it stands among them */
+    bool full = false;
+    for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+        full |= strcmp(argv[i], "--full") == 0;
+    defaults(o, full);
     /* `compare` names the defaults, the standard matrix; it may only come
      * first. */
     if (argc > 1 && strcmp(argv[1], "compare") == 0) {
@@ -397,8 +430,12 @@ int options_parse(int argc, char **argv, struct options *o)
     if (!o->ndesigns)
         for (size_t k = 0; k < sizeof default_designs / sizeof *default_designs; k++)
             o->designs[o->ndesigns++] = default_designs[k];
-    if (!o->nworkloads)
+    if (!o->nworkloads && o->full)
         for (int k = 0; k < nworkloads && k < MAXLIST; k++)
             o->workloads[o->nworkloads++] = workloads[k].name;
+    if (!o->nworkloads)
+        for (size_t k = 0; k < sizeof quick_workloads / sizeof *quick_workloads; k++)
+            if (workload_find(quick_workloads[k])) /* http: only with the scheduler */
+                o->workloads[o->nworkloads++] = quick_workloads[k];
     return 0;
 }

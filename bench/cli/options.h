@@ -31,6 +31,7 @@ struct options {
     const char *baseline;
     const char *out;
     bool peers, plots, quiet;
+    bool full; /* --full: the whole comparison's defaults */
 };
 
 /* 0, or the exit status to leave with (2: a usage error, said on stderr;

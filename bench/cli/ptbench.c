@@ -44,7 +44,7 @@ static bool design_for(const char *name, const struct workload *wl, struct desig
         const struct sched_design *sd = sched_design_find(name);
         if (!sd || !sched_design_runs(sd, wl))
             return false;
-        *out = (struct design){sd->name, NULL, sd, sd->kernel_floor, 0};
+        *out = (struct design){sd->name, NULL, sd, sd->floor != SCHED_NOT_FLOOR, 0};
         return true;
 #else
         return false;
@@ -236,6 +236,48 @@ static int run_workload(struct report *rep, const struct options *o, const struc
     return 0;
 }
 
+/* What a workload should take, in seconds: its rows' repetitions at
+ * their durations, with a guess at what starting each costs. Only the
+ * progress line's estimate of time left reads it; that estimate then
+ * scales by how the plan compared with the clock so far. */
+static double plan_workload(const struct options *o, const struct workload *wl)
+{
+    double dur = (double)duration_ms(o, wl) / 1000;
+    int ncounts = 0;
+    const int *counts = wl->stack_rows ? gs_counts(o, wl, &ncounts) : NULL;
+    double s = 0;
+    for (int ti = 0; ti < o->nthreads; ti++) {
+        int nt = o->threads[ti];
+        if ((wl_single_thread(wl) && nt != 1) ||
+            (wl_cores_only(wl) && nt > sysconf(_SC_NPROCESSORS_ONLN)))
+            continue;
+        if (wl->kind == WL_HTTP || wl->kind == WL_IDLE) {
+            /* a server started per repetition, each answering for http-secs */
+            double each = (double)o->http_secs + 1.5 + (wl->kind == WL_IDLE ? o->idle_ms / 1e3 : 0);
+            int nconns = wl->kind == WL_HTTP ? o->nhttp_conns : o->nidle_conns;
+            s += nconns * (o->peers ? 9 : 5) * o->reps * each;
+            continue;
+        }
+        int ndesigns = 0;
+        struct design d;
+        for (int di = 0; di < o->ndesigns; di++)
+            ndesigns += design_for(o->designs[di], wl, &d);
+        double each = dur + 0.1;
+        if (wl->kind == WL_MEMORY)
+            each = 1.5;
+        else if (wl->kind == WL_NETPOLL)
+            each = 3 * dur;
+        int nvariants = wl->kind == WL_TICKER ? o->ntickers : 1;
+        for (int vi = 0; vi < (wl->stack_rows ? ncounts * o->nstack_guards : nvariants); vi++) {
+            if (wl->stack_rows) /* a fresh process, its Gs made and measured */
+                each = 0.5 + counts[vi / o->nstack_guards] / 1e5;
+            int npeers = o->peers ? peers_planned(wl, nt) : 0;
+            s += (ndesigns + npeers) * o->reps * each + npeers * 0.5;
+        }
+    }
+    return s;
+}
+
 int main(int argc, char **argv)
 {
     if (argc == ISOLATED_ARGC && strcmp(argv[1], ISOLATED_ARG) == 0)
@@ -265,9 +307,15 @@ int main(int argc, char **argv)
     struct hist *pooled = calloc(MAXLIST, sizeof *pooled);              /* [design], per row */
     if (!reps || !pooled)
         return 1;
+    double plan[MAXLIST], total = 0;
     for (int wi = 0; wi < o.nworkloads; wi++)
+        total += plan[wi] = plan_workload(&o, workload_find(o.workloads[wi]));
+    progress_plan(total);
+    for (int wi = 0; wi < o.nworkloads; wi++) {
+        progress_workload(plan[wi]);
         if (run_workload(&rep, &o, workload_find(o.workloads[wi]), reps, pooled) != 0)
             return 1;
+    }
     report_finish(&rep, o.plots);
     free(reps);
     free(pooled);

@@ -251,6 +251,7 @@ const struct engine engine_floor = {
     .read_stats = fl_read_stats,
     .reserve_handles = fl_reserve_handles,
     .timer_bytes = sizeof(struct fl_node) + sizeof(pt__heap4_entry),
+    .reference = true, /* the least a per-P design can cost: shown, never the winner */
     TOBJ_FIELDS(fl),
     .idle_misses_remote = true, /* fl_idle has no wake: it sleeps to `until` */
     .held = fl_held,

@@ -73,8 +73,8 @@ static void *pw_thread_start(void *eng, int tid)
      * wheel's lock shares an L1 set, and 4K-aliases, with the first timer
      * of a slots chunk and the first words of the slots' arrays, all
      * page-aligned too: rpc took nearly twice as long there as with the
-     * state one line further on (bench/RESULTS.md, "Figures behind the
-     * code's comments"). So the state starts 1 to 8 lines into
+     * state one line further on (bench/journal/2026-11-28-figures-behind-comments.md).
+     * So the state starts 1 to 8 lines into
      * its block, by thread: ptbench measures the wheel, not that
      * coincidence of its own allocations. */
     size_t colour = 64 * (1 + (size_t)tid % 8);

@@ -223,7 +223,8 @@ const struct engine engine_timerthread = {
      * once, for the first: the rest stay in the bucket. Under mimalloc
      * the measured figure is higher for another reason: each 256-task
      * block is 16 KiB + 64 B of alignment slack, which its size classes
-     * round up (bench/RESULTS.md, "How memory is counted"). */
+     * round up (bench/journal/2026-11-25-first-comparison.md,
+     * "How memory is counted"). */
     .timer_bytes = 64,
     TOBJ_FIELDS(tt),
 };

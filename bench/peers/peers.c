@@ -109,6 +109,15 @@ bool peer_known(const char *name)
     return false;
 }
 
+int peers_planned(const struct workload *wl, int threads)
+{
+    int n = 0;
+    for (size_t i = 0; i < NPEERS; i++)
+        n += !left_out[i] && (wl->peers & peers[i].bit) &&
+             !(peers[i].single_thread && threads != 1) && peers[i].command();
+    return n;
+}
+
 void peers_run(struct report *r, const struct workload *wl, const char *variant, int threads,
                const struct run_config *cfg, int reps)
 {

@@ -6,11 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
+#include <time.h>
 #include <unistd.h>
 
-#include "progress.h"
 #include "model.h"
 #include "outputs.h"
+#include "progress.h"
 
 #ifndef PT_BUILD_TYPE
 #define PT_BUILD_TYPE "unknown"
@@ -132,14 +133,27 @@ int report_open(struct report *r, const char *dir, const char *cmd, const char *
     cpu_model(cpu, sizeof cpu);
     struct utsname u;
     uname(&u);
+    char date[64], clock[64], boot[256];
+    time_t now = time(NULL);
+    strftime(date, sizeof date, "%Y-%m-%d %H:%M UTC", gmtime(&now));
+    read_line("cat /sys/devices/system/clocksource/clocksource0/current_clocksource 2>/dev/null",
+              clock, sizeof clock);
+    /* what the kernel was booted with that colours timings and memory */
+    read_line("tr ' ' '\\n' </proc/cmdline 2>/dev/null | grep -E "
+              "'^(tsc=|clocksource=|pvm_no_zero_page|mitigations=|nohz|isolcpus=|idle=)' | "
+              "paste -sd ' '",
+              boot, sizeof boot);
     snprintf(r->header, sizeof r->header,
              "command:  %s\n"
              "commit:   %s%s\n"
+             "date:     %s\n"
              "machine:  %s, %d cores, Linux %s\n"
+             "clock:    %s%s%s\n"
              "build:    %s; timer slack %ld ns on every thread; medians of the repetitions\n"
              "          (our designs' lateness percentiles: all repetitions' samples pooled)\n",
-             cmd, commit, dirty[0] ? " (with uncommitted changes)" : "", cpu, r->cores,
-             u.release, PT_BUILD_TYPE, slack_ns);
+             cmd, commit, dirty[0] ? " (with uncommitted changes)" : "", date, cpu, r->cores,
+             u.release, clock[0] ? clock : "unknown clock source", boot[0] ? "; booted with " : "",
+             boot, PT_BUILD_TYPE, slack_ns);
     snprintf(path, sizeof path, "%s/ptbench.jsonl", dir);
     r->jsonl = fopen(path, "w");
     snprintf(path, sizeof path, "%s/ptbench.csv", dir);
@@ -178,8 +192,8 @@ void report_error(struct report *r, const char *fmt, ...)
 }
 
 void report_add(struct report *r, const struct workload *wl, const char *variant,
-                const char *design, int threads, size_t timer_bytes, const struct rep *reps,
-                int n, const struct hist *pooled, unsigned origin)
+                const char *design, int threads, size_t timer_bytes, const struct rep *reps, int n,
+                const struct hist *pooled, unsigned origin)
 {
     if (n <= 0)
         return;
@@ -206,8 +220,24 @@ void report_add(struct report *r, const struct workload *wl, const char *variant
     w->reps = n;
     w->timer_bytes = timer_bytes;
     enum {
-        OPS_S, NS_OP, P50, P99, P999, MAX, WAKEUPS, CPU, SYS, BYTES, CREATE, CANCEL, RSS, RSSG,
-        ERRORS, CLIENT_CPU, LOAD, NV
+        OPS_S,
+        NS_OP,
+        P50,
+        P99,
+        P999,
+        MAX,
+        WAKEUPS,
+        CPU,
+        SYS,
+        BYTES,
+        CREATE,
+        CANCEL,
+        RSS,
+        RSSG,
+        ERRORS,
+        CLIENT_CPU,
+        LOAD,
+        NV
     };
     double v[NV][REPORT_MAXREPS];
     for (int i = 0; i < n; i++) {
@@ -263,6 +293,15 @@ void report_add(struct report *r, const struct workload *wl, const char *variant
     w->client_cpu = stat3_of(v[CLIENT_CPU], n).median;
     w->load_rps = stat3_of(v[LOAD], n).median;
     w->last = reps[n - 1];
+    const double *figure = v[P99]; /* each repetition's, as metric_value judges the row */
+    if (w->kind == WL_THROUGHPUT || w->kind == WL_BURST || w->kind == WL_HTTP)
+        figure = v[NS_OP];
+    else if (w->kind == WL_MEMORY)
+        figure = v[BYTES];
+    struct stat3 spread = stat3_of(figure, n);
+    double m = metric_value(w);
+    w->lo = spread.min < m ? spread.min : m;
+    w->hi = spread.max > m ? spread.max : m;
     fields_json(r->jsonl, w);
     fields_csv(r->csv, w);
     fflush(r->jsonl);
@@ -270,8 +309,8 @@ void report_add(struct report *r, const struct workload *wl, const char *variant
     progress_row(w);
 }
 
-const double report_quantiles[REPORT_NQ] = {0.01, 0.05, 0.1,  0.2,   0.3,   0.4,
-                                            0.5,  0.6,  0.7,  0.8,   0.9,   0.95,
+const double report_quantiles[REPORT_NQ] = {0.01, 0.05, 0.1,   0.2,   0.3,    0.4,
+                                            0.5,  0.6,  0.7,   0.8,   0.9,    0.95,
                                             0.97, 0.99, 0.995, 0.999, 0.9995, 0.9999};
 
 void report_distribution(struct report *r, const struct workload *wl, const char *variant,
@@ -283,9 +322,8 @@ void report_distribution(struct report *r, const struct workload *wl, const char
     report_distribution_values(r, wl, variant, design, threads, us);
 }
 
-void report_distribution_values(struct report *r, const struct workload *wl,
-                                const char *variant, const char *design, int threads,
-                                const double *us)
+void report_distribution_values(struct report *r, const struct workload *wl, const char *variant,
+                                const char *design, int threads, const double *us)
 {
     /* One plot entry per (workload, variant, design, threads): written
      * again, the file is replaced and the entry stays. */
@@ -347,8 +385,14 @@ void report_finish(struct report *r, bool want_plots)
         print_report(r, f);
         fclose(f);
     }
-    printf("\nresults: %s/table.txt, %s/ptbench.jsonl, %s/ptbench.csv\n", r->dir, r->dir,
-           r->dir);
+    snprintf(path, sizeof path, "%s/RESULTS.md", r->dir);
+    if ((f = fopen(path, "w"))) {
+        page_write(r, f);
+        fclose(f);
+    }
+    printf("\nresults: %s/RESULTS.md (the page), %s/table.txt, %s/ptbench.jsonl, "
+           "%s/ptbench.csv\n",
+           r->dir, r->dir, r->dir, r->dir);
     if (want_plots)
         plots_write(r);
     fclose(r->jsonl);

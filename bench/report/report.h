@@ -60,6 +60,10 @@ struct row {
     int threads, reps;
     size_t timer_bytes;
     struct stat3 ops_s, ns_op; /* ns_op: per thread */
+    /* The row's figure (metric.c) in its fastest and slowest repetitions,
+     * widened to hold the figure itself (a pooled p99 can lie outside
+     * every repetition's): the verdict's spread, and its ties. */
+    double lo, hi;
     /* Lateness, us: over every repetition's samples pooled where they
      * were kept, else (peers, who keep their own) medians of
      * repetitions'. Either way p50 <= p99 <= p999 <= max. */
@@ -125,6 +129,8 @@ void report_finish(struct report *r, bool plots);
  * tokio-warm); -EINVAL, and nothing changed, for a name not among them. */
 int peers_choose(const char *const *names, int n);
 bool peer_known(const char *name);
+/* How many peers would run workload wl at this thread count. */
+int peers_planned(const struct workload *wl, int threads);
 /* Runs the peers that have this workload, when their toolchain is here. */
 void peers_run(struct report *r, const struct workload *wl, const char *variant, int threads,
                const struct run_config *cfg, int reps);

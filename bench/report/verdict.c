@@ -24,10 +24,28 @@ static void add_column(struct columns *c, const char *design)
         c->name[c->n++] = design;
 }
 
+/* A cell is "1.35±4" (the ratio to the winner, then the row's spread:
+ * half its fastest-to-slowest repetitions, in percent of its figure), or
+ * "tie 1.02±3" where that spread overlaps the winner's. */
+enum { CELL_MIN = 10 };
+
 static int col_width(const char *design)
 {
     int n = (int)strlen(design);
-    return n < 6 ? 6 : n;
+    return n < CELL_MIN ? CELL_MIN : n;
+}
+
+/* The verdict's three tables: the timer structures, the scheduler (and
+ * the servers built on it), and the netpoller's backends. */
+enum block { BLOCK_TIMERS, BLOCK_SCHED, BLOCK_NETPOLL };
+
+static enum block block_of(const struct row *w)
+{
+    if (w->kind == WL_NETPOLL)
+        return BLOCK_NETPOLL;
+    if (w->in_sched || w->kind == WL_HTTP || w->kind == WL_IDLE)
+        return BLOCK_SCHED;
+    return BLOCK_TIMERS;
 }
 
 /* The first row of each verdict line is where the line is printed. */
@@ -66,39 +84,65 @@ static const struct row *winner_of(const struct report *r, const struct row *lik
     return best;
 }
 
-static void print_cell(FILE *f, const struct report *r, const struct row *like,
-                       const struct row *best, double most, const char *design)
+/* Half the row's spread, in percent of its figure. */
+static int spread_pct(const struct row *w)
 {
-    char cell[16] = "-";
+    double m = metric_value(w);
+    double pct = m > 0 ? 50 * (w->hi - w->lo) / m : 0;
+    return pct < 999 ? (int)(pct + 0.5) : 999;
+}
+
+/* Whether w's repetitions and the winner's overlap: neither is ahead by
+ * more than the run's own noise. */
+static bool ties(const struct row *w, const struct row *best)
+{
+    return w != best && w->lo <= best->hi && w->hi >= best->lo;
+}
+
+static void print_cell(FILE *f, const struct report *r, const struct row *like,
+                       const struct row *best, double most, const char *design, bool figures)
+{
+    char cell[32] = "-";
     const struct row *w = report_find(r, design, like);
-    if (w && best && metric_value(w) > 0) {
-        ratio_format(cell, sizeof cell, metric_value(w) / metric_value(best));
-        if (w->kind == WL_TICKER && !(w->origin & ROW_REFERENCE) && !metric_ranked(w, most))
-            strcat(cell, "!");
+    if (w && figures && metric_value(w) > 0) {
+        snprintf(cell, sizeof cell, "%.4g", metric_value(w));
+    } else if (w && best && metric_value(w) > 0) {
+        char ratio[16];
+        ratio_format(ratio, sizeof ratio, metric_value(w) / metric_value(best));
+        bool dropped =
+            w->kind == WL_TICKER && !(w->origin & ROW_REFERENCE) && !metric_ranked(w, most);
+        snprintf(cell, sizeof cell, "%s%s\u00b1%d%s", !dropped && ties(w, best) ? "tie " : "",
+                 ratio, spread_pct(w), dropped ? "!" : "");
     } else if (w) {
         snprintf(cell, sizeof cell, "?");
     }
-    fprintf(f, " %*s", col_width(design), cell);
+    /* the ± is two bytes and one column */
+    int pad = col_width(design) + (strstr(cell, "\u00b1") ? 1 : 0);
+    fprintf(f, " %*s", pad, cell);
 }
 
-/* The netpoll backends are not timer designs: their lines get columns of
- * their own, under a header of their own, in the same table. */
-static void print_block(const struct report *r, FILE *f, bool netpoll, int namew, int winw)
+static const char *const block_title[] = {"timers", "scheduler", "netpoll"};
+
+/* One of the verdict's tables: its lines, and a column for every design
+ * and peer with a row in it; a cell is a ratio to the winner, or with
+ * `figures` the design's own figure. */
+static void print_block(const struct report *r, FILE *f, enum block b, int namew, int winw,
+                        bool figures)
 {
     struct columns cols = {.n = 0};
     for (int i = 0; i < r->nrows; i++)
-        if ((r->rows[i].kind == WL_NETPOLL) == netpoll)
+        if (block_of(&r->rows[i]) == b)
             add_column(&cols, r->rows[i].design);
     if (!cols.n)
         return;
-    fprintf(f, "%-*s %4s  %-9s  %-*s %9s |", namew, netpoll ? "netpoll" : "workload", "thr",
-            "metric", winw, "winner", "best");
+    fprintf(f, "\n%-*s %4s  %-9s  %-*s %9s |", namew, block_title[b], "thr", "metric", winw,
+            "winner", "best");
     for (int c = 0; c < cols.n; c++)
         fprintf(f, " %*s", col_width(cols.name[c]), cols.name[c]);
     fprintf(f, "\n");
     for (int i = 0; i < r->nrows; i++) {
         const struct row *w = &r->rows[i];
-        if ((w->kind == WL_NETPOLL) != netpoll || !first_of_cell(r, i))
+        if (block_of(w) != b || !first_of_cell(r, i))
             continue;
         double most = most_delivered(r, w);
         const struct row *best = winner_of(r, w, most);
@@ -110,7 +154,7 @@ static void print_block(const struct report *r, FILE *f, bool netpoll, int namew
         fprintf(f, "%-*s %4s  %-9s  %-*s %9s |", namew, name, thr,
                 metric_name(w->kind, w->in_sched), winw, best ? best->design : "-", val);
         for (int c = 0; c < cols.n; c++)
-            print_cell(f, r, w, best, most, cols.name[c]);
+            print_cell(f, r, w, best, most, cols.name[c], figures);
         fprintf(f, "\n");
     }
 }
@@ -138,10 +182,13 @@ static void legend(const struct report *r, FILE *f)
 {
     fprintf(f, "\nEach line: the winner (the lowest figure, shown as best) and every design's\n"
                "figure over the winner's: 1.00 is the winner, 2.00 twice its time, lateness or\n"
-               "bytes. The figure, by workload:\n");
+               "bytes. After the ratio, \u00b1 the row's spread: half the distance from its best\n"
+               "repetition to its worst, in percent of its figure. tie: that spread overlaps the\n"
+               "winner's, so this run does not tell the two apart. The figure, by workload:\n");
     legend_kind(r, f, WL_THROUGHPUT, false,
                 "wall time x threads / ops, each thread's time per op\n"
-                "             (median of repetitions; paired ratios under each table below)");
+                "             (median of repetitions; paired ratios: under each table of the\n"
+                "             run's table.txt)");
     legend_kind(r, f, WL_THROUGHPUT, true,
                 "wall time x Ps / ops, each P's time per op (a G\n"
                 "             spawned, a round trip, a sleep and its wake, a request)");
@@ -181,19 +228,34 @@ static void legend(const struct report *r, FILE *f)
     fprintf(f, "thr*: more threads than the %d cores. -: not run.  ?: no figure.\n", r->cores);
 }
 
-void verdict_print(const struct report *r, FILE *f)
+static void widths(const struct report *r, int *namew, int *winw)
 {
-    int namew = 8, winw = 6;
+    *namew = 8;
+    *winw = 6;
     for (int i = 0; i < r->nrows; i++) {
         char name[48];
         group_name(&r->rows[i], name, sizeof name);
-        if ((int)strlen(name) > namew)
-            namew = (int)strlen(name);
-        if ((int)strlen(r->rows[i].design) > winw)
-            winw = (int)strlen(r->rows[i].design);
+        if ((int)strlen(name) > *namew)
+            *namew = (int)strlen(name);
+        if ((int)strlen(r->rows[i].design) > *winw)
+            *winw = (int)strlen(r->rows[i].design);
     }
+}
+
+void verdict_print(const struct report *r, FILE *f)
+{
+    int namew, winw;
+    widths(r, &namew, &winw);
     fprintf(f, "== verdict: which design, when\n");
-    print_block(r, f, false, namew, winw);
-    print_block(r, f, true, namew, winw);
+    for (enum block b = BLOCK_TIMERS; b <= BLOCK_NETPOLL; b++)
+        print_block(r, f, b, namew, winw, false);
     legend(r, f);
+}
+
+void verdict_figures_print(const struct report *r, FILE *f)
+{
+    int namew, winw;
+    widths(r, &namew, &winw);
+    for (enum block b = BLOCK_TIMERS; b <= BLOCK_NETPOLL; b++)
+        print_block(r, f, b, namew, winw, true);
 }

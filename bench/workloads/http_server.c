@@ -1,5 +1,6 @@
 /* The http workloads' processes: the servers (examples/httpd.c on the
- * scheduler, Go 1.19's, tokio's, nginx), each started fresh on 127.0.0.1 and
+ * scheduler, Go 1.19's, tokio's, nginx, and their floor, a bare epoll
+ * loop: peers/floor/httpd_floor.c), each started fresh on 127.0.0.1 and
  * stopped with its process group, what they used, and wrk. */
 #define _GNU_SOURCE
 #include "http_server.h"
@@ -33,6 +34,7 @@ const struct http_server http_servers[] = {
     {"go1.19-http", SRV_GO, "nethttp", NULL},
     {"tokio", SRV_TOKIO, NULL, NULL},
     {"nginx", SRV_NGINX, NULL, NULL},
+    {"floor", SRV_FLOOR, NULL, NULL},
 };
 const int nhttp_servers = sizeof http_servers / sizeof http_servers[0];
 
@@ -74,12 +76,14 @@ static bool available(const struct http_server *s, const char **why)
     case SRV_NGINX:
         *why = "nginx is not installed: apt-get install nginx-light";
         return nginx_path() != NULL;
+    case SRV_FLOOR:
+        *why = "ptbench-httpd-floor was not built";
+        return executable(PT_BINARY_DIR "/bench/ptbench-httpd-floor");
     }
     return false;
 }
 
 /* ---- one server process ---------------------------------------------------- */
-
 
 /* A port the kernel has free now, for nginx, which is told its port. */
 static int free_port(void)
@@ -206,6 +210,9 @@ int http_server_start(const struct http_server *s, int procs, int conns, long id
             break;
         case SRV_NGINX:
             execl(nginx_path(), "nginx", "-p", dir, "-c", conf, (char *)NULL);
+            break;
+        case SRV_FLOOR:
+            execl(PT_BINARY_DIR "/bench/ptbench-httpd-floor", "ptbench-httpd-floor", (char *)NULL);
             break;
         }
         _exit(127);
@@ -394,7 +401,7 @@ int http_wrk_run(int port, int conns, long secs, const char *lua, pid_t server_g
 
 static bool wanted(const struct options *o, const struct http_server *s)
 {
-    if (s->kind != SRV_PTIMER)
+    if (s->kind != SRV_PTIMER && s->kind != SRV_FLOOR)
         return o->peers;
     for (int i = 0; i < o->ndesigns; i++)
         if (strcmp(o->designs[i], s->name) == 0)
@@ -428,8 +435,9 @@ int http_setup(struct report *r, const struct options *o, const char *workload,
             setrlimit(RLIMIT_NOFILE, &rl);
         }
         if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < want)
-            report_note(r, "%s: %llu descriptors a process at most here, under the %llu its "
-                           "largest row wants",
+            report_note(r,
+                        "%s: %llu descriptors a process at most here, under the %llu its "
+                        "largest row wants",
                         workload, (unsigned long long)rl.rlim_cur, (unsigned long long)want);
     }
     snprintf(env->dir, sizeof env->dir, "%.400s/%s", o->out, workload);
@@ -462,6 +470,12 @@ int http_setup(struct report *r, const struct options *o, const char *workload,
 
 /* ---- one row ------------------------------------------------------------------ */
 
+/* The floor is one thread with no idle timeout: a row at 1 P of http. */
+static bool runs_in(const struct http_server *s, const struct http_cell *cell)
+{
+    return s->kind != SRV_FLOOR || (cell->procs == 1 && cell->idle_ms == 0);
+}
+
 void http_cell_run(struct report *r, const struct options *o, const struct workload *wl,
                    const struct http_env *env, const struct http_server *const *run, int nrun,
                    const struct http_cell *cell)
@@ -475,7 +489,7 @@ void http_cell_run(struct report *r, const struct options *o, const struct workl
     for (int k = 0; k < o->reps; k++)
         for (int j = 0; j < nrun; j++) {
             int si = (j + k) % nrun; /* the order turns each repetition */
-            if (failed[si])
+            if (failed[si] || !runs_in(run[si], cell))
                 continue;
             progress_rep(wl->name, cell->variant, cell->procs, run[si]->name, k + 1, o->reps);
             struct http_running srv;
@@ -490,20 +504,22 @@ void http_cell_run(struct report *r, const struct options *o, const struct workl
             }
             if (rc != 0) {
                 progress_clear();
-                report_note(r, "%s %s, %d P: %s failed: %s", wl->name, cell->variant,
-                            cell->procs, run[si]->name, why);
+                report_note(r, "%s %s, %d P: %s failed: %s", wl->name, cell->variant, cell->procs,
+                            run[si]->name, why);
                 failed[si] = true;
             }
         }
     for (int si = 0; si < nrun; si++) {
-        if (failed[si])
+        if (failed[si] || !runs_in(run[si], cell))
             continue;
         /* lateness pooled where the repetitions kept samples, else wrk's
          * quantiles, medians of the repetitions' */
         bool pool = atomic_load(&pooled[si].count) > 0;
         report_add(r, wl, cell->variant, run[si]->name, cell->procs, 0, reps[si], o->reps,
                    pool ? &pooled[si] : NULL,
-                   ROW_INTERLEAVED | (run[si]->kind == SRV_PTIMER ? 0 : ROW_PEER));
+                   ROW_INTERLEAVED | (run[si]->kind == SRV_FLOOR    ? ROW_REFERENCE
+                                      : run[si]->kind == SRV_PTIMER ? 0
+                                                                    : ROW_PEER));
         if (pool)
             report_distribution(r, wl, cell->variant, run[si]->name, cell->procs, &pooled[si]);
     }

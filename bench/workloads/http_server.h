@@ -10,7 +10,7 @@
 #include "options.h"
 #include "report.h"
 
-enum server_kind { SRV_PTIMER, SRV_GO, SRV_TOKIO, SRV_NGINX };
+enum server_kind { SRV_PTIMER, SRV_GO, SRV_TOKIO, SRV_NGINX, SRV_FLOOR };
 
 struct http_server {
     const char *name;
@@ -19,7 +19,7 @@ struct http_server {
     const char *io;  /* httpd's -o (NULL: poll) */
 };
 
-enum { HTTP_MAX_SERVERS = 8 };
+enum { HTTP_MAX_SERVERS = 12 };
 extern const struct http_server http_servers[];
 extern const int nhttp_servers;
 

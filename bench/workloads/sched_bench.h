@@ -13,9 +13,11 @@ struct sched_design {
     const char *name;
     const char *what;
     enum pt_timer_mode timers;
-    /* A floor, not the scheduler: a plain thread's futex wait of the
-     * workload's floor_wait, for the workloads that have one. */
-    bool kernel_floor;
+    /* A floor, not the scheduler: SCHED_FLOOR_WAIT, a plain thread's
+     * futex wait of the workload's floor_wait (kernel); SCHED_FLOOR_THREADS,
+     * the workload's plain_run on threads with blocking calls (floor).
+     * Each only for the workloads that have one. */
+    enum { SCHED_NOT_FLOOR, SCHED_FLOOR_WAIT, SCHED_FLOOR_THREADS } floor;
     enum pt_fd_io fd_io; /* how its Gs' sockets are read and written */
 };
 
@@ -68,5 +70,6 @@ void sched_busy_lateness(struct sched_ctx *c);
 void sched_memory_g(struct sched_ctx *c);
 void sched_spawn_burst(struct sched_ctx *c);
 void sched_rpc(struct sched_ctx *c);
+void sched_rpc_plain(struct sched_ctx *c);
 
 #endif

@@ -9,11 +9,15 @@
  * Counts: every request sent was served once and answered with its own
  * bytes back (the request number is in them); a deadline that passes is a
  * request lost, and the counts then differ. */
+#define _GNU_SOURCE /* pthread_setaffinity_np */
 #include <errno.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "sched_bench.h"
 
@@ -138,4 +142,139 @@ void sched_rpc(struct sched_ctx *c)
     if (err)
         fprintf(stderr, "ptbench: rpc-sched: a request failed: %s\n", strerror(-err));
     free(ps);
+}
+
+/* ---- the floor: the same requests on plain threads ----------------------- */
+
+/* A client thread and a server thread per P, on a blocking socketpair:
+ * each request written, read whole by the server, written back, read
+ * whole by the client, with no scheduler, no poller and no deadline.
+ * Both threads of pair i are held on core i (mod the cores), so a P's
+ * row is one core's worth, as the scheduler's is: what one core gives a
+ * request answered through the kernel alone. */
+struct plain_pair {
+    int cfd, sfd, cpu;
+    uint64_t quota, sent, answered, served;
+    pt_nanos end;
+    int err;
+    struct hist rtt;
+};
+
+static void pin_to(int cpu)
+{
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+}
+
+static ssize_t plain_read_full(int fd, char *buf, size_t n)
+{
+    size_t got = 0;
+    while (got < n) {
+        ssize_t r = read(fd, buf + got, n - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return got && !r ? -ECONNRESET : r < 0 ? -errno : 0;
+        got += (size_t)r;
+    }
+    return (ssize_t)got;
+}
+
+static void *plain_server(void *arg)
+{
+    struct plain_pair *p = arg;
+    pin_to(p->cpu);
+    char buf[RPC_MSG];
+    while (plain_read_full(p->sfd, buf, sizeof buf) == RPC_MSG) {
+        p->served++;
+        if (write(p->sfd, buf, sizeof buf) != RPC_MSG)
+            break;
+    }
+    close(p->sfd);
+    return NULL;
+}
+
+static void *plain_client(void *arg)
+{
+    struct plain_pair *p = arg;
+    pin_to(p->cpu);
+    char req[RPC_MSG], rep[RPC_MSG];
+    memset(req, 'q', sizeof req);
+    for (;;) {
+        pt_nanos t = pt_nanotime();
+        if (p->quota ? p->sent >= p->quota : t >= p->end)
+            break;
+        memcpy(req, &p->sent, sizeof p->sent);
+        p->sent++;
+        ssize_t r = write(p->cfd, req, sizeof req);
+        if (r < 0)
+            r = -errno;
+        if (r == RPC_MSG)
+            r = plain_read_full(p->cfd, rep, sizeof rep);
+        if (r != RPC_MSG || memcmp(req, rep, sizeof req) != 0) {
+            p->err = r < 0 ? (int)r : -EPROTO;
+            break;
+        }
+        p->answered++;
+        hist_record_local(&p->rtt, pt_nanotime() - t);
+    }
+    close(p->cfd); /* the server reads end of file */
+    return NULL;
+}
+
+void sched_rpc_plain(struct sched_ctx *c)
+{
+    struct run_result *r = c->res;
+    int n = c->procs;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    struct plain_pair *ps = calloc((size_t)n, sizeof *ps);
+    pthread_t *ts = calloc(2 * (size_t)n, sizeof *ts);
+    if (!ps || !ts)
+        abort();
+    uint64_t want = sched_ops_wanted(c);
+    c->cpu0 = bench_cpu_seconds();
+    c->sys0 = bench_sys_seconds();
+    c->rss0 = bench_rss_bytes();
+    c->start = pt_nanotime();
+    for (int i = 0; i < n; i++) {
+        int sv[2];
+        if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
+            perror("ptbench: rpc-sched floor: socketpair");
+            abort();
+        }
+        ps[i] = (struct plain_pair){.cfd = sv[0],
+                                    .sfd = sv[1],
+                                    .cpu = (int)(i % (cores > 0 ? cores : 1)),
+                                    .quota = want ? (want + (uint64_t)n - 1) / (uint64_t)n : 0,
+                                    .end = c->start + c->cfg->duration};
+    }
+    for (int i = 0; i < n; i++)
+        if (pthread_create(&ts[2 * i], NULL, plain_server, &ps[i]) != 0 ||
+            pthread_create(&ts[2 * i + 1], NULL, plain_client, &ps[i]) != 0)
+            abort();
+    for (int i = 0; i < 2 * n; i++)
+        pthread_join(ts[i], NULL);
+    r->elapsed = pt_nanotime() - c->start;
+    r->cpu_s = bench_cpu_seconds() - c->cpu0;
+    r->sys_s = bench_sys_seconds() - c->sys0;
+    r->rss_bytes = bench_rss_bytes();
+    r->rss_growth = r->rss_bytes - c->rss0;
+    uint64_t served = 0;
+    int err = 0;
+    for (int i = 0; i < n; i++) {
+        r->waits += ps[i].sent;
+        r->wakes += ps[i].answered;
+        served += ps[i].served;
+        err = err ? err : ps[i].err;
+        hist_merge(&r->lateness, &ps[i].rtt);
+    }
+    if (served != r->waits)
+        r->wakes = served;
+    r->ops = r->wakes;
+    if (err)
+        fprintf(stderr, "ptbench: rpc-sched floor: a request failed: %s\n", strerror(-err));
+    free(ps);
+    free(ts);
 }

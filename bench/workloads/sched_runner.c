@@ -1,6 +1,6 @@
 /* The scheduler as ptbench's host (sched_bench.h): a scheduler per
  * repetition, made with the design's timer mode and threads = Ps, whose
- * first G runs the workload; and the kernel floor, a plain thread. */
+ * first G runs the workload; and the floors, plain threads. */
 #include <stdio.h>
 #include <string.h>
 
@@ -11,18 +11,20 @@
 
 const struct sched_design sched_designs[] = {
     {"sched-perp", "the scheduler; sleeps and timeouts on the calling P's heap (Go)",
-     PT_TIMERS_PER_P, false, PT_FD_IO_POLL},
+     PT_TIMERS_PER_P, SCHED_NOT_FLOOR, PT_FD_IO_POLL},
     {"sched-tt", "the scheduler; sleeps and timeouts on the TimerThread (bthread)",
-     PT_TIMERS_TIMERTHREAD, false, PT_FD_IO_POLL},
+     PT_TIMERS_TIMERTHREAD, SCHED_NOT_FLOOR, PT_FD_IO_POLL},
     {"sched-lheap",
      "the scheduler; sleeps and timeouts on the calling P's heap of Go 1.23's design",
-     PT_TIMERS_LHEAP, false, PT_FD_IO_POLL},
+     PT_TIMERS_LHEAP, SCHED_NOT_FLOOR, PT_FD_IO_POLL},
     {"sched-uring",
      "sched-perp with its Gs' socket reads and writes on each P's io_uring (PT_FD_IO_URING)",
-     PT_TIMERS_PER_P, false, PT_FD_IO_URING},
-    /* The same name as the latency workloads' floor engine: one floor. */
-    {"kernel", "no scheduler: a plain thread's futex wait, the same length", PT_TIMERS_PER_P, true,
-     PT_FD_IO_POLL},
+     PT_TIMERS_PER_P, SCHED_NOT_FLOOR, PT_FD_IO_URING},
+    /* The same names as the engines' floors: one column each. */
+    {"kernel", "no scheduler: a plain thread's futex wait, the same length", PT_TIMERS_PER_P,
+     SCHED_FLOOR_WAIT, PT_FD_IO_POLL},
+    {"floor", "no scheduler: the workload on plain threads, blocking where a G parks",
+     PT_TIMERS_PER_P, SCHED_FLOOR_THREADS, PT_FD_IO_POLL},
 };
 const int nsched_designs = sizeof sched_designs / sizeof sched_designs[0];
 
@@ -43,7 +45,15 @@ bool sched_design_runs(const struct sched_design *d, const struct workload *wl)
     /* The ring changes only how sockets are read and written. */
     if (d->fd_io != PT_FD_IO_POLL && !wl->uses_fds)
         return false;
-    return wl_in_sched(wl) && (!d->kernel_floor || wl->floor_wait > 0);
+    switch (d->floor) {
+    case SCHED_FLOOR_WAIT:
+        return wl_in_sched(wl) && wl->floor_wait > 0;
+    case SCHED_FLOOR_THREADS:
+        return wl_in_sched(wl) && wl->plain_run;
+    case SCHED_NOT_FLOOR:
+        break;
+    }
+    return wl_in_sched(wl);
 }
 
 void sched_phase_begin(struct sched_ctx *c)
@@ -160,8 +170,12 @@ int sched_run(const struct workload *wl, const struct sched_design *d, int procs
 {
     memset(out, 0, sizeof *out);
     struct sched_ctx c = {.cfg = cfg, .procs = procs, .res = out};
-    if (d->kernel_floor) {
+    if (d->floor == SCHED_FLOOR_WAIT) {
         kernel_floor(wl, &c);
+        return 0;
+    }
+    if (d->floor == SCHED_FLOOR_THREADS) {
+        wl->plain_run(&c);
         return 0;
     }
     /* A scheduler per repetition, as an engine per repetition: no G pool,
@@ -181,7 +195,8 @@ int sched_run(const struct workload *wl, const struct sched_design *d, int procs
         (rc = pt_sched_set_monitor_priority(s, cfg->monitor_priority)) != 0) {
         static bool said;
         if (!said)
-            fprintf(stderr, "ptbench: --monitor-priority %d: %s; the monitor stays a normal thread\n",
+            fprintf(stderr,
+                    "ptbench: --monitor-priority %d: %s; the monitor stays a normal thread\n",
                     cfg->monitor_priority, strerror(-rc));
         said = true;
     }

@@ -89,6 +89,9 @@ struct workload {
     /* A sched workload's kernel floor, a plain thread's futex wait of
      * this long in a loop, run as the `kernel` design; 0: none. */
     pt_nanos floor_wait;
+    /* Its floor on plain threads, no scheduler: blocking calls where the
+     * Gs park (rpc-sched: sched_rpc.c), run as the `floor` design. */
+    void (*plain_run)(struct sched_ctx *c);
     /* What its lateness columns hold, for the plots, where they are not
      * fire (or wake) time - deadline: rpc-sched's are round trips. */
     const char *dist_what;

@@ -434,6 +434,7 @@ const struct workload workloads[] = {
      .fires = true,
      .peers = GO | TK,
      .sched_run = sched_rpc,
+     .plain_run = sched_rpc_plain,
      .dist_what = "request round trip",
      .uses_fds = true},
     {.name = "memory-g",
