@@ -148,9 +148,9 @@ string(REGEX REPLACE "(tie )?[0-9.]+±[0-9]+" "" rest "${rpc_cells}")
 if(rpc_winner STREQUAL "floor" OR NOT rest MATCHES "^[ -]*$" OR NOT rpc_cells MATCHES " 1[.]00±")
   message(FATAL_ERROR "rpc's verdict cells are not ratio±spread, or floor won:\n${rpc1}")
 endif()
-# The results page: the run's header, then the verdict, then the tables.
+# The results page: the run's header, then the verdict, then its figures.
 file(READ ${OUT}/RESULTS.md page)
-foreach(part "^# ptbench results\n" "\ncommand:  [^\n]*ptbench" "\ncommit:   [0-9a-f]+"
+foreach(part "^# ptbench results\n" "\ncommand:  [^\n]*ptbench" "\ncommit:   ([0-9a-f]+|unknown)"
              "\ndate:     20[0-9][0-9]-" "\nclock:    " "## Verdict[^#]*\nrpc +1  ns/op/thr"
              "## The figures\n[^#]*\nrpc +1  ns/op/thr  +[a-z0-9.-]+ +[0-9.]+ [|] +[0-9.]+ ")
   if(NOT page MATCHES "${part}")

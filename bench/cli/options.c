@@ -390,12 +390,6 @@ static int apply(struct options *o, int c, const char *opt, char *v)
 
 int options_parse(int argc, char **argv, struct options *o)
 {
-    /* --full chooses the defaults the other options then change, wherever
-     * it stands among them */
-    bool full = false;
-    for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
-        full |= strcmp(argv[i], "--full") == 0;
-    defaults(o, full);
     /* `compare` names the defaults, the standard matrix; it may only come
      * first. */
     if (argc > 1 && strcmp(argv[1], "compare") == 0) {
@@ -403,9 +397,19 @@ int options_parse(int argc, char **argv, struct options *o)
         argv++;
         argc--;
     }
-    opterr = 1; /* getopt says what it refused; usage follows */
+    /* --full chooses the defaults the other options then change, wherever
+     * it stands among them: a first pass finds it as getopt reads it (an
+     * abbreviation, not an option's value), the second applies the rest */
+    const char *optstring = "+hd:w:t:r:D:n:b:o:q";
+    bool full = false;
     int c;
-    while ((c = getopt_long(argc, argv, "+hd:w:t:r:D:n:b:o:q", long_options, NULL)) != -1) {
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, optstring, long_options, NULL)) != -1)
+        full |= c == OPT_FULL;
+    defaults(o, full);
+    optind = 0; /* glibc: start over, with its state reset */
+    opterr = 1; /* getopt says what it refused; usage follows */
+    while ((c = getopt_long(argc, argv, optstring, long_options, NULL)) != -1) {
         if (c == 'h') {
             usage(stdout);
             exit(0);

@@ -270,7 +270,7 @@ static double plan_workload(const struct options *o, const struct workload *wl)
         int nvariants = wl->kind == WL_TICKER ? o->ntickers : 1;
         for (int vi = 0; vi < (wl->stack_rows ? ncounts * o->nstack_guards : nvariants); vi++) {
             if (wl->stack_rows) /* a fresh process, its Gs made and measured */
-                each = 0.5 + counts[vi / o->nstack_guards] / 1e5;
+                each = 1 + counts[vi / o->nstack_guards] * 25e-6;
             int npeers = o->peers ? peers_planned(wl, nt) : 0;
             s += (ndesigns + npeers) * o->reps * each + npeers * 0.5;
         }

@@ -44,7 +44,8 @@ static int row_fields(const struct row *w, struct field *f)
     D("ns_per_op", w->ns_op.median, 2); /* per thread */
     D("ns_per_op_min", w->ns_op.min, 2);
     D("ns_per_op_max", w->ns_op.max, 2);
-    /* what the verdict judges the row by (metric.c), and its spread */
+    /* what the verdict judges the row by (metric.c), and its spread (-1:
+     * no repetition had a figure of its own) */
     D("figure", metric_value(w), 2);
     D("figure_min", w->lo, 2);
     D("figure_max", w->hi, 2);

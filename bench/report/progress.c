@@ -47,10 +47,11 @@ static void eta(char *out, size_t n)
     out[0] = 0;
     if (planned_total <= 0)
         return;
+    /* what is left of this workload, then of the ones after it; one that
+     * overruns its plan does not eat into the next ones' */
     double scale = planned_done > 0 ? spent_done / planned_done : 1;
-    double left = (planned_total - planned_done) * scale - (now_s() - began_now);
-    if (left < 0)
-        left = 0;
+    double here = planned_now * scale - (now_s() - began_now);
+    double left = (here > 0 ? here : 0) + (planned_total - planned_done - planned_now) * scale;
     snprintf(out, n, "~%d:%02d left", (int)left / 60, (int)left % 60);
 }
 

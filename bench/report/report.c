@@ -298,10 +298,20 @@ void report_add(struct report *r, const struct workload *wl, const char *variant
         figure = v[NS_OP];
     else if (w->kind == WL_MEMORY)
         figure = v[BYTES];
-    struct stat3 spread = stat3_of(figure, n);
+    /* over the repetitions that have a figure: one with no ops or no
+     * samples says nothing about the spread, and where none has one
+     * (lateness kept only pooled) the spread is unknown: -1 */
     double m = metric_value(w);
-    w->lo = spread.min < m ? spread.min : m;
-    w->hi = spread.max > m ? spread.max : m;
+    w->lo = w->hi = -1;
+    for (int i = 0; i < n; i++)
+        if (figure[i] > 0) {
+            w->lo = w->lo < 0 || figure[i] < w->lo ? figure[i] : w->lo;
+            w->hi = figure[i] > w->hi ? figure[i] : w->hi;
+        }
+    if (w->lo > 0 && m > 0) {
+        w->lo = m < w->lo ? m : w->lo;
+        w->hi = m > w->hi ? m : w->hi;
+    }
     fields_json(r->jsonl, w);
     fields_csv(r->csv, w);
     fflush(r->jsonl);

@@ -62,7 +62,8 @@ struct row {
     struct stat3 ops_s, ns_op; /* ns_op: per thread */
     /* The row's figure (metric.c) in its fastest and slowest repetitions,
      * widened to hold the figure itself (a pooled p99 can lie outside
-     * every repetition's): the verdict's spread, and its ties. */
+     * every repetition's): the verdict's spread, and its ties. -1 where
+     * no repetition has a figure of its own (pooled lateness only). */
     double lo, hi;
     /* Lateness, us: over every repetition's samples pooled where they
      * were kept, else (peers, who keep their own) medians of

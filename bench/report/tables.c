@@ -145,7 +145,8 @@ static void kernel_footer(const struct report *r, FILE *f, const struct row *g)
     bool any = false;
     for (int i = 0; i < r->nrows; i++) {
         const struct row *k = &r->rows[i];
-        if (!(k->origin & ROW_REFERENCE) || !row_same_group(k, g))
+        /* the kernel's row, not any reference: floor is one in latency too */
+        if (!(k->origin & ROW_REFERENCE) || strcmp(k->design, "kernel") || !row_same_group(k, g))
             continue;
         if (k->in_sched)
             fprintf(f, "%s threads %d: p50 / p99 over the kernel floor's (%.1f / %.1f us):",

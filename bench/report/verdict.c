@@ -26,8 +26,9 @@ static void add_column(struct columns *c, const char *design)
 
 /* A cell is "1.35±4" (the ratio to the winner, then the row's spread:
  * half its fastest-to-slowest repetitions, in percent of its figure), or
- * "tie 1.02±3" where that spread overlaps the winner's. */
-enum { CELL_MIN = 10 };
+ * "tie 1.02±3" where that spread overlaps the winner's: "tie 12.3±150"
+ * at the widest. */
+enum { CELL_MIN = 12 };
 
 static int col_width(const char *design)
 {
@@ -84,9 +85,11 @@ static const struct row *winner_of(const struct report *r, const struct row *lik
     return best;
 }
 
-/* Half the row's spread, in percent of its figure. */
+/* Half the row's spread, in percent of its figure; -1: unknown. */
 static int spread_pct(const struct row *w)
 {
+    if (w->lo < 0)
+        return -1;
     double m = metric_value(w);
     double pct = m > 0 ? 50 * (w->hi - w->lo) / m : 0;
     return pct < 999 ? (int)(pct + 0.5) : 999;
@@ -96,7 +99,7 @@ static int spread_pct(const struct row *w)
  * more than the run's own noise. */
 static bool ties(const struct row *w, const struct row *best)
 {
-    return w != best && w->lo <= best->hi && w->hi >= best->lo;
+    return w != best && w->lo >= 0 && best->lo >= 0 && w->lo <= best->hi && w->hi >= best->lo;
 }
 
 static void print_cell(FILE *f, const struct report *r, const struct row *like,
@@ -105,14 +108,18 @@ static void print_cell(FILE *f, const struct report *r, const struct row *like,
     char cell[32] = "-";
     const struct row *w = report_find(r, design, like);
     if (w && figures && metric_value(w) > 0) {
-        snprintf(cell, sizeof cell, "%.4g", metric_value(w));
+        double v = metric_value(w); /* never an exponent: 16290, not 1.629e+04 */
+        snprintf(cell, sizeof cell, v < 1000 ? "%.4g" : "%.0f", v);
     } else if (w && best && metric_value(w) > 0) {
         char ratio[16];
         ratio_format(ratio, sizeof ratio, metric_value(w) / metric_value(best));
         bool dropped =
             w->kind == WL_TICKER && !(w->origin & ROW_REFERENCE) && !metric_ranked(w, most);
-        snprintf(cell, sizeof cell, "%s%s\u00b1%d%s", !dropped && ties(w, best) ? "tie " : "",
-                 ratio, spread_pct(w), dropped ? "!" : "");
+        char spread[8] = "?";
+        if (spread_pct(w) >= 0)
+            snprintf(spread, sizeof spread, "%d", spread_pct(w));
+        snprintf(cell, sizeof cell, "%s%s\u00b1%s%s", !dropped && ties(w, best) ? "tie " : "",
+                 ratio, spread, dropped ? "!" : "");
     } else if (w) {
         snprintf(cell, sizeof cell, "?");
     }
@@ -184,7 +191,8 @@ static void legend(const struct report *r, FILE *f)
                "figure over the winner's: 1.00 is the winner, 2.00 twice its time, lateness or\n"
                "bytes. After the ratio, \u00b1 the row's spread: half the distance from its best\n"
                "repetition to its worst, in percent of its figure. tie: that spread overlaps the\n"
-               "winner's, so this run does not tell the two apart. The figure, by workload:\n");
+               "winner's, so this run does not tell the two apart; ±?: no repetition has a\n"
+               "figure of its own (its lateness is pooled). The figure, by workload:\n");
     legend_kind(r, f, WL_THROUGHPUT, false,
                 "wall time x threads / ops, each thread's time per op\n"
                 "             (median of repetitions; paired ratios: under each table of the\n"
@@ -212,10 +220,12 @@ static void legend(const struct report *r, FILE *f)
                 "99th percentile of an idle connection's close - (its answer\n"
                 "             + the idle timeout), with wrk loading 100 more meanwhile");
     fprintf(f, "Lateness: our designs' samples of every repetition pooled, the peers' (go1.19,\n"
-               "libuv, tokio) medians of their repetitions'. kernel is a floor, a futex wait\n"
-               "with the same deadline and no timer structure: its ratio is shown, it never\n"
-               "wins. tokio-warm: tokio's timer loop yielding every 256 ops, so that its\n"
-               "driver parks and an arm no longer wakes it.\n");
+               "libuv, tokio) medians of their repetitions'. The floors are shown and never\n"
+               "win: kernel, a futex wait with the same deadline and no timer structure;\n"
+               "floor, a bare per-thread heap with no status machine (timers), a blocking\n"
+               "socket pair per core with no scheduler (rpc-sched), a single-threaded epoll\n"
+               "server (http). tokio-warm: tokio's timer loop yielding every 256 ops, so\n"
+               "that its driver parks and an arm no longer wakes it.\n");
     bool sched = false;
     for (int i = 0; i < r->nrows; i++)
         sched |= r->rows[i].in_sched;
@@ -230,7 +240,7 @@ static void legend(const struct report *r, FILE *f)
 
 static void widths(const struct report *r, int *namew, int *winw)
 {
-    *namew = 8;
+    *namew = 9; /* "scheduler" */
     *winw = 6;
     for (int i = 0; i < r->nrows; i++) {
         char name[48];

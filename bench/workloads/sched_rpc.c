@@ -149,9 +149,10 @@ void sched_rpc(struct sched_ctx *c)
 /* A client thread and a server thread per P, on a blocking socketpair:
  * each request written, read whole by the server, written back, read
  * whole by the client, with no scheduler, no poller and no deadline.
- * Both threads of pair i are held on core i (mod the cores), so a P's
- * row is one core's worth, as the scheduler's is: what one core gives a
- * request answered through the kernel alone. */
+ * Both threads of pair i are held on the i-th core this process may use
+ * (round the cores), so a P's row is one core's worth, as the
+ * scheduler's is: what one core gives a request answered through the
+ * kernel alone. */
 struct plain_pair {
     int cfd, sfd, cpu;
     uint64_t quota, sent, answered, served;
@@ -160,8 +161,12 @@ struct plain_pair {
     struct hist rtt;
 };
 
+/* Best effort: a CPU the process may not use leaves the thread where
+ * the kernel puts it. */
 static void pin_to(int cpu)
 {
+    if (cpu < 0)
+        return;
     cpu_set_t set;
     CPU_ZERO(&set);
     CPU_SET(cpu, &set);
@@ -189,7 +194,7 @@ static void *plain_server(void *arg)
     char buf[RPC_MSG];
     while (plain_read_full(p->sfd, buf, sizeof buf) == RPC_MSG) {
         p->served++;
-        if (write(p->sfd, buf, sizeof buf) != RPC_MSG)
+        if (send(p->sfd, buf, sizeof buf, MSG_NOSIGNAL) != RPC_MSG)
             break;
     }
     close(p->sfd);
@@ -208,7 +213,7 @@ static void *plain_client(void *arg)
             break;
         memcpy(req, &p->sent, sizeof p->sent);
         p->sent++;
-        ssize_t r = write(p->cfd, req, sizeof req);
+        ssize_t r = send(p->cfd, req, sizeof req, MSG_NOSIGNAL);
         if (r < 0)
             r = -errno;
         if (r == RPC_MSG)
@@ -228,16 +233,18 @@ void sched_rpc_plain(struct sched_ctx *c)
 {
     struct run_result *r = c->res;
     int n = c->procs;
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
     struct plain_pair *ps = calloc((size_t)n, sizeof *ps);
     pthread_t *ts = calloc(2 * (size_t)n, sizeof *ts);
     if (!ps || !ts)
         abort();
     uint64_t want = sched_ops_wanted(c);
-    c->cpu0 = bench_cpu_seconds();
-    c->sys0 = bench_sys_seconds();
-    c->rss0 = bench_rss_bytes();
-    c->start = pt_nanotime();
+    /* the cores this process may run on, in order: P i's pair on the i-th */
+    cpu_set_t allowed;
+    int cpus[CPU_SETSIZE], ncpus = 0;
+    if (sched_getaffinity(0, sizeof allowed, &allowed) == 0)
+        for (int k = 0; k < CPU_SETSIZE; k++)
+            if (CPU_ISSET(k, &allowed))
+                cpus[ncpus++] = k;
     for (int i = 0; i < n; i++) {
         int sv[2];
         if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
@@ -246,16 +253,38 @@ void sched_rpc_plain(struct sched_ctx *c)
         }
         ps[i] = (struct plain_pair){.cfd = sv[0],
                                     .sfd = sv[1],
-                                    .cpu = (int)(i % (cores > 0 ? cores : 1)),
-                                    .quota = want ? (want + (uint64_t)n - 1) / (uint64_t)n : 0,
-                                    .end = c->start + c->cfg->duration};
+                                    .cpu = ncpus ? cpus[i % ncpus] : -1,
+                                    .quota = want ? (want + (uint64_t)n - 1) / (uint64_t)n : 0};
     }
+    c->cpu0 = bench_cpu_seconds();
+    c->sys0 = bench_sys_seconds();
+    c->rss0 = bench_rss_bytes();
+    c->start = pt_nanotime();
     for (int i = 0; i < n; i++)
-        if (pthread_create(&ts[2 * i], NULL, plain_server, &ps[i]) != 0 ||
-            pthread_create(&ts[2 * i + 1], NULL, plain_client, &ps[i]) != 0)
-            abort();
+        ps[i].end = c->start + c->cfg->duration;
+    /* A thread that cannot start is the pair's end closed: its other
+     * thread reads end of file and leaves, the counts say what was lost,
+     * and the row is an error (spawn_error), not a hang. */
+    bool *up = calloc(2 * (size_t)n, sizeof *up);
+    if (!up)
+        abort();
+    for (int i = 0; i < n; i++) {
+        int rc = pthread_create(&ts[2 * i], NULL, plain_server, &ps[i]);
+        up[2 * i] = rc == 0;
+        if (rc == 0)
+            rc = pthread_create(&ts[2 * i + 1], NULL, plain_client, &ps[i]);
+        up[2 * i + 1] = up[2 * i] && rc == 0;
+        if (rc != 0) {
+            r->spawn_error = -rc;
+            close(ps[i].cfd);
+            if (!up[2 * i])
+                close(ps[i].sfd);
+        }
+    }
     for (int i = 0; i < 2 * n; i++)
-        pthread_join(ts[i], NULL);
+        if (up[i])
+            pthread_join(ts[i], NULL);
+    free(up);
     r->elapsed = pt_nanotime() - c->start;
     r->cpu_s = bench_cpu_seconds() - c->cpu0;
     r->sys_s = bench_sys_seconds() - c->sys0;

@@ -56,15 +56,35 @@ static void drop(int fd)
     close(fd); /* leaves the epoll set with its last descriptor */
 }
 
-/* Whether the head [p, end) asks to close: a Connection header naming
- * close (wrk's GETs never do; the first request ptbench asks does). */
+/* Whether the head [p, end) asks to close: a Connection header whose
+ * value is close (wrk's GETs never do; the first request ptbench asks
+ * does). */
 static bool asks_close(const char *p, const char *end)
 {
-    for (; p < end; p++)
-        if ((p[0] == 'C' || p[0] == 'c') && end - p > 17 &&
-            strncasecmp(p, "connection: close", 17) == 0)
-            return true;
+    for (const char *line = p; line < end;) {
+        const char *eol = memmem(line, (size_t)(end - line), "\r\n", 2);
+        if (!eol)
+            eol = end;
+        if (eol - line >= 11 && strncasecmp(line, "connection:", 11) == 0) {
+            const char *v = line + 11;
+            while (v < eol && (*v == ' ' || *v == '\t'))
+                v++;
+            if (eol - v >= 5 && strncasecmp(v, "close", 5) == 0)
+                return true;
+        }
+        line = eol + 2;
+    }
     return false;
+}
+
+/* Waits for room to write (EPOLLOUT alone: a client that sends and does
+ * not read must not wake the loop for input it cannot take), or for input
+ * again. */
+static int set_want_out(int fd, struct conn *c, bool on)
+{
+    struct epoll_event ev = {.events = on ? EPOLLOUT : EPOLLIN, .data.fd = fd};
+    c->want_out = on;
+    return epoll_ctl(epfd, EPOLL_CTL_MOD, fd, &ev);
 }
 
 /* Moves what is unsent out: 0, or -1 when the connection is done. */
@@ -72,56 +92,71 @@ static int flush(int fd, struct conn *c)
 {
     while (c->out_off < c->out_len) {
         ssize_t w = write(fd, c->out + c->out_off, c->out_len - c->out_off);
-        if (w < 0 && errno == EAGAIN) {
-            struct epoll_event ev = {.events = EPOLLIN | EPOLLOUT, .data.fd = fd};
-            if (c->want_out)
-                return 0;
-            c->want_out = true;
-            return epoll_ctl(epfd, EPOLL_CTL_MOD, fd, &ev);
-        }
+        if (w < 0 && errno == EAGAIN)
+            return c->want_out ? 0 : set_want_out(fd, c, true);
         if (w <= 0)
             return -1;
         c->out_off += (size_t)w;
     }
     c->out_len = c->out_off = 0;
-    if (c->want_out) {
-        struct epoll_event ev = {.events = EPOLLIN, .data.fd = fd};
-        c->want_out = false;
-        epoll_ctl(epfd, EPOLL_CTL_MOD, fd, &ev);
-    }
+    if (c->want_out && set_want_out(fd, c, false) != 0)
+        return -1;
     return c->closing ? -1 : 0;
 }
 
-/* Reads what is there and answers every whole request head in it. */
+/* Queues the answers to the whole request heads read so far, in order,
+ * as many as the output buffer holds; how many. */
+static int queue_answers(struct conn *c)
+{
+    char *p = c->in, *end = c->in + c->in_len, *head_end;
+    int queued = 0;
+    while (!c->closing && (head_end = memmem(p, (size_t)(end - p), "\r\n\r\n", 4))) {
+        bool last = asks_close(p, head_end);
+        const char *a = last ? ok_close : ok;
+        size_t n = last ? sizeof ok_close - 1 : sizeof ok - 1;
+        if (c->out_len + n > BUF)
+            break; /* the rest once this batch is out */
+        memcpy(c->out + c->out_len, a, n);
+        c->out_len += n;
+        c->closing = last;
+        p = head_end + 4;
+        queued++;
+    }
+    c->in_len = (size_t)(end - p);
+    memmove(c->in, p, c->in_len);
+    return queued;
+}
+
+/* Answers every whole request head read so far, a buffer's worth per
+ * write, until none is left or the client stops reading: 0, or -1 when
+ * the connection is done. */
+static int answer(int fd, struct conn *c)
+{
+    while (queue_answers(c) > 0) {
+        int rc = flush(fd, c);
+        if (rc != 0 || c->out_len) /* done, or waiting for room */
+            return rc;
+    }
+    return 0;
+}
+
+/* Answers what is pending, then reads and answers until the socket has
+ * nothing more or the client stops reading. */
 static int serve(int fd, struct conn *c)
 {
     for (;;) {
+        if (answer(fd, c) != 0)
+            return -1;
         if (c->out_len) /* the client is not reading: wait for EPOLLOUT */
             return 0;
+        if (c->in_len == BUF) /* a head longer than the buffer */
+            return -1;
         ssize_t r = read(fd, c->in + c->in_len, BUF - c->in_len);
         if (r < 0 && errno == EAGAIN)
             return 0;
         if (r <= 0)
             return -1;
         c->in_len += (size_t)r;
-        char *p = c->in, *end = c->in + c->in_len, *head_end;
-        while (!c->closing && (head_end = memmem(p, (size_t)(end - p), "\r\n\r\n", 4))) {
-            bool last = asks_close(p, head_end);
-            const char *a = last ? ok_close : ok;
-            size_t n = last ? sizeof ok_close - 1 : sizeof ok - 1;
-            if (c->out_len + n > BUF)
-                break; /* answered once this batch is out */
-            memcpy(c->out + c->out_len, a, n);
-            c->out_len += n;
-            c->closing = last;
-            p = head_end + 4;
-        }
-        c->in_len = (size_t)(end - p);
-        memmove(c->in, p, c->in_len);
-        if (c->in_len == BUF) /* a head longer than the buffer */
-            return -1;
-        if (c->out_len && flush(fd, c) != 0)
-            return -1;
     }
 }
 
@@ -134,7 +169,10 @@ int main(void)
     rl.rlim_cur = rl.rlim_max;
     setrlimit(RLIMIT_NOFILE, &rl);
     getrlimit(RLIMIT_NOFILE, &rl);
-    size_t nfds = rl.rlim_cur == RLIM_INFINITY ? 1 << 20 : (size_t)rl.rlim_cur;
+    /* a slot per descriptor, at most a million (the hard limit can be 2^30) */
+    size_t nfds = (size_t)1 << 20;
+    if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < nfds)
+        nfds = (size_t)rl.rlim_cur;
     if (!(conns = calloc(nfds, sizeof *conns)))
         die("calloc");
 
@@ -182,7 +220,7 @@ int main(void)
             int rc = 0;
             if (evs[i].events & EPOLLOUT)
                 rc = flush(fd, c);
-            if (rc == 0 && (evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR)))
+            if (rc == 0 && !c->out_len) /* input, or room again for what is pending */
                 rc = serve(fd, c);
             if (rc != 0)
                 drop(fd);
