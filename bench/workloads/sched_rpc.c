@@ -90,6 +90,34 @@ static void rpc_client(void *arg)
     pt_wg_done(p->done);
 }
 
+/* The counts of a run's pairs, with the scheduler or without: every
+ * request sent was served once and answered. A request the server saw
+ * other than once makes its count the one that differs from the
+ * requests sent. */
+struct rpc_tally {
+    uint64_t served;
+    int err; /* the first client failure */
+};
+
+static void tally_pair(struct run_result *r, struct rpc_tally *t, uint64_t sent, uint64_t answered,
+                       uint64_t served, int err, struct hist *rtt)
+{
+    r->waits += sent;
+    r->wakes += answered;
+    t->served += served;
+    t->err = t->err ? t->err : err;
+    hist_merge(&r->lateness, rtt);
+}
+
+static void tally_done(struct run_result *r, const struct rpc_tally *t, const char *who)
+{
+    if (t->served != r->waits)
+        r->wakes = t->served;
+    r->ops = r->wakes;
+    if (t->err)
+        fprintf(stderr, "ptbench: %s: a request failed: %s\n", who, strerror(-t->err));
+}
+
 void sched_rpc(struct sched_ctx *c)
 {
     struct run_result *r = c->res;
@@ -125,22 +153,10 @@ void sched_rpc(struct sched_ctx *c)
     pt_wg_wait(&done);
     sched_phase_end(c);
     sched_count_finished(c, base);
-    uint64_t served = 0;
-    int err = 0;
-    for (int i = 0; i < RPC_PAIRS; i++) {
-        r->waits += ps[i].sent;
-        r->wakes += ps[i].answered;
-        served += ps[i].served;
-        err = err ? err : ps[i].err;
-        hist_merge(&r->lateness, &ps[i].rtt);
-    }
-    /* a request the server saw other than once: its count is the one
-     * that differs from the requests sent */
-    if (served != r->waits)
-        r->wakes = served;
-    r->ops = r->wakes;
-    if (err)
-        fprintf(stderr, "ptbench: rpc-sched: a request failed: %s\n", strerror(-err));
+    struct rpc_tally t = {0, 0};
+    for (int i = 0; i < RPC_PAIRS; i++)
+        tally_pair(r, &t, ps[i].sent, ps[i].answered, ps[i].served, ps[i].err, &ps[i].rtt);
+    tally_done(r, &t, "rpc-sched");
     free(ps);
 }
 
@@ -290,20 +306,10 @@ void sched_rpc_plain(struct sched_ctx *c)
     r->sys_s = bench_sys_seconds() - c->sys0;
     r->rss_bytes = bench_rss_bytes();
     r->rss_growth = r->rss_bytes - c->rss0;
-    uint64_t served = 0;
-    int err = 0;
-    for (int i = 0; i < n; i++) {
-        r->waits += ps[i].sent;
-        r->wakes += ps[i].answered;
-        served += ps[i].served;
-        err = err ? err : ps[i].err;
-        hist_merge(&r->lateness, &ps[i].rtt);
-    }
-    if (served != r->waits)
-        r->wakes = served;
-    r->ops = r->wakes;
-    if (err)
-        fprintf(stderr, "ptbench: rpc-sched floor: a request failed: %s\n", strerror(-err));
+    struct rpc_tally t = {0, 0};
+    for (int i = 0; i < n; i++)
+        tally_pair(r, &t, ps[i].sent, ps[i].answered, ps[i].served, ps[i].err, &ps[i].rtt);
+    tally_done(r, &t, "rpc-sched floor");
     free(ps);
     free(ts);
 }
