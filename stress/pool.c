@@ -23,7 +23,7 @@ static void wait_phase(struct pool *pl, int ph, struct pworker *w)
 
 void pool_check(struct pworker *w, bool quiescent)
 {
-    const struct engine *eng = w->pl->r->eng;
+    const struct pt_engine *eng = w->pl->r->eng;
     const char *bad = eng->check ? eng->check(w->th, quiescent) : NULL;
     if (bad)
         stress_violation(w->pl->r, V_INVARIANT, -1, 0, "the design's invariants to hold",
@@ -32,7 +32,7 @@ void pool_check(struct pworker *w, bool quiescent)
 
 void pool_move(struct pworker *w)
 {
-    const struct engine *eng = w->pl->r->eng;
+    const struct pt_engine *eng = w->pl->r->eng;
     int rc = eng->move(w->pl->w[0].th, w->th);
     if (rc < 0)
         stress_violation(w->pl->r, V_ERROR, -1, 0, "move to succeed", "%d", rc);
@@ -55,7 +55,7 @@ pt_nanos pool_until(const struct pool *pl, pt_nanos until)
 static void quiet_run(struct pworker *w)
 {
     struct pool *pl = w->pl;
-    const struct engine *eng = pl->r->eng;
+    const struct pt_engine *eng = pl->r->eng;
     while (phase(pl) == PH_RUN) {
         eng->idle(w->th, pool_until(pl, pt_nanotime() + 4 * pl->r->o->bound));
         pool_check(w, false);
@@ -66,7 +66,7 @@ static void *p_main(void *arg)
 {
     struct pworker *w = arg;
     struct pool *pl = w->pl;
-    const struct engine *eng = pl->r->eng;
+    const struct pt_engine *eng = pl->r->eng;
     w->th = eng->thread_start(pl->r->e, w->id);
     if (!w->th)
         abort(); /* no context, no run: nothing to report it through yet */
@@ -147,6 +147,8 @@ void pool_run(struct pool *pl)
         stress_violation(r, V_ERROR, -1, 0, "an engine", "create failed");
         return;
     }
+    if (pl->setup)
+        pl->setup(pl);
     int nq = pl->quiet, all = pl->np + pl->nout + nq;
     pl->w = calloc((size_t)all, sizeof *pl->w);
     if (!pl->w)

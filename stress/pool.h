@@ -39,6 +39,7 @@ struct pool {
     void (*scan)(void *sc);             /* on the main thread every 10 ms */
     void (*final)(struct pool *pl);     /* main, once drained, before the P checks */
     void (*cleanup)(struct pool *pl);   /* main, after them: free timer objects */
+    void (*setup)(struct pool *pl);     /* main, once the instance exists: timer objects */
     void (*on_engine)(struct pool *pl); /* main, once P 0 has its context */
     int batch;                          /* operations between a P's rounds (0: 32) */
     /* One more P, after the outsiders (w[np + nout]), that runs no
@@ -47,7 +48,7 @@ struct pool {
      * a missing wake for a new earliest timer shows as a late firing
      * instead of hiding behind the next timer already due. */
     bool quiet;
-    bench_cb cb;    /* what the scenario's timers call */
+    pt_engine_cb cb;    /* what the scenario's timers call */
     pt_nanos drain; /* how long to let due timers fire before the final checks */
 };
 

@@ -1,14 +1,20 @@
 /* ptstress: shakes out lost, doubled, early and late firings in a timer
- * design, through ptbench's engine interface (bench/engines/engine.h).
+ * design, through the engine table (ptimer/engine.h): a design built in,
+ * or one loaded with --engine, whose every cell runs in a copy of this
+ * program of its own, so that its crash or hang is that cell's verdict.
  * For each design x scenario: a verdict line, counts, violations by kind,
  * the seed and the command that reproduces the run; JSON lines with
  * --json. Exit status 1 on any violation, 2 on a usage error. */
+#include <errno.h>
 #include <getopt.h>
+#include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "stress.h"
@@ -47,16 +53,12 @@ static const char *const all_designs[] = {"pheap",       "pheap-sync", "pheap-st
                                           "timerthread", "globalheap", "floor",
                                           "pwheel",      "lheap"};
 
-static const struct engine *find_design(const char *name)
+static const struct pt_engine *find_design(const char *name)
 {
 #ifdef PTSTRESS_HAVE_SCHED
     for (int i = 0; stress_sched_design(i); i++)
         if (strcmp(stress_sched_design(i)->name, name) == 0)
             return stress_sched_design(i);
-#endif
-#ifdef PTSTRESS_BROKEN
-    if (strcmp(name, "broken") == 0)
-        return engine_broken();
 #endif
     return engine_find(name);
 }
@@ -67,13 +69,13 @@ static const struct engine *find_design(const char *name)
  * reading, and only what a run leaves behind counts. */
 static void *prime_thread(void *eng)
 {
-    const struct engine *e = eng;
+    const struct pt_engine *e = eng;
     void *inst = e->create(1, NULL);
     if (!inst)
         return NULL;
     void *th = e->thread_start(inst, 0);
     if (th) {
-        bench_handle h = e->schedule(th, pt_nanotime() + 1000000000, 0, NULL);
+        pt_engine_handle h = e->schedule(th, pt_nanotime() + 1000000000, 0, NULL);
         if (h)
             e->cancel(th, h);
         e->thread_stop(th);
@@ -82,7 +84,7 @@ static void *prime_thread(void *eng)
     return NULL;
 }
 
-static void prime(const struct engine *e)
+static void prime(const struct pt_engine *e)
 {
     pthread_t t;
     if (!e->create)
@@ -91,7 +93,7 @@ static void prime(const struct engine *e)
         pthread_join(t, NULL);
 }
 
-static bool is_sched(const struct engine *e)
+static bool is_sched(const struct pt_engine *e)
 {
 #ifdef PTSTRESS_HAVE_SCHED
     return stress_is_sched(e);
@@ -99,6 +101,122 @@ static bool is_sched(const struct engine *e)
     (void)e;
     return false;
 #endif
+}
+
+/* Names an engine of the user's may not take: the scheduler's designs
+ * (the built-in engines engine_load checks itself). */
+static bool reserved(const char *name)
+{
+#ifdef PTSTRESS_HAVE_SCHED
+    for (int i = 0; stress_sched_design(i); i++)
+        if (strcmp(stress_sched_design(i)->name, name) == 0)
+            return true;
+#endif
+    (void)name;
+    return false;
+}
+
+/* Set in a copy that runs one cell of a loaded engine, so that it runs it
+ * in its own process instead of starting another copy. */
+#define CELL_ENV "PTSTRESS_CELL"
+
+static const char *signame(int sig)
+{
+    static const struct {
+        int sig;
+        const char *name;
+    } names[] = {{SIGSEGV, "SIGSEGV"}, {SIGABRT, "SIGABRT"}, {SIGBUS, "SIGBUS"},
+                 {SIGFPE, "SIGFPE"},   {SIGILL, "SIGILL"},   {SIGKILL, "SIGKILL"},
+                 {SIGTERM, "SIGTERM"}, {SIGTRAP, "SIGTRAP"}};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (names[i].sig == sig)
+            return names[i].name;
+    static char buf[24];
+    snprintf(buf, sizeof buf, "signal %d", sig);
+    return buf;
+}
+
+/* One cell of a loaded engine, in this program executed afresh with the
+ * command that reproduces it: its verdict line and JSON line are its own;
+ * a death by signal, or no end, gets one here. 0 if it passed. */
+static int run_cell_apart(const char *argv0, const struct pt_engine *e, const char *scenario,
+                          const struct stress_opts *o, double bound_ms, double hang_s,
+                          const char *json)
+{
+    char t[16], out[16], n[16], dur[32], bound[32], seed[32], hang[32];
+    snprintf(hang, sizeof hang, "%g", hang_s);
+    snprintf(t, sizeof t, "%d", o->threads);
+    snprintf(out, sizeof out, "%d", o->outsiders);
+    snprintf(n, sizeof n, "%d", o->timers);
+    snprintf(dur, sizeof dur, "%g", (double)o->duration / 1e9);
+    snprintf(bound, sizeof bound, "%g", bound_ms);
+    snprintf(seed, sizeof seed, "%llu", (unsigned long long)o->seed);
+    const char *args[] = {argv0, "--engine", engine_path(e), "-d", e->name, "-s", scenario,
+                          "-t", t, "-o", out, "-n", n, "-T", dur, "-b", bound, "-S", seed,
+                          "--hang-s", hang, json ? "-j" : NULL, json, NULL};
+    char cmd[1024] = "";
+    for (int i = 0; args[i]; i++)
+        snprintf(cmd + strlen(cmd), sizeof cmd - strlen(cmd), "%s%s", i ? " " : "", args[i]);
+    fflush(NULL);
+    pt_nanos t0 = pt_nanotime();
+    pid_t pid = fork();
+    if (pid < 0) {
+        printf("FAIL %s %s: cannot fork: %s\n", e->name, scenario, strerror(errno));
+        return 1;
+    }
+    if (pid == 0) {
+        setenv(CELL_ENV, "1", 1);
+        execv("/proc/self/exe", (char *const *)args);
+        fprintf(stderr, "ptstress: cannot execute /proc/self/exe: %s\n", strerror(errno));
+        _exit(127);
+    }
+    /* The copy's own watchdog ends a hang a minute past the run with a
+     * verdict; this one is for a copy that cannot even do that. */
+    pt_nanos deadline = t0 + o->duration + (pt_nanos)(2 * hang_s * 1e9) + 5000000000 +
+                        40 * (pt_nanos)(bound_ms * 1e6);
+    int status = 0;
+    bool hung = false;
+    for (;;) {
+        pid_t w = waitpid(pid, &status, WNOHANG);
+        if (w == pid)
+            break;
+        if (w < 0 && errno != EINTR) {
+            status = 0;
+            break;
+        }
+        if (pt_nanotime() > deadline) {
+            kill(pid, SIGKILL);
+            waitpid(pid, &status, 0);
+            hung = true;
+            break;
+        }
+        stress_sleep(20000000);
+    }
+    if (!hung && WIFEXITED(status))
+        return WEXITSTATUS(status) != 0;
+    const char *verdict = hung ? "HANG" : "CRASH";
+    char what[64];
+    if (hung)
+        snprintf(what, sizeof what, "no end %.0f s after it started (killed)",
+                 (double)(pt_nanotime() - t0) / 1e9);
+    else
+        snprintf(what, sizeof what, "killed by %s", signame(WTERMSIG(status)));
+    printf("%s %s %s: %s; rerun: %s\n", verdict, e->name, scenario, what, cmd);
+    fflush(stdout);
+    if (json) {
+        FILE *jf = strcmp(json, "-") == 0 ? stdout : fopen(json, "a");
+        if (jf) {
+            fprintf(jf,
+                    "{\"tool\":\"ptstress\",\"design\":\"%s\",\"scenario\":\"%s\","
+                    "\"verdict\":\"%s\",\"seed\":%llu,\"why\":\"%s\",\"rerun\":\"%s\"}\n",
+                    e->name, scenario, verdict, (unsigned long long)o->seed, what, cmd);
+            if (jf != stdout)
+                fclose(jf);
+            else
+                fflush(jf);
+        }
+    }
+    return 1;
 }
 
 static void usage(FILE *f, const char *argv0)
@@ -122,6 +240,12 @@ static void usage(FILE *f, const char *argv0)
             "      --soak            long runs: duration 3600 s unless given, progress lines\n"
             "  -p, --progress SEC    a progress line every SEC seconds (--soak: 60)\n"
             "  -j, --json FILE       one JSON line per run (- for stdout)\n"
+            "      --hang-s SEC      a run still going SEC seconds past its end is hung\n"
+            "                        (default 60)\n"
+            "      --engine PATH     a design of your own, a shared object built against\n"
+            "                        ptimer/engine.h, run beside -d's (repeatable); each of\n"
+            "                        its cells runs in a process of its own: a crash or a\n"
+            "                        hang is that cell's verdict, and the run goes on\n"
             "scenarios:\n",
             argv0);
     for (int i = 0; i < NSCENARIOS; i++)
@@ -252,7 +376,8 @@ int main(int argc, char **argv)
     struct stress_opts o = {.threads = 4, .outsiders = 2, .timers = 128, .argv0 = argv[0]};
     const char *designs = "all", *scens = "all", *json = NULL;
     double secs = -1, bound_ms = 0; /* 0: the scenario's */
-    bool soak = false, seeded = false;
+    double hang_s = 60;
+    bool soak = false, seeded = false, designs_given = false;
     static const struct option longs[] = {
         {"design", required_argument, NULL, 'd'},
         {"scenario", required_argument, NULL, 's'},
@@ -265,14 +390,19 @@ int main(int argc, char **argv)
         {"soak", no_argument, NULL, 'k'},
         {"progress", required_argument, NULL, 'p'},
         {"json", required_argument, NULL, 'j'},
+        {"engine", required_argument, NULL, 'E'},
+        {"hang-s", required_argument, NULL, 'H'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
+    const struct pt_engine *loaded[8];
+    int nloaded = 0, refused = 0;
     int c;
-    while ((c = getopt_long(argc, argv, "d:s:t:o:n:T:b:S:p:j:h", longs, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "d:s:t:o:n:T:b:S:p:j:E:H:h", longs, NULL)) != -1) {
         switch (c) {
         case 'd':
             designs = optarg;
+            designs_given = true;
             break;
         case 's':
             scens = optarg;
@@ -305,6 +435,20 @@ int main(int argc, char **argv)
         case 'j':
             json = optarg;
             break;
+        case 'E': {
+            char why[600];
+            const struct pt_engine *e = engine_load(optarg, reserved, why, sizeof why);
+            if (!e) { /* said, left out; the others run */
+                fprintf(stderr, "ptstress: --engine %s\n", why);
+                refused++;
+            } else if (nloaded < 8) {
+                loaded[nloaded++] = e;
+            }
+            break;
+        }
+        case 'H':
+            hang_s = atof(optarg);
+            break;
         case 'h':
             usage(stdout, argv[0]);
             return 0;
@@ -313,7 +457,7 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if (optind != argc || o.threads < 1 || o.outsiders < 0 || bound_ms < 0) {
+    if (optind != argc || o.threads < 1 || o.outsiders < 0 || bound_ms < 0 || hang_s <= 0) {
         usage(stderr, argv[0]);
         return 2;
     }
@@ -334,11 +478,20 @@ int main(int argc, char **argv)
 
     /* Designs named that do not exist, or cannot be stressed, are usage
      * errors: a CI line with a typo must not pass by running nothing. */
-    const struct engine *list[16];
+    const struct pt_engine *list[16];
     int nd = 0;
-    if (strcmp(designs, "all") == 0) {
-        for (size_t i = 0; i < sizeof all_designs / sizeof all_designs[0]; i++)
-            list[nd++] = engine_find(all_designs[i]);
+    if (strcmp(designs, "all") == 0 && (nloaded || refused) && !designs_given) {
+        /* --engine alone: the user's designs, nothing else */
+    } else if (strcmp(designs, "all") == 0) {
+        for (size_t i = 0; i < sizeof all_designs / sizeof all_designs[0]; i++) {
+            char why[400];
+            list[nd] = engine_find(all_designs[i]);
+            if (engine_check_table(list[nd], why, sizeof why)) {
+                fprintf(stderr, "%s: a built-in design's table: %s\n", argv[0], why);
+                return 2;
+            }
+            nd++;
+        }
 #ifdef PTSTRESS_HAVE_SCHED
         for (int i = 0; stress_sched_design(i); i++)
             list[nd++] = stress_sched_design(i);
@@ -347,13 +500,24 @@ int main(int argc, char **argv)
         char buf[256];
         snprintf(buf, sizeof buf, "%s", designs);
         for (char *s = strtok(buf, ","); s && nd < 16; s = strtok(NULL, ",")) {
-            const struct engine *e = find_design(s);
+            const struct pt_engine *e = find_design(s);
             if (!e || (!e->tm_new && !is_sched(e))) {
                 fprintf(stderr, "%s: no design %s that holds timer objects\n", argv[0], s);
                 return 2;
             }
             list[nd++] = e;
         }
+    }
+    for (int k = 0; k < nloaded && nd < 16; k++) {
+        bool named = false;
+        for (int d = 0; d < nd; d++)
+            named |= list[d] == loaded[k];
+        if (!named)
+            list[nd++] = loaded[k];
+    }
+    if (!nd) {
+        fprintf(stderr, "%s: no design to run\n", argv[0]);
+        return refused ? 1 : 2;
     }
     int nsc = 0;
     for (int i = 0; i < NSCENARIOS; i++)
@@ -364,8 +528,11 @@ int main(int argc, char **argv)
     }
 
     uint64_t failed = 0;
+    /* A loaded engine is primed in each cell's own copy. */
+    bool apart = getenv(CELL_ENV) == NULL;
     for (int d = 0; d < nd; d++)
-        prime(list[d]);
+        if (!(apart && engine_is_loaded(list[d])))
+            prime(list[d]);
     wd_json = jf;
     pthread_t wd;
     if (watchdog_start(&wd) != 0) {
@@ -395,13 +562,19 @@ int main(int argc, char **argv)
             }
             struct stress_opts ro = o;
             ro.bound = (pt_nanos)((bound_ms > 0 ? bound_ms : sc->bound_ms) * 1e6);
+            if (apart && engine_is_loaded(list[d])) {
+                failed += run_cell_apart(argv[0], list[d], sc->name, &ro,
+                                         bound_ms > 0 ? bound_ms : sc->bound_ms, hang_s, json);
+                continue;
+            }
             struct stress_run r = {.eng = list[d], .scenario = sc->name, .o = &ro};
             witness_tally_begin();
             pt_nanos t0 = pt_nanotime();
             /* A minute past the end, and twenty bounds: a slow machine's
              * drain and final checks take far less. */
             atomic_store(&wd_t0, t0);
-            atomic_store(&wd_deadline, t0 + o.duration + 60 * (pt_nanos)1000000000 + 20 * ro.bound);
+            atomic_store(&wd_deadline,
+                         t0 + o.duration + (pt_nanos)(hang_s * 1e9) + 20 * ro.bound);
             atomic_store(&wd_run, &r);
             sc->run(&r);
             atomic_store(&wd_run, NULL);
@@ -417,5 +590,7 @@ int main(int argc, char **argv)
     watchdog_stop(wd);
     if (jf && jf != stdout)
         fclose(jf);
-    return failed ? 1 : 0;
+    if (refused)
+        fprintf(stderr, "%s: %d --engine refused (said at the start)\n", argv[0], refused);
+    return failed || refused ? 1 : 0;
 }

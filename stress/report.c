@@ -45,10 +45,12 @@ void stress_violation(struct stress_run *r, enum viol_kind k, long timer, uint64
     const struct stress_opts *o = r->o;
     fprintf(stdout,
             "  violation %s: %s %s, timer %ld, arming %llu, at +%.3f s: expected %s; observed %s\n"
-            "    reproduce: %s --design %s --scenario %s --threads %d --outsiders %d"
+            "    reproduce: %s%s%s --design %s --scenario %s --threads %d --outsiders %d"
             " --timers %d --duration %.3f --bound %.0f --seed %llu\n",
             viol_names[k], r->eng->name, r->scenario, timer, (unsigned long long)arming,
-            (double)(pt_nanotime() - r->t0) / 1e9, expected, obs, o->argv0, r->eng->name,
+            (double)(pt_nanotime() - r->t0) / 1e9, expected, obs, o->argv0,
+            engine_is_loaded(r->eng) ? " --engine " : "",
+            engine_is_loaded(r->eng) ? engine_path(r->eng) : "", r->eng->name,
             r->scenario, o->threads, o->outsiders, o->timers, (double)o->duration / 1e9,
             (double)o->bound / 1e6, (unsigned long long)o->seed);
     if (k == V_LATE || k == V_STALL || k == V_TICKS || k == V_UNFIRED) {

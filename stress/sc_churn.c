@@ -14,7 +14,7 @@
 #define RING 4096u /* records per P: far more than WINDOW + those in flight */
 
 struct ch_p {
-    bench_handle h[WINDOW];
+    pt_engine_handle h[WINDOW];
     uint64_t seq[WINDOW];
     uint64_t next_seq, armed, said_pending;
     atomic_ullong fired;
@@ -97,7 +97,7 @@ static void ch_round(struct pworker *w)
 {
     struct ch *m = w->pl->sc;
     struct ch_p *p = &m->p[w->id];
-    const struct engine *eng = m->r->eng;
+    const struct pt_engine *eng = m->r->eng;
     if (!eng->held || w->batches % 32 != 0 || p->memory_seen)
         return;
     /* Live: WINDOW here (a shared structure holds every P's). Cleaning may

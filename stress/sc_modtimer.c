@@ -225,7 +225,7 @@ static void mt_arm_excl(struct mt *m, void *th, uint64_t k, pt_nanos when)
  * -EBUSY, which only a pending arming may answer). */
 static void mt_rearm_excl(struct mt *m, void *th, uint64_t k, pt_nanos when, bool reset)
 {
-    const struct engine *eng = m->r->eng;
+    const struct pt_engine *eng = m->r->eng;
     struct mt_timer *t = &m->t[k];
     uint64_t seq = t->cur;
     struct arm_rec *a = &t->ring[seq % ARM_RING];
@@ -264,7 +264,7 @@ static void mt_rearm_excl(struct mt *m, void *th, uint64_t k, pt_nanos when, boo
 static void mt_op(struct pworker *w)
 {
     struct mt *m = w->pl->sc;
-    const struct engine *eng = m->r->eng;
+    const struct pt_engine *eng = m->r->eng;
     uint64_t x = pt__xorshift64(&w->rng);
     bool contended = m->nexcl < m->n && x % 4 == 0;
     uint64_t k = contended ? (uint64_t)m->nexcl + (x >> 2) % (uint64_t)(m->n - m->nexcl)
@@ -293,7 +293,7 @@ static void mt_op(struct pworker *w)
     if (stop) {
         int a = eng->tm_stop(t->tm);
         int running = atomic_load(&t->in_cb);
-        if (eng->tm_stop_waits && running)
+        if (engine_has(eng, PT_ENGINE_STOP_WAITS) && running)
             stress_violation(m->r, V_SYNC, (long)k, t->cur,
                              "no callback of the timer running once stop returned", "%d running",
                              running);
@@ -320,7 +320,7 @@ static void mt_op(struct pworker *w)
 static void mt_round(struct pworker *w)
 {
     struct mt *m = w->pl->sc;
-    const struct engine *eng = m->r->eng;
+    const struct pt_engine *eng = m->r->eng;
     uint64_t x = pt__xorshift64(&w->rng);
     if (m->move && w->id > 0 && x % 16 == 0) {
         pool_move(w);
@@ -389,7 +389,7 @@ static void mt_scan(void *vm)
 static void mt_final(struct pool *pl)
 {
     struct mt *m = pl->sc;
-    const struct engine *eng = m->r->eng;
+    const struct pt_engine *eng = m->r->eng;
     pt_nanos now = pt_nanotime(), bound = m->r->o->bound;
     for (int k = 0; k < m->n + m->probe; k++) {
         struct mt_timer *t = &m->t[k];
@@ -399,7 +399,7 @@ static void mt_final(struct pool *pl)
             uint64_t said = atomic_load(&t->pending_answers) + (a == 1);
             /* stop_sync also stops an arming made while it ran, without
              * saying so (ptimer.h): with it, only a bound holds. */
-            if (eng->tm_stop_waits ? armed < fired + said : armed != fired + said)
+            if (engine_has(eng, PT_ENGINE_STOP_WAITS) ? armed < fired + said : armed != fired + said)
                 stress_violation(m->r, V_COUNT, k, 0, "armings = firings + \"was pending\" answers",
                                  "%llu armings, %llu firings, %llu answers of 1",
                                  (unsigned long long)armed, (unsigned long long)fired,
@@ -434,22 +434,28 @@ static void mt_cleanup(struct pool *pl)
     }
 }
 
+/* The timers, from the instance: an engine may keep them in its own. */
+static void mt_setup(struct pool *pl)
+{
+    struct mt *m = pl->sc;
+    for (int k = 0; k < m->n + m->probe; k++) {
+        pthread_mutex_init(&m->t[k].mu, NULL);
+        m->t[k].tm = m->r->eng->tm_new(m->r->e);
+        if (!m->t[k].tm)
+            abort();
+    }
+}
+
 static void mt_run(struct stress_run *r, bool move)
 {
     const struct stress_opts *o = r->o;
     struct mt m = {.r = r, .n = o->timers < 2 ? 2 : o->timers, .move = move};
     m.nexcl = m.n >= 2 * CONTENDED ? m.n - CONTENDED : m.n;
-    m.probe = !r->eng->idle_misses_remote;
+    m.probe = !engine_has(r->eng, PT_ENGINE_IDLE_MISSES_REMOTE);
     m.probe_rng = o->seed * 0x2545f4914f6cdd1dull + 7;
     m.t = calloc((size_t)(m.n + 1), sizeof *m.t);
     if (!m.t)
         abort();
-    for (int k = 0; k < m.n + m.probe; k++) {
-        pthread_mutex_init(&m.t[k].mu, NULL);
-        m.t[k].tm = r->eng->tm_new(NULL);
-        if (!m.t[k].tm)
-            abort();
-    }
     mt_cur = &m;
     struct pool pl = {
         .r = r,
@@ -460,6 +466,7 @@ static void mt_run(struct stress_run *r, bool move)
         .p_round = mt_round,
         .scan = mt_scan,
         .final = mt_final,
+        .setup = mt_setup,
         .cleanup = mt_cleanup,
         .cb = mt_fire,
         .drain = STRESS_DRAIN,

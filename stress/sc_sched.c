@@ -19,7 +19,7 @@
 
 /* Designs that are a scheduler, not an engine: a name and a mode. */
 struct sched_design {
-    struct engine eng; /* a name for the reports; nothing else is set */
+    struct pt_engine eng; /* a name for the reports; nothing else is set */
     enum pt_timer_mode mode;
 };
 
@@ -33,12 +33,12 @@ static const struct sched_design designs[] = {
 };
 #define NDESIGNS (int)(sizeof designs / sizeof designs[0])
 
-const struct engine *stress_sched_design(int i)
+const struct pt_engine *stress_sched_design(int i)
 {
     return i >= 0 && i < NDESIGNS ? &designs[i].eng : NULL;
 }
 
-bool stress_is_sched(const struct engine *e)
+bool stress_is_sched(const struct pt_engine *e)
 {
     for (int i = 0; i < NDESIGNS; i++)
         if (e == &designs[i].eng)

@@ -179,7 +179,7 @@ static void tk_end(struct tk *m, uint64_t k, int answer, enum arm_state to)
 static void tk_op(struct pworker *w)
 {
     struct tk *m = w->pl->sc;
-    const struct engine *eng = m->r->eng;
+    const struct pt_engine *eng = m->r->eng;
     uint64_t x = pt__xorshift64(&w->rng);
     uint64_t k = (x >> 8) % (uint64_t)m->n;
     struct tk_ticker *t = &m->t[k];
@@ -214,7 +214,7 @@ static void tk_op(struct pworker *w)
 static void tk_memory(struct pworker *w)
 {
     struct tk *m = w->pl->sc;
-    const struct engine *eng = m->r->eng;
+    const struct pt_engine *eng = m->r->eng;
     if (!eng->held || w->batches % 32 != 0 || atomic_load(&m->memory_seen))
         return;
     /* One arming live per ticker; lazily deleted ones as in churn. */
@@ -227,7 +227,7 @@ static void tk_memory(struct pworker *w)
 static void tk_round(struct pworker *w)
 {
     uint64_t x = pt__xorshift64(&w->rng);
-    const struct engine *eng = w->pl->r->eng;
+    const struct pt_engine *eng = w->pl->r->eng;
     tk_memory(w);
     if (eng->move && w->id > 0 && x % 64 == 1) {
         pool_move(w);
@@ -288,6 +288,18 @@ static void tk_cleanup(struct pool *pl)
     }
 }
 
+/* The tickers, from the instance: an engine may keep them in its own. */
+static void tk_setup(struct pool *pl)
+{
+    struct tk *m = pl->sc;
+    for (int k = 0; k < m->n; k++) {
+        pthread_mutex_init(&m->t[k].mu, NULL);
+        m->t[k].tm = m->r->eng->tm_new(m->r->e);
+        if (!m->t[k].tm)
+            abort();
+    }
+}
+
 void sc_ticker(struct stress_run *r)
 {
     const struct stress_opts *o = r->o;
@@ -295,12 +307,6 @@ void sc_ticker(struct stress_run *r)
     m.t = calloc((size_t)m.n, sizeof *m.t);
     if (!m.t)
         abort();
-    for (int k = 0; k < m.n; k++) {
-        pthread_mutex_init(&m.t[k].mu, NULL);
-        m.t[k].tm = r->eng->tm_new(NULL);
-        if (!m.t[k].tm)
-            abort();
-    }
     tk_cur = &m;
     atomic_store(&tk_stall_end, 0);
     struct pool pl = {
@@ -312,6 +318,7 @@ void sc_ticker(struct stress_run *r)
         .p_round = tk_round,
         .scan = tk_scan,
         .final = tk_final,
+        .setup = tk_setup,
         .cleanup = tk_cleanup,
         .cb = tk_fire,
         .drain = 1000000,

@@ -48,7 +48,7 @@ struct stress_opts {
 };
 
 struct stress_run {
-    const struct engine *eng;
+    const struct pt_engine *eng;
     const char *scenario;
     const struct stress_opts *o;
     void *e; /* the engine instance */
@@ -88,9 +88,6 @@ unsigned long witness_tally(pt_nanos *longest);
  * that only those stalls explain counts in r->excused. */
 bool stress_overdue(struct stress_run *r, pt_nanos due, pt_nanos at, pt_nanos allowed);
 
-/* The test-only broken design (engine_broken.c, in ptstress-broken). */
-const struct engine *engine_broken(void);
-
 /* How long a run lets due timers fire, once nothing is armed any more,
  * before its final checks: far above a firing's usual lateness, and the
  * checks that follow still allow the whole bound. */
@@ -106,8 +103,8 @@ void sc_churn(struct stress_run *r);
  * a name only: stress_sched_design(i) is the i-th (NULL past the last), and only the
  * sched scenario runs them, as only the other scenarios run the rest. */
 void sc_sched(struct stress_run *r);
-const struct engine *stress_sched_design(int i);
-bool stress_is_sched(const struct engine *e);
+const struct pt_engine *stress_sched_design(int i);
+bool stress_is_sched(const struct pt_engine *e);
 
 /* Wait for the end of the run, calling scan(ctx) every 10 ms and printing
  * progress lines meanwhile. */

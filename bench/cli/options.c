@@ -36,6 +36,33 @@ static bool design_known(const char *name)
     return engine_find(name) != NULL;
 }
 
+/* Names an engine of the user's may not take: the scheduler's designs and
+ * the peers (the built-in engines engine_load checks itself). */
+static bool reserved(const char *name)
+{
+#ifdef PTBENCH_HAVE_SCHED
+    if (sched_design_find(name))
+        return true;
+#endif
+    return peer_known(name);
+}
+
+/* --engine: loaded before the other options are read, so that -d and -b
+ * may name it. One that cannot be used is said in a line and left out;
+ * the run goes on with the others and ends with status 1. */
+static void load_engine(struct options *o, const char *path)
+{
+    char why[600];
+    const struct pt_engine *e = engine_load(path, reserved, why, sizeof why);
+    if (!e) {
+        fprintf(stderr, "ptbench: --engine %s\n", why);
+        o->engines_refused++;
+        return;
+    }
+    if (o->nloaded < MAXLIST)
+        o->loaded[o->nloaded++] = e->name;
+}
+
 static void usage(FILE *f)
 {
     fprintf(f,
@@ -50,7 +77,13 @@ static void usage(FILE *f)
             "  -d, --design LIST     designs, comma-separated (default: all):\n"
             "                        pheap pheap-sync pheap-staged timerthread globalheap floor\n"
             "                        pwheel lheap (Go 1.23's timers)\n"
-            "                        kernel (latency workloads only: the futex floor)\n");
+            "                        kernel (latency workloads only: the futex floor)\n"
+            "      --engine PATH     a design of your own: a shared object built against\n"
+            "                        ptimer/engine.h, run beside -d's (repeatable). Each\n"
+            "                        repetition of it runs in a process of its own: a crash\n"
+            "                        or hang loses its rows, not the run's\n"
+            "      --hang-s N        such a repetition still going N s past its duration\n"
+            "                        is hung (default 60)\n");
 #ifdef PTBENCH_HAVE_SCHED
     fprintf(f,
             "                        sched-perp sched-tt sched-lheap (the workloads in the\n"
@@ -181,6 +214,8 @@ enum {
     OPT_NO_PEERS,
     OPT_NO_PLOTS,
     OPT_FULL,
+    OPT_ENGINE,
+    OPT_HANG_S,
 };
 
 static const struct option long_options[] = {
@@ -214,6 +249,8 @@ static const struct option long_options[] = {
     {"no-plots", no_argument, NULL, OPT_NO_PLOTS},
     {"quiet", no_argument, NULL, 'q'},
     {"full", no_argument, NULL, OPT_FULL},
+    {"engine", required_argument, NULL, OPT_ENGINE},
+    {"hang-s", required_argument, NULL, OPT_HANG_S},
     {NULL, 0, NULL, 0},
 };
 
@@ -229,7 +266,8 @@ static const char *const quick_workloads[] = {
 static void defaults(struct options *o, bool full)
 {
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    *o = (struct options){.reps = 5,
+    *o = (struct options){.hang_s = 60,
+                          .reps = 5,
                           .duration_ms = 300,
                           .ticker_ms = 300,
                           .latency_ms = 600,
@@ -339,6 +377,9 @@ static int apply(struct options *o, int c, const char *opt, char *v)
     case OPT_IDLE_CONNS:
         o->nidle_conns = split_ints(v, o->idle_conns, 1000000);
         return o->nidle_conns > 0 ? 0 : bad_option(opt, v);
+    case OPT_HANG_S:
+        n = o->hang_s = parse_long(v, 1, 86400);
+        break;
     case OPT_IDLE_MS:
         n = o->idle_ms = parse_long(v, 1, 3600000);
         break;
@@ -381,6 +422,7 @@ static int apply(struct options *o, int c, const char *opt, char *v)
         o->quiet = true;
         return 0;
     case OPT_FULL: /* read before the others (options_parse) */
+    case OPT_ENGINE:
         return 0;
     default:
         return 2;
@@ -404,9 +446,16 @@ int options_parse(int argc, char **argv, struct options *o)
     bool full = false;
     int c;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, optstring, long_options, NULL)) != -1)
+    const char *engines[MAXLIST];
+    int nengines = 0;
+    while ((c = getopt_long(argc, argv, optstring, long_options, NULL)) != -1) {
         full |= c == OPT_FULL;
+        if (c == OPT_ENGINE && nengines < MAXLIST)
+            engines[nengines++] = optarg;
+    }
     defaults(o, full);
+    for (int k = 0; k < nengines; k++)
+        load_engine(o, engines[k]);
     optind = 0; /* glibc: start over, with its state reset */
     opterr = 1; /* getopt says what it refused; usage follows */
     while ((c = getopt_long(argc, argv, optstring, long_options, NULL)) != -1) {
@@ -434,6 +483,14 @@ int options_parse(int argc, char **argv, struct options *o)
     if (!o->ndesigns)
         for (size_t k = 0; k < sizeof default_designs / sizeof *default_designs; k++)
             o->designs[o->ndesigns++] = default_designs[k];
+    /* the engines loaded run beside whatever -d chose */
+    for (int k = 0; k < o->nloaded; k++) {
+        bool named = false;
+        for (int d = 0; d < o->ndesigns; d++)
+            named |= strcmp(o->designs[d], o->loaded[k]) == 0;
+        if (!named && o->ndesigns < MAXLIST)
+            o->designs[o->ndesigns++] = o->loaded[k];
+    }
     if (!o->nworkloads && o->full)
         for (int k = 0; k < nworkloads && k < MAXLIST; k++)
             o->workloads[o->nworkloads++] = workloads[k].name;

@@ -32,6 +32,10 @@ struct options {
     const char *out;
     bool peers, plots, quiet;
     bool full; /* --full: the whole comparison's defaults */
+    const char *loaded[MAXLIST]; /* --engine: the names of those loaded */
+    int nloaded;
+    int engines_refused; /* --engine: those that could not be used */
+    long hang_s;         /* --engine: a repetition this far past its end is hung */
 };
 
 /* 0, or the exit status to leave with (2: a usage error, said on stderr;

@@ -28,7 +28,7 @@
  * timer modes for the workloads that run inside it. */
 struct design {
     const char *name;
-    const struct engine *eng;      /* engine workloads */
+    const struct pt_engine *eng;      /* engine workloads */
     const struct sched_design *sd; /* workloads in the scheduler */
     bool reference;                /* a floor: shown, never a winner */
     size_t timer_bytes;
@@ -50,10 +50,10 @@ static bool design_for(const char *name, const struct workload *wl, struct desig
         return false;
 #endif
     }
-    const struct engine *eng = engine_find(name);
-    if (!eng || (eng->latency_only && wl->kind != WL_LATENCY))
+    const struct pt_engine *eng = engine_find(name);
+    if (!eng || (engine_has(eng, PT_ENGINE_LATENCY_ONLY) && wl->kind != WL_LATENCY))
         return false;
-    *out = (struct design){eng->name, eng, NULL, eng->reference, eng->timer_bytes};
+    *out = (struct design){eng->name, eng, NULL, engine_has(eng, PT_ENGINE_REFERENCE), eng->timer_bytes};
     return true;
 }
 
@@ -67,21 +67,44 @@ static int run_here(const struct workload *wl, const struct design *d, int nt,
     return workload_run(wl, d->eng, nt, cfg, res);
 }
 
+/* An engine loaded with --engine: code this program did not build, run
+ * where its crash or hang costs its own rows only. */
+static bool outside(const struct design *d)
+{
+    return d->eng && engine_is_loaded(d->eng);
+}
+
 /* One repetition of one design: into *out, its lateness samples added to
- * *pool. Non-zero (and said) on failure. */
-static int run_rep(const struct workload *wl, const struct design *d, int nt,
-                   const struct run_config *cfg, struct hist *pool, struct rep *out)
+ * *pool. Non-zero (and said) on failure: 1 ends the run, 2 the design's
+ * row in this cell (an outside engine's). */
+static int run_rep(struct report *rep, const struct options *o, const struct workload *wl,
+                   const struct design *d, int nt, const struct run_config *cfg, struct hist *pool,
+                   struct rep *out)
 {
     if (wl_isolated(wl)) { /* a fresh process each time */
         if (run_isolated(wl, d->name, nt, cfg, out) != 0) {
             progress_clear();
+            if (outside(d)) {
+                report_error(rep, "%s, %s, %d thread%s: failed in its own process; its row is left out",
+                             wl->name, d->name, nt, nt == 1 ? "" : "s");
+                return 2;
+            }
             fprintf(stderr, "ptbench: %s failed\n", d->name);
             return 1;
         }
         return 0;
     }
     struct run_result *res = calloc(1, sizeof *res);
-    if (!res || run_here(wl, d, nt, cfg, res) != 0) {
+    char why[200];
+    if (res && outside(d) && run_forked(wl, d->eng, nt, cfg, o->hang_s, res, why, sizeof why) != 0) {
+        progress_clear();
+        report_error(rep, "%s, %s, %d thread%s: %s; its row is left out (rerun: ptbench --engine %s -d %s -w %s -t %d)",
+                     wl->name, d->name, nt, nt == 1 ? "" : "s", why, engine_path(d->eng),
+                     d->name, wl->name, nt);
+        free(res);
+        return 2;
+    }
+    if (!res || (!outside(d) && run_here(wl, d, nt, cfg, res) != 0)) {
         progress_clear();
         fprintf(stderr, "ptbench: %s failed to start\n", d->name);
         free(res);
@@ -121,17 +144,21 @@ static int run_cell(struct report *rep, const struct options *o, const struct wo
 {
     memset(pooled, 0, MAXLIST * sizeof *pooled);
     struct design d;
+    bool failed[MAXLIST] = {false}; /* an outside engine's row, left out */
     for (int r = 0; r < o->reps; r++)
         for (int di = 0; di < o->ndesigns; di++) {
-            if (!design_for(o->designs[di], wl, &d))
+            if (failed[di] || !design_for(o->designs[di], wl, &d))
                 continue;
             progress_rep(wl->name, variant, nt, d.name, r + 1, o->reps);
-            if (run_rep(wl, &d, nt, cfg, &pooled[di], &reps[di][r]) != 0)
+            int rc = run_rep(rep, o, wl, &d, nt, cfg, &pooled[di], &reps[di][r]);
+            if (rc == 1)
                 return -1;
-            check_rep(rep, wl, d.name, nt, cfg, &reps[di][r], r == 0);
+            failed[di] = rc == 2;
+            if (!rc)
+                check_rep(rep, wl, d.name, nt, cfg, &reps[di][r], r == 0);
         }
     for (int di = 0; di < o->ndesigns; di++) {
-        if (!design_for(o->designs[di], wl, &d))
+        if (failed[di] || !design_for(o->designs[di], wl, &d))
             continue;
         report_add(rep, wl, variant, d.name, nt, d.timer_bytes, reps[di], o->reps, &pooled[di],
                    ROW_INTERLEAVED | (d.reference ? ROW_REFERENCE : 0));
@@ -319,6 +346,10 @@ int main(int argc, char **argv)
     report_finish(&rep, o.plots);
     free(reps);
     free(pooled);
+    if (o.engines_refused) {
+        fprintf(stderr, "ptbench: %d --engine refused (said at the start)\n", o.engines_refused);
+        return 1;
+    }
     if (rep.errors) {
         fprintf(stderr, "ptbench: %d result%s did not add up (said above)\n", rep.errors,
                 rep.errors == 1 ? "" : "s");

@@ -26,17 +26,17 @@ struct fl_thread {
     _Atomic uint32_t lock;
     pt__heap4 heap;
     uint32_t dead;
-    bench_cb cb;
+    pt_engine_cb cb;
     struct slots slots;
     atomic_ulong *wakeups;
 };
 
 struct fl_engine {
     atomic_ulong wakeups;
-    bench_cb cb;
+    pt_engine_cb cb;
 };
 
-static void *fl_create(int n, bench_cb cb)
+static void *fl_create(int n, pt_engine_cb cb)
 {
     (void)n;
     struct fl_engine *e = calloc(1, sizeof *e);
@@ -102,7 +102,7 @@ static void fl_clean(struct fl_thread *th, int64_t add, pt_nanos when)
         pt__heap4_push(&th->heap, when, (void *)(uintptr_t)add);
 }
 
-static bench_handle fl_schedule(void *vth, pt_nanos when, pt_nanos period, void *arg)
+static pt_engine_handle fl_schedule(void *vth, pt_nanos when, pt_nanos period, void *arg)
 {
     struct fl_thread *th = vth;
     pt__lock(&th->lock);
@@ -119,12 +119,12 @@ static bench_handle fl_schedule(void *vth, pt_nanos when, pt_nanos period, void 
     n->period = period;
     n->arg = arg;
     fl_clean(th, slot, when);
-    bench_handle h = slots_handle(&th->slots, (uint32_t)slot);
+    pt_engine_handle h = slots_handle(&th->slots, (uint32_t)slot);
     pt__unlock(&th->lock);
     return h;
 }
 
-static bool fl_cancel(void *vth, bench_handle h)
+static bool fl_cancel(void *vth, pt_engine_handle h)
 {
     struct fl_thread *th = vth;
     pt__lock(&th->lock);
@@ -139,7 +139,7 @@ static bool fl_cancel(void *vth, bench_handle h)
     return live;
 }
 
-static bench_handle fl_reset(void *vth, bench_handle h, pt_nanos when, void *arg)
+static pt_engine_handle fl_reset(void *vth, pt_engine_handle h, pt_nanos when, void *arg)
 {
     struct fl_thread *th = vth;
     pt__lock(&th->lock);
@@ -231,12 +231,13 @@ static void fl_idle(void *vth, pt_nanos until)
     }
 }
 
-static void fl_read_stats(void *eng, struct engine_stats *out)
+static void fl_read_stats(void *eng, struct pt_engine_stats *out)
 {
     out->wakeups = atomic_load(&((struct fl_engine *)eng)->wakeups);
 }
 
-const struct engine engine_floor = {
+const struct pt_engine engine_floor = {
+    ENGINE_HEAD,
     .name = "floor",
     .what = "bare per-thread 4-ary heap + lock, lazy deletion, no status machine",
     .create = fl_create,
@@ -251,8 +252,9 @@ const struct engine engine_floor = {
     .read_stats = fl_read_stats,
     .reserve_handles = fl_reserve_handles,
     .timer_bytes = sizeof(struct fl_node) + sizeof(pt__heap4_entry),
-    .reference = true, /* the least a per-P design can cost: shown, never the winner */
+    /* the least a per-P design can cost: shown, never the winner; fl_idle
+     * has no wake: it sleeps to `until` */
+    .flags = PT_ENGINE_REFERENCE | PT_ENGINE_IDLE_MISSES_REMOTE,
     TOBJ_FIELDS(fl),
-    .idle_misses_remote = true, /* fl_idle has no wake: it sleeps to `until` */
     .held = fl_held,
 };

@@ -31,7 +31,7 @@ struct gh_engine {
     _Atomic uint32_t wakeword; /* bumped when a new earliest arrives */
     pthread_t thread;
     atomic_ulong wakeups;
-    bench_cb cb;
+    pt_engine_cb cb;
 };
 
 static void *gh_main(void *arg)
@@ -71,7 +71,7 @@ static void *gh_main(void *arg)
     return NULL;
 }
 
-static void *gh_create(int n, bench_cb cb)
+static void *gh_create(int n, pt_engine_cb cb)
 {
     (void)n;
     struct gh_engine *e = calloc(1, sizeof *e);
@@ -119,7 +119,7 @@ static void *gh_thread_start(void *eng, int tid)
 
 static void gh_thread_stop(void *th) { (void)th; }
 
-static bench_handle gh_schedule(void *vth, pt_nanos when, pt_nanos period, void *arg)
+static pt_engine_handle gh_schedule(void *vth, pt_nanos when, pt_nanos period, void *arg)
 {
     struct gh_engine *e = vth;
     pt__lock(&e->lock);
@@ -136,7 +136,7 @@ static bench_handle gh_schedule(void *vth, pt_nanos when, pt_nanos period, void 
     n->period = period;
     n->arg = arg;
     bool earliest = pt__heap4_push(&e->heap, when, n) == 0;
-    bench_handle h = slots_handle(&e->slots, (uint32_t)slot);
+    pt_engine_handle h = slots_handle(&e->slots, (uint32_t)slot);
     pt__unlock(&e->lock);
     if (earliest) {
         atomic_fetch_add_explicit(&e->wakeword, 1, memory_order_release);
@@ -145,7 +145,7 @@ static bench_handle gh_schedule(void *vth, pt_nanos when, pt_nanos period, void 
     return h;
 }
 
-static bool gh_cancel(void *vth, bench_handle h)
+static bool gh_cancel(void *vth, pt_engine_handle h)
 {
     struct gh_engine *e = vth;
     pt__lock(&e->lock);
@@ -158,7 +158,7 @@ static bool gh_cancel(void *vth, bench_handle h)
     return n != NULL;
 }
 
-static bench_handle gh_reset(void *vth, bench_handle h, pt_nanos when, void *arg)
+static pt_engine_handle gh_reset(void *vth, pt_engine_handle h, pt_nanos when, void *arg)
 {
     (void)arg;
     struct gh_engine *e = vth;
@@ -196,12 +196,13 @@ static void gh_idle(void *th, pt_nanos until)
     bench_sleep_until(until);
 }
 
-static void gh_read_stats(void *eng, struct engine_stats *out)
+static void gh_read_stats(void *eng, struct pt_engine_stats *out)
 {
     out->wakeups = atomic_load(&((struct gh_engine *)eng)->wakeups);
 }
 
-const struct engine engine_globalheap = {
+const struct pt_engine engine_globalheap = {
+    ENGINE_HEAD,
     .name = "globalheap",
     .what = "one 4-ary heap + one lock for all threads, eager cancel, one firing thread",
     .create = gh_create,

@@ -10,7 +10,7 @@
 #include "base/futex.h"
 
 struct k_engine {
-    bench_cb cb;
+    pt_engine_cb cb;
     atomic_ulong wakeups;
 };
 
@@ -22,7 +22,7 @@ struct k_thread {
     uint32_t gen;
 };
 
-static void *k_create(int n, bench_cb cb)
+static void *k_create(int n, pt_engine_cb cb)
 {
     (void)n;
     struct k_engine *e = calloc(1, sizeof *e);
@@ -42,17 +42,17 @@ static void *k_thread_start(void *eng, int tid)
 }
 static void k_thread_stop(void *th) { free(th); }
 
-static bench_handle k_schedule(void *vth, pt_nanos when, pt_nanos period, void *arg)
+static pt_engine_handle k_schedule(void *vth, pt_nanos when, pt_nanos period, void *arg)
 {
     struct k_thread *th = vth;
     if (period > 0 || th->deadline)
         return 0; /* one one-shot at a time */
     th->deadline = when;
     th->arg = arg;
-    return (bench_handle)++th->gen;
+    return (pt_engine_handle)++th->gen;
 }
 
-static bool k_cancel(void *vth, bench_handle h)
+static bool k_cancel(void *vth, pt_engine_handle h)
 {
     struct k_thread *th = vth;
     bool live = th->deadline && h == th->gen;
@@ -61,7 +61,7 @@ static bool k_cancel(void *vth, bench_handle h)
     return live;
 }
 
-static bench_handle k_reset(void *vth, bench_handle h, pt_nanos when, void *arg)
+static pt_engine_handle k_reset(void *vth, pt_engine_handle h, pt_nanos when, void *arg)
 {
     struct k_thread *th = vth;
     if (!k_cancel(th, h))
@@ -93,16 +93,16 @@ static void k_idle(void *vth, pt_nanos until)
     }
 }
 
-static void k_read_stats(void *eng, struct engine_stats *out)
+static void k_read_stats(void *eng, struct pt_engine_stats *out)
 {
     out->wakeups = atomic_load(&((struct k_engine *)eng)->wakeups);
 }
 
-const struct engine engine_kernel = {
+const struct pt_engine engine_kernel = {
+    ENGINE_HEAD,
     .name = "kernel",
     .what = "no timer structure: a futex wait with an absolute deadline (latency floor)",
-    .latency_only = true,
-    .reference = true,
+    .flags = PT_ENGINE_LATENCY_ONLY | PT_ENGINE_REFERENCE,
     .create = k_create,
     .destroy = k_destroy,
     .thread_start = k_thread_start,

@@ -21,20 +21,20 @@
 struct lh_thread {
     pt_lheap h;
     struct p_wake wake;
-    bench_cb cb;
+    pt_engine_cb cb;
     struct slots slots;
     struct slot_limbo limbo; /* stopped timers whose heap still holds them */
     struct lh_engine *eng;
 };
 
 struct lh_engine {
-    bench_cb cb;
+    pt_engine_cb cb;
     atomic_ulong wakeups;
 };
 
 static _Thread_local struct lh_thread *tl_thread;
 
-static void *lh_create(int nthreads, bench_cb cb)
+static void *lh_create(int nthreads, pt_engine_cb cb)
 {
     (void)nthreads;
     struct lh_engine *e = calloc(1, sizeof *e);
@@ -89,7 +89,7 @@ static inline __attribute__((always_inline)) bool lh_released(void *timer)
     return !pt_lheap_timer_in_heap(timer);
 }
 
-static bench_handle lh_schedule(void *vth, pt_nanos when, pt_nanos period, void *arg)
+static pt_engine_handle lh_schedule(void *vth, pt_nanos when, pt_nanos period, void *arg)
 {
     struct lh_thread *th = vth;
     if (!th->slots.free_head && th->limbo.len)
@@ -110,7 +110,7 @@ static bench_handle lh_schedule(void *vth, pt_nanos when, pt_nanos period, void 
     return slots_handle(&th->slots, (uint32_t)slot);
 }
 
-static bool lh_cancel(void *vth, bench_handle h)
+static bool lh_cancel(void *vth, pt_engine_handle h)
 {
     struct lh_thread *th = vth;
     pt_lheap_timer *t = slots_check(&th->slots, h);
@@ -126,7 +126,7 @@ static bool lh_cancel(void *vth, bench_handle h)
     return r == 1;
 }
 
-static bench_handle lh_reset(void *vth, bench_handle h, pt_nanos when, void *arg)
+static pt_engine_handle lh_reset(void *vth, pt_engine_handle h, pt_nanos when, void *arg)
 {
     (void)arg;
     struct lh_thread *th = vth;
@@ -235,12 +235,13 @@ static const char *lh_check(void *vth, bool quiescent)
     return pt_lheap_verify(&th->h, quiescent, &why) ? why : NULL;
 }
 
-static void lh_read_stats(void *eng, struct engine_stats *out)
+static void lh_read_stats(void *eng, struct pt_engine_stats *out)
 {
     out->wakeups = atomic_load(&((struct lh_engine *)eng)->wakeups);
 }
 
-const struct engine engine_lheap = {
+const struct pt_engine engine_lheap = {
+    ENGINE_HEAD,
     .name = "lheap",
     .what = "Go 1.23's per-P timers: a lock per timer, zombies, lazy re-keying",
     .create = lh_create,

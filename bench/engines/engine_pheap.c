@@ -34,7 +34,7 @@ struct ph_thread {
     _Atomic uint32_t wakeword; /* bumped by the wake callback */
     atomic_bool sleeping;      /* the worker is (about to be) in futex_wait */
     bool sync, staged;
-    bench_cb cb;
+    pt_engine_cb cb;
     struct slots slots;
     struct slot_limbo limbo; /* stopped timers waiting to be unlinked */
     struct ph_engine *eng;
@@ -47,13 +47,13 @@ struct ph_thread {
 
 struct ph_engine {
     bool sync, staged;
-    bench_cb cb;
+    pt_engine_cb cb;
     atomic_ulong wakeups;
 };
 
 static _Thread_local struct ph_thread *tl_thread;
 
-static void *ph_create(int nthreads, bench_cb cb, bool sync, bool staged)
+static void *ph_create(int nthreads, pt_engine_cb cb, bool sync, bool staged)
 {
     (void)nthreads;
     struct ph_engine *e = calloc(1, sizeof *e);
@@ -64,15 +64,15 @@ static void *ph_create(int nthreads, bench_cb cb, bool sync, bool staged)
     }
     return e;
 }
-static void *ph_create_lazy(int n, bench_cb cb)
+static void *ph_create_lazy(int n, pt_engine_cb cb)
 {
     return ph_create(n, cb, false, false);
 }
-static void *ph_create_sync(int n, bench_cb cb)
+static void *ph_create_sync(int n, pt_engine_cb cb)
 {
     return ph_create(n, cb, true, false);
 }
-static void *ph_create_staged(int n, bench_cb cb)
+static void *ph_create_staged(int n, pt_engine_cb cb)
 {
     return ph_create(n, cb, false, true);
 }
@@ -136,7 +136,7 @@ static inline __attribute__((always_inline)) void ph_reclaim(struct ph_thread *t
     limbo_reclaim(&th->limbo, &th->slots, ph_released);
 }
 
-static bench_handle ph_schedule(void *vth, pt_nanos when, pt_nanos period, void *arg)
+static pt_engine_handle ph_schedule(void *vth, pt_nanos when, pt_nanos period, void *arg)
 {
     struct ph_thread *th = vth;
     /* A poll since the last arm may have unlinked stopped timers: reuse
@@ -164,7 +164,7 @@ static bench_handle ph_schedule(void *vth, pt_nanos when, pt_nanos period, void 
     return slots_handle(&th->slots, (uint32_t)slot);
 }
 
-static bool ph_cancel(void *vth, bench_handle h)
+static bool ph_cancel(void *vth, pt_engine_handle h)
 {
     struct ph_thread *th = vth;
     struct ph_timer *pt = slots_check(&th->slots, h);
@@ -188,7 +188,7 @@ static bool ph_cancel(void *vth, bench_handle h)
     return r == 1;
 }
 
-static bench_handle ph_reset(void *vth, bench_handle h, pt_nanos when, void *arg)
+static pt_engine_handle ph_reset(void *vth, pt_engine_handle h, pt_nanos when, void *arg)
 {
     (void)arg;
     struct ph_thread *th = vth;
@@ -315,14 +315,15 @@ static const char *ph_check(void *vth, bool quiescent)
     return pt_timers_verify(&th->ts, quiescent) ? pt_timers_verify_report() : NULL;
 }
 
-static void ph_read_stats(void *eng, struct engine_stats *out)
+static void ph_read_stats(void *eng, struct pt_engine_stats *out)
 {
     struct ph_engine *e = eng;
     out->wakeups = atomic_load(&e->wakeups);
 }
 
 #define PH_ENGINE(ident, nm, create_fn, stop_fn, desc)                                             \
-    const struct engine ident = {                                                                  \
+    const struct pt_engine ident = {                                                                  \
+        ENGINE_HEAD,                                                                               \
         .name = nm,                                                                                \
         .what = desc,                                                                              \
         .create = create_fn,                                                                       \
@@ -343,7 +344,7 @@ static void ph_read_stats(void *eng, struct engine_stats *out)
         .tm_start = ph_tm_start,                                                                   \
         .tm_reset = ph_tm_reset,                                                                   \
         .tm_firing = pt_timers_firing,                                                             \
-        .tm_stop_waits = stop_fn == ph_tm_stop_sync,                                               \
+        .flags = stop_fn == ph_tm_stop_sync ? PT_ENGINE_STOP_WAITS : 0,                                               \
         .tm_free = ph_tm_free,                                                                     \
         .move = ph_move,                                                                           \
         .held = ph_held,                                                                           \

@@ -19,19 +19,19 @@ struct pw_thread {
     pt_wheel w;
     void *block; /* what to free: the state sits a few lines into it */
     struct p_wake wake;
-    bench_cb cb;
+    pt_engine_cb cb;
     struct slots slots;
     struct pw_engine *eng;
 };
 
 struct pw_engine {
-    bench_cb cb;
+    pt_engine_cb cb;
     atomic_ulong wakeups;
 };
 
 static _Thread_local struct pw_thread *tl_thread;
 
-static void *pw_create(int nthreads, bench_cb cb)
+static void *pw_create(int nthreads, pt_engine_cb cb)
 {
     (void)nthreads;
     struct pw_engine *e = calloc(1, sizeof *e);
@@ -92,7 +92,7 @@ static void *pw_thread_start(void *eng, int tid)
     return th;
 }
 
-static bench_handle pw_schedule(void *vth, pt_nanos when, pt_nanos period, void *arg)
+static pt_engine_handle pw_schedule(void *vth, pt_nanos when, pt_nanos period, void *arg)
 {
     struct pw_thread *th = vth;
     int64_t slot = slots_get(&th->slots);
@@ -108,7 +108,7 @@ static bench_handle pw_schedule(void *vth, pt_nanos when, pt_nanos period, void 
     return slots_handle(&th->slots, (uint32_t)slot);
 }
 
-static bool pw_cancel(void *vth, bench_handle h)
+static bool pw_cancel(void *vth, pt_engine_handle h)
 {
     struct pw_thread *th = vth;
     pt_wheel_timer *t = slots_check(&th->slots, h);
@@ -119,7 +119,7 @@ static bool pw_cancel(void *vth, bench_handle h)
     return r == 1;
 }
 
-static bench_handle pw_reset(void *vth, bench_handle h, pt_nanos when, void *arg)
+static pt_engine_handle pw_reset(void *vth, pt_engine_handle h, pt_nanos when, void *arg)
 {
     (void)arg;
     struct pw_thread *th = vth;
@@ -227,12 +227,13 @@ static const char *pw_check(void *vth, bool quiescent)
     return pt_wheel_verify(&th->w) ? pt_wheel_verify_report() : NULL;
 }
 
-static void pw_read_stats(void *eng, struct engine_stats *out)
+static void pw_read_stats(void *eng, struct pt_engine_stats *out)
 {
     out->wakeups = atomic_load(&((struct pw_engine *)eng)->wakeups);
 }
 
-const struct engine engine_pwheel = {
+const struct pt_engine engine_pwheel = {
+    ENGINE_HEAD,
     .name = "pwheel",
     .what = "ptimer per-P hierarchical timing wheels; O(1) arm and cancel, exact level 0",
     .create = pw_create,

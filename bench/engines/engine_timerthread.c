@@ -17,7 +17,7 @@
 
 struct tt_engine {
     pt_timerthread *tt;
-    bench_cb cb;            /* one workload per run: the same for all threads */
+    pt_engine_cb cb;            /* one workload per run: the same for all threads */
     _Atomic uint32_t lock;  /* guards tickers */
     struct tt_ticker *tickers;
     _Atomic size_t ntickers; /* records not yet freed (held) */
@@ -35,7 +35,7 @@ struct tt_ticker {
     pt_task_id id;
 };
 
-#define TT_TICKER_BIT ((bench_handle)1 << 63)
+#define TT_TICKER_BIT ((pt_engine_handle)1 << 63)
 
 static struct tt_engine *tt_current; /* for the one-shot trampoline */
 
@@ -87,7 +87,7 @@ static void tt_tick(void *varg)
         tt_ticker_free(k);
 }
 
-static void *tt_create(int n, bench_cb cb)
+static void *tt_create(int n, pt_engine_cb cb)
 {
     (void)n;
     struct tt_engine *e = calloc(1, sizeof *e);
@@ -121,7 +121,7 @@ static void *tt_thread_start(void *eng, int tid)
 
 static void tt_thread_stop(void *th) { (void)th; }
 
-static bench_handle tt_schedule(void *th, pt_nanos when, pt_nanos period, void *arg)
+static pt_engine_handle tt_schedule(void *th, pt_nanos when, pt_nanos period, void *arg)
 {
     struct tt_engine *e = th;
     if (period <= 0)
@@ -140,7 +140,7 @@ static bench_handle tt_schedule(void *th, pt_nanos when, pt_nanos period, void *
         tt_ticker_free(k);
         return 0;
     }
-    return TT_TICKER_BIT | (bench_handle)(uintptr_t)k;
+    return TT_TICKER_BIT | (pt_engine_handle)(uintptr_t)k;
 }
 
 /* A ticker was pending while it was not stopped: a tick that runs now
@@ -160,7 +160,7 @@ static bool tt_cancel_ticker(struct tt_ticker *k)
     return live;
 }
 
-static bool tt_cancel(void *th, bench_handle h)
+static bool tt_cancel(void *th, pt_engine_handle h)
 {
     struct tt_engine *e = th;
     if (h & TT_TICKER_BIT)
@@ -168,7 +168,7 @@ static bool tt_cancel(void *th, bench_handle h)
     return pt_timerthread_unschedule(e->tt, h) == 0;
 }
 
-static bench_handle tt_reset(void *th, bench_handle h, pt_nanos when, void *arg)
+static pt_engine_handle tt_reset(void *th, pt_engine_handle h, pt_nanos when, void *arg)
 {
     struct tt_engine *e = th;
     if ((h & TT_TICKER_BIT) || pt_timerthread_unschedule(e->tt, h) != 0)
@@ -195,14 +195,15 @@ static size_t tt_held(void *th)
     return atomic_load_explicit(&((struct tt_engine *)th)->ntickers, memory_order_relaxed);
 }
 
-static void tt_read_stats(void *eng, struct engine_stats *out)
+static void tt_read_stats(void *eng, struct pt_engine_stats *out)
 {
     pt_timerthread_stats st;
     pt_timerthread_read_stats(((struct tt_engine *)eng)->tt, &st);
     out->wakeups = st.wakeups;
 }
 
-const struct engine engine_timerthread = {
+const struct pt_engine engine_timerthread = {
+    ENGINE_HEAD,
     .name = "timerthread",
     .what = "ptimer's TimerThread: bRPC's 13 hashed buckets feeding one timer thread",
     .create = tt_create,

@@ -17,11 +17,11 @@
 struct tobj {
     _Atomic uint32_t lock;
     void *th;
-    bench_handle h; /* 0: none armed by us, or stopped */
+    pt_engine_handle h; /* 0: none armed by us, or stopped */
 };
 
-typedef bench_handle (*tobj_schedule_fn)(void *th, pt_nanos when, pt_nanos period, void *arg);
-typedef bool (*tobj_cancel_fn)(void *th, bench_handle h);
+typedef pt_engine_handle (*tobj_schedule_fn)(void *th, pt_nanos when, pt_nanos period, void *arg);
+typedef bool (*tobj_cancel_fn)(void *th, pt_engine_handle h);
 
 static inline void *tobj_new(void)
 {

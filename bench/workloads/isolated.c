@@ -7,6 +7,8 @@
 #include "isolated.h"
 
 #include <errno.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,7 +31,7 @@ static int run_here(const struct workload *wl, const char *name, int nt,
         return -1;
 #endif
     }
-    const struct engine *eng = engine_find(name);
+    const struct pt_engine *eng = engine_find(name);
     return eng ? workload_run(wl, eng, nt, cfg, res) : -1;
 }
 
@@ -41,6 +43,7 @@ int isolated_main(char **argv)
     /* Only the memory and burst workloads run here, and the count (of
      * timers, or of Gs) and the stack guard are all of the configuration
      * they read. */
+    engine_load_inherited(); /* the --engine designs of the parent */
     struct run_config cfg = {.memory_timers = count, .memory_gs = count, .stack_guard = atoi(argv[7])};
     struct run_result *res = calloc(1, sizeof *res);
     struct rep r;
@@ -84,4 +87,84 @@ int run_isolated(const struct workload *wl, const char *design, int nt,
     int status = 0;
     waitpid(pid, &status, 0);
     return n == (ssize_t)sizeof *out && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+}
+
+/* Reads n bytes by `deadline` (CLOCK_MONOTONIC ns); what it read. */
+static size_t read_until(int fd, void *buf, size_t n, pt_nanos deadline)
+{
+    size_t got = 0;
+    while (got < n) {
+        pt_nanos left = deadline - pt_nanotime();
+        if (left <= 0)
+            break;
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        int rc = poll(&p, 1, (int)(left / 1000000) + 1);
+        if (rc < 0 && errno == EINTR)
+            continue;
+        if (rc <= 0)
+            break;
+        ssize_t k = read(fd, (char *)buf + got, n - got);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            break;
+        got += (size_t)k;
+    }
+    return got;
+}
+
+int run_forked(const struct workload *wl, const struct pt_engine *eng, int nt,
+               const struct run_config *cfg, long hang_s, struct run_result *res, char *why,
+               size_t n)
+{
+    int fd[2];
+    if (pipe(fd) != 0) {
+        snprintf(why, n, "pipe: %s", strerror(errno));
+        return -1;
+    }
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        snprintf(why, n, "fork: %s", strerror(errno));
+        close(fd[0]);
+        close(fd[1]);
+        return -1;
+    }
+    if (pid == 0) {
+        close(fd[0]);
+        int rc = workload_run(wl, eng, nt, cfg, res);
+        size_t off = 0;
+        while (rc == 0 && off < sizeof *res) {
+            ssize_t k = write(fd[1], (char *)res + off, sizeof *res - off);
+            if (k <= 0)
+                _exit(1);
+            off += (size_t)k;
+        }
+        _exit(rc == 0 ? 0 : 3);
+    }
+    close(fd[1]);
+    /* A repetition runs for its duration, or its ops: hang_s and twice
+     * the duration past that is a hang. */
+    pt_nanos limit = hang_s * (pt_nanos)1000000000 + 2 * cfg->duration;
+    pt_nanos deadline = pt_nanotime() + limit;
+    size_t got = read_until(fd[0], res, sizeof *res, deadline);
+    close(fd[0]);
+    bool hung = got < sizeof *res && pt_nanotime() >= deadline;
+    if (hung)
+        kill(pid, SIGKILL);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (hung)
+        snprintf(why, n, "hung: no result %.0f s after it started (killed)", (double)limit / 1e9);
+    else if (WIFSIGNALED(status))
+        snprintf(why, n, "crashed: killed by signal %d (%s)", WTERMSIG(status),
+                 strsignal(WTERMSIG(status)));
+    else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || got < sizeof *res)
+        snprintf(why, n, "failed: %s",
+                 WIFEXITED(status) && WEXITSTATUS(status) == 3 ? "the engine did not start"
+                                                                : "no result came back");
+    else
+        return 0;
+    return -1;
 }

@@ -18,4 +18,12 @@ int isolated_main(char **argv);
 int run_isolated(const struct workload *wl, const char *design, int nt,
                  const struct run_config *cfg, struct rep *out);
 
+
+
+/* One repetition of wl on an engine loaded with --engine, in a forked
+ * child, into *res: a crash or hang of code this program did not build
+ * costs that repetition, not the run. 0, or -1 with why (one line). */
+int run_forked(const struct workload *wl, const struct pt_engine *eng, int nt,
+               const struct run_config *cfg, long hang_s, struct run_result *res, char *why,
+               size_t n);
 #endif

@@ -38,8 +38,8 @@ static void *worker_main(void *arg)
         abort();
     /* memory counts what its own timers add; an engine that holds one
      * timer per thread has no room for more. */
-    int np = a->r->wl->kind == WL_MEMORY || w->eng->latency_only ? 0 : w->cfg->preload;
-    bench_handle *pre = workload_preload(w, np);
+    int np = a->r->wl->kind == WL_MEMORY || engine_has(w->eng, PT_ENGINE_LATENCY_ONLY) ? 0 : w->cfg->preload;
+    pt_engine_handle *pre = workload_preload(w, np);
     pthread_barrier_wait(&a->r->ready);
     pthread_barrier_wait(&a->r->ready); /* the runner has set start and end */
     a->r->wl->run(w);
@@ -73,7 +73,7 @@ double bench_sys_seconds(void)
     return (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
 }
 
-int workload_run(const struct workload *wl, const struct engine *eng, int nthreads,
+int workload_run(const struct workload *wl, const struct pt_engine *eng, int nthreads,
                  const struct run_config *cfg, struct run_result *out)
 {
     memset(out, 0, sizeof *out);
@@ -110,8 +110,9 @@ int workload_run(const struct workload *wl, const struct engine *eng, int nthrea
     pthread_barrier_wait(&r.ready); /* preloaded */
     for (int i = 0; i < nspin; i++)
         pthread_create(&spin[i], NULL, spinner, &r);
-    struct engine_stats s0, s1;
-    eng->read_stats(e, &s0);
+    struct pt_engine_stats s0 = {0}, s1 = {0};
+    if (eng->read_stats)
+        eng->read_stats(e, &s0);
     double cpu0 = bench_cpu_seconds(), sys0 = bench_sys_seconds();
     pt_nanos start = pt_nanotime();
     pt_nanos end = start + cfg->duration;
@@ -130,7 +131,8 @@ int workload_run(const struct workload *wl, const struct engine *eng, int nthrea
      * before the workers dispose of their preload. */
     out->rss_bytes = bench_rss_bytes();
     out->rss_growth = out->rss_bytes - rss0;
-    eng->read_stats(e, &s1);
+    if (eng->read_stats)
+        eng->read_stats(e, &s1);
     out->wakeups = s1.wakeups - s0.wakeups;
     atomic_store(&r.spin_stop, true);
     for (int i = 0; i < nspin; i++)

@@ -81,7 +81,7 @@ struct workload {
     bool fires;     /* its timers fire during the run, so lateness is measured */
     bool busy;      /* every core is kept busy meanwhile */
     unsigned peers; /* PEER_* */
-    bench_cb cb;    /* what its timers call when they fire */
+    pt_engine_cb cb;    /* what its timers call when they fire */
     void (*run)(struct workload_thread *w);
     /* Instead of run: the body of the scheduler's first G, given the
      * scheduler's options (sched_runner.c makes the scheduler). */
@@ -130,7 +130,7 @@ static inline bool wl_cores_only(const struct workload *wl)
 
 /* Per worker thread. */
 struct workload_thread {
-    const struct engine *eng;
+    const struct pt_engine *eng;
     void *e, *th;
     int tid, nthreads;
     const struct run_config *cfg;
@@ -153,11 +153,11 @@ uint64_t workload_sink_fired(void);
 
 /* Realistic heap sizes, as Go's own timer benchmarks have: n timers an
  * hour away, armed before the measured phase and cancelled after it. */
-bench_handle *workload_preload(struct workload_thread *w, int n);
-void workload_unload(struct workload_thread *w, bench_handle *pre, int n);
+pt_engine_handle *workload_preload(struct workload_thread *w, int n);
+void workload_unload(struct workload_thread *w, pt_engine_handle *pre, int n);
 
 /* Runs one repetition: create the engine, start the workers, run, join. */
-int workload_run(const struct workload *wl, const struct engine *eng, int nthreads,
+int workload_run(const struct workload *wl, const struct pt_engine *eng, int nthreads,
                  const struct run_config *cfg, struct run_result *out);
 
 /* Process CPU time, user and system, of every thread. */

@@ -73,9 +73,9 @@ static bool done_every(struct workload_thread *w, uint64_t mask)
 
 static bool done(struct workload_thread *w) { return done_every(w, 255); }
 
-static bench_handle arm(struct workload_thread *w, pt_nanos when)
+static pt_engine_handle arm(struct workload_thread *w, pt_nanos when)
 {
-    bench_handle h = w->eng->schedule(w->th, when, 0, (void *)(uintptr_t)when);
+    pt_engine_handle h = w->eng->schedule(w->th, when, 0, (void *)(uintptr_t)when);
     if (!h) {
         fprintf(stderr, "ptbench: %s: schedule failed\n", w->eng->name);
         abort();
@@ -84,7 +84,7 @@ static bench_handle arm(struct workload_thread *w, pt_nanos when)
     return h;
 }
 
-static void disarm(struct workload_thread *w, bench_handle h)
+static void disarm(struct workload_thread *w, pt_engine_handle h)
 {
     if (w->eng->cancel(w->th, h))
         w->cancelled++;
@@ -100,9 +100,9 @@ static void maybe_poll(struct workload_thread *w)
         w->eng->poll(w->th);
 }
 
-bench_handle *workload_preload(struct workload_thread *w, int n)
+pt_engine_handle *workload_preload(struct workload_thread *w, int n)
 {
-    bench_handle *pre = calloc((size_t)n + 1, sizeof *pre);
+    pt_engine_handle *pre = calloc((size_t)n + 1, sizeof *pre);
     if (!pre)
         abort();
     pt_nanos now = pt_nanotime();
@@ -111,7 +111,7 @@ bench_handle *workload_preload(struct workload_thread *w, int n)
     return pre;
 }
 
-void workload_unload(struct workload_thread *w, bench_handle *pre, int n)
+void workload_unload(struct workload_thread *w, pt_engine_handle *pre, int n)
 {
     for (int i = 0; i < n; i++)
         disarm(w, pre[i]);
@@ -135,7 +135,7 @@ static void run_rpc(struct workload_thread *w)
  * armed `window` ops ago. `step` < 0 makes deadlines descend. */
 static void run_window(struct workload_thread *w, int window, bool descending)
 {
-    bench_handle *ring = calloc((size_t)window, sizeof *ring);
+    pt_engine_handle *ring = calloc((size_t)window, sizeof *ring);
     pt_nanos base = pt_nanotime() + 20 * SEC;
     for (int i = 0; !done(w); i = (i + 1) % window) {
         pt_nanos now = pt_nanotime();
@@ -163,12 +163,12 @@ static void run_descending(struct workload_thread *w) { run_window(w, 1000, true
 static void run_random(struct workload_thread *w)
 {
     enum { RING = 4096 };
-    bench_handle ring[RING] = {0};
+    pt_engine_handle ring[RING] = {0};
     size_t nkeep = 0, capkeep = 1 << 16;
-    bench_handle *keep = malloc(capkeep * sizeof *keep);
+    pt_engine_handle *keep = malloc(capkeep * sizeof *keep);
     while (!done(w)) {
         pt_nanos now = pt_nanotime();
-        bench_handle h = arm(w, now + uniform(w, MS, SEC));
+        pt_engine_handle h = arm(w, now + uniform(w, MS, SEC));
         uint64_t r = rnd(w);
         if (r & 1) {
             size_t i = (r >> 1) % RING; /* cancel whoever sat there */
@@ -196,7 +196,7 @@ static void run_random(struct workload_thread *w)
 static void run_reset_common(struct workload_thread *w, bool alternate)
 {
     enum { K = 1000 };
-    bench_handle h[K];
+    pt_engine_handle h[K];
     pt_nanos now = pt_nanotime();
     for (int k = 0; k < K; k++)
         h[k] = arm(w, now + uniform(w, SEC, 2 * SEC));
@@ -205,7 +205,7 @@ static void run_reset_common(struct workload_thread *w, bool alternate)
         now = pt_nanotime();
         pt_nanos when = alternate ? now + SEC + (pt_nanos)(w->ops & 1) * (SEC / 2) + uniform(w, 0, SEC / 2)
                                   : now + uniform(w, SEC, 2 * SEC);
-        bench_handle nh = w->eng->reset(w->th, h[k], when, (void *)(uintptr_t)when);
+        pt_engine_handle nh = w->eng->reset(w->th, h[k], when, (void *)(uintptr_t)when);
         if (nh != h[k]) { /* a bucket design rescheduled it */
             w->cancelled++;
             w->scheduled++;
@@ -227,7 +227,7 @@ static void run_ticker(struct workload_thread *w)
 {
     int n = w->cfg->tickers / w->nthreads + (w->tid < w->cfg->tickers % w->nthreads);
     struct ticker *k = calloc((size_t)n, sizeof *k);
-    bench_handle *h = calloc((size_t)n, sizeof *h);
+    pt_engine_handle *h = calloc((size_t)n, sizeof *h);
     pt_nanos now = pt_nanotime();
     for (int i = 0; i < n; i++) {
         k[i].period = MS + (pt_nanos)(rnd(w) % (uint64_t)(9 * MS));
@@ -285,7 +285,7 @@ static void run_memory(struct workload_thread *w)
     long N = w->cfg->memory_timers;
     /* The handle array is the harness's, not the design's: touched before
      * the first reading so that its pages are not counted. */
-    bench_handle *h = calloc((size_t)N, sizeof *h);
+    pt_engine_handle *h = calloc((size_t)N, sizeof *h);
     memset(h, 1, (size_t)N * sizeof *h);
     if (w->eng->reserve_handles)
         w->eng->reserve_handles(w->th, N);
