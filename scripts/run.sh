@@ -12,8 +12,14 @@ start=$(date +%s)
 bash scripts/deps.sh golang-1.19-go libuv1-dev gnuplot-nox git wrk nginx-light curl cargo librust-tokio-dev
 cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DPT_BUILD_TESTS=OFF >/dev/null
 # the peers are the build's (target ptbench-peers), not ptbench's to make
-cmake --build build-bench -j"$(nproc)" --target ptbench ptbench-peers
-./build-bench/bench/ptbench compare -o results "$@"
+cmake --build build-bench -j"$(nproc)" --target all ptbench-peers
+# Seastar's timer set, an engine from outside the tree: built as a user
+# builds theirs, against the installed package, and loaded with --engine.
+cmake --install build-bench --prefix build-bench/prefix >/dev/null
+cmake -S examples/engine -B build-bench/engine -DCMAKE_BUILD_TYPE=Release \
+      -DCMAKE_PREFIX_PATH="$PWD/build-bench/prefix" >/dev/null
+cmake --build build-bench/engine --target timerset >/dev/null
+./build-bench/bench/ptbench compare --engine build-bench/engine/libtimerset.so -o results "$@"
 # The page of record comes from the whole comparison as it stands, run
 # with nothing changed: only then is it copied over.
 if [ "$*" = "--full" ]; then

@@ -24,7 +24,8 @@ struct scenario {
     const char *what;
     void (*run)(struct stress_run *r);
     bool needs_move;
-    bool sched; /* runs inside the scheduler, on its designs only */
+    bool needs_tm; /* drives timer objects (the engine's tm_* ops) */
+    bool sched;    /* runs inside the scheduler, on its designs only */
     /* The default bound: how late a firing may be past the delays the
      * scenario itself causes and allows for (its stalls, its rounds) and
      * the stalls of the whole machine the witness saw (witness.c), that is,
@@ -35,14 +36,16 @@ struct scenario {
 
 static const struct scenario scenarios[] = {
     {"modtimer", "random arm/stop from Ps and outsiders, several threads on one timer", sc_modtimer,
-     false, false, 50},
-    {"ticker", "tickers reset and stopped at random while Ps stall", sc_ticker, false, false, 50},
-    {"churn", "RPC-style arm/cancel at full speed: bounded memory, no leak", sc_churn, false, false,
+     false, true, false, 50},
+    {"ticker", "tickers reset and stopped at random while Ps stall", sc_ticker, false, true, false,
      50},
-    {"move", "modtimer while Ps are removed (moveTimers) and added back", sc_move, true, false, 50},
+    {"churn", "RPC-style arm/cancel at full speed: bounded memory, no leak", sc_churn, false, false,
+     false, 50},
+    {"move", "modtimer while Ps are removed (moveTimers) and added back", sc_move, true, true, false,
+     50},
 #ifdef PTSTRESS_HAVE_SCHED
     {"sched", "inside the scheduler: sleeps, Timers, AfterFuncs, Tickers, while Ps come and go",
-     sc_sched, false, true, 100},
+     sc_sched, false, false, true, 100},
 #endif
 };
 #define NSCENARIOS (int)(sizeof scenarios / sizeof scenarios[0])
@@ -553,6 +556,16 @@ int main(int argc, char **argv)
                         sc->sched
                             ? "runs inside the scheduler: designs sched-perp, sched-lheap, sched-tt"
                             : "runs on a timer design, not inside the scheduler");
+                continue;
+            }
+            if (engine_has(list[d], PT_ENGINE_LATENCY_ONLY)) {
+                printf("SKIP %s %s: the design holds one timer per worker (latency only)\n",
+                       list[d]->name, sc->name);
+                continue;
+            }
+            if (sc->needs_tm && !list[d]->tm_new) {
+                printf("SKIP %s %s: the design has no timer objects (tm_new)\n", list[d]->name,
+                       sc->name);
                 continue;
             }
             if (sc->needs_move && !list[d]->move) {
