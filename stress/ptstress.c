@@ -120,8 +120,17 @@ static bool reserved(const char *name)
 }
 
 /* Set in a copy that runs one cell of a loaded engine, so that it runs it
- * in its own process instead of starting another copy. */
+ * in its own process instead of starting another copy: the descriptor it
+ * writes a byte to once it has given its verdict. A copy that ends without
+ * one died (a sanitizer reports a crash and exits, it is not killed). */
 #define CELL_ENV "PTSTRESS_CELL"
+static int cell_fd = -1;
+
+static void cell_said(void)
+{
+    if (cell_fd >= 0 && write(cell_fd, "v", 1) != 1)
+        cell_fd = -1;
+}
 
 static const char *signame(int sig)
 {
@@ -160,15 +169,25 @@ static int run_cell_apart(const char *argv0, const struct pt_engine *e, const ch
     char cmd[1024] = "";
     for (int i = 0; args[i]; i++)
         snprintf(cmd + strlen(cmd), sizeof cmd - strlen(cmd), "%s%s", i ? " " : "", args[i]);
+    int said[2];
+    if (pipe(said) != 0) {
+        printf("FAIL %s %s: cannot make a pipe: %s\n", e->name, scenario, strerror(errno));
+        return 1;
+    }
     fflush(NULL);
     pt_nanos t0 = pt_nanotime();
     pid_t pid = fork();
     if (pid < 0) {
         printf("FAIL %s %s: cannot fork: %s\n", e->name, scenario, strerror(errno));
+        close(said[0]);
+        close(said[1]);
         return 1;
     }
     if (pid == 0) {
-        setenv(CELL_ENV, "1", 1);
+        char fd[16];
+        close(said[0]);
+        snprintf(fd, sizeof fd, "%d", said[1]);
+        setenv(CELL_ENV, fd, 1);
         execv("/proc/self/exe", (char *const *)args);
         fprintf(stderr, "ptstress: cannot execute /proc/self/exe: %s\n", strerror(errno));
         _exit(127);
@@ -195,15 +214,22 @@ static int run_cell_apart(const char *argv0, const struct pt_engine *e, const ch
         }
         stress_sleep(20000000);
     }
-    if (!hung && WIFEXITED(status))
+    close(said[1]);
+    char v;
+    bool verdict_given = read(said[0], &v, 1) == 1; /* the copy is gone: no wait */
+    close(said[0]);
+    if (!hung && WIFEXITED(status) && verdict_given)
         return WEXITSTATUS(status) != 0;
     const char *verdict = hung ? "HANG" : "CRASH";
-    char what[64];
+    char what[96];
     if (hung)
         snprintf(what, sizeof what, "no end %.0f s after it started (killed)",
                  (double)(pt_nanotime() - t0) / 1e9);
-    else
+    else if (WIFSIGNALED(status))
         snprintf(what, sizeof what, "killed by %s", signame(WTERMSIG(status)));
+    else
+        snprintf(what, sizeof what, "died without a verdict, exit status %d (its report above)",
+                 WEXITSTATUS(status));
     printf("%s %s %s: %s; rerun: %s\n", verdict, e->name, scenario, what, cmd);
     fflush(stdout);
     if (json) {
@@ -314,6 +340,7 @@ static void put_verdict(const struct stress_run *r, double took)
                stalls, (double)longest / 1e6, (unsigned long long)atomic_load(&r->excused));
     printf(")\n");
     fflush(stdout);
+    cell_said();
 }
 
 /* The watchdog: a design that never returns from a call (a lost wake-up
@@ -533,6 +560,8 @@ int main(int argc, char **argv)
     uint64_t failed = 0;
     /* A loaded engine is primed in each cell's own copy. */
     bool apart = getenv(CELL_ENV) == NULL;
+    if (!apart)
+        cell_fd = atoi(getenv(CELL_ENV));
     for (int d = 0; d < nd; d++)
         if (!(apart && engine_is_loaded(list[d])))
             prime(list[d]);

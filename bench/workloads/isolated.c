@@ -160,10 +160,11 @@ int run_forked(const struct workload *wl, const struct pt_engine *eng, int nt,
     else if (WIFSIGNALED(status))
         snprintf(why, n, "crashed: killed by signal %d (%s)", WTERMSIG(status),
                  strsignal(WTERMSIG(status)));
+    else if (WIFEXITED(status) && WEXITSTATUS(status) == 3)
+        snprintf(why, n, "failed: the engine did not start");
     else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || got < sizeof *res)
-        snprintf(why, n, "failed: %s",
-                 WIFEXITED(status) && WEXITSTATUS(status) == 3 ? "the engine did not start"
-                                                                : "no result came back");
+        /* a sanitizer reports a crash and exits: its report is above */
+        snprintf(why, n, "died: exit status %d, no result", WEXITSTATUS(status));
     else
         return 0;
     return -1;
