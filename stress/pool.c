@@ -67,7 +67,9 @@ static void *p_main(void *arg)
     struct pworker *w = arg;
     struct pool *pl = w->pl;
     const struct pt_engine *eng = pl->r->eng;
-    w->th = eng->thread_start(pl->r->e, w->id);
+    /* workers are numbered densely (the table's contract): the quiet P,
+     * after the outsiders in w[], is worker np */
+    w->th = eng->thread_start(pl->r->e, w->id < pl->np ? w->id : pl->np);
     if (!w->th)
         abort(); /* no context, no run: nothing to report it through yet */
     atomic_fetch_add(&pl->started, 1);
@@ -142,7 +144,7 @@ void pool_run(struct pool *pl)
     struct stress_run *r = pl->r;
     const struct stress_opts *o = r->o;
     long live0 = pt__alloc_live();
-    r->e = r->eng->create(pl->np, pl->cb);
+    r->e = r->eng->create(pl->np + pl->quiet, pl->cb); /* the quiet P is a worker too */
     if (!r->e) {
         stress_violation(r, V_ERROR, -1, 0, "an engine", "create failed");
         return;

@@ -119,11 +119,11 @@ static bool reserved(const char *name)
     return false;
 }
 
-/* Set in a copy that runs one cell of a loaded engine, so that it runs it
- * in its own process instead of starting another copy: the descriptor it
- * writes a byte to once it has given its verdict. A copy that ends without
- * one died (a sanitizer reports a crash and exits, it is not killed). */
-#define CELL_ENV "PTSTRESS_CELL"
+/* In a copy that runs one cell of a loaded engine (--cell-fd, given by
+ * the parent, which then runs the cell here instead of starting another
+ * copy): the descriptor it writes a byte to once it has given its verdict.
+ * A copy that ends without one died (a sanitizer reports a crash and
+ * exits, it is not killed). */
 static int cell_fd = -1;
 
 static void cell_said(void)
@@ -163,17 +163,28 @@ static int run_cell_apart(const char *argv0, const struct pt_engine *e, const ch
     snprintf(dur, sizeof dur, "%g", (double)o->duration / 1e9);
     snprintf(bound, sizeof bound, "%g", bound_ms);
     snprintf(seed, sizeof seed, "%llu", (unsigned long long)o->seed);
-    const char *args[] = {argv0, "--engine", engine_path(e), "-d", e->name, "-s", scenario,
-                          "-t", t, "-o", out, "-n", n, "-T", dur, "-b", bound, "-S", seed,
-                          "--hang-s", hang, json ? "-j" : NULL, json, NULL};
-    char cmd[1024] = "";
-    for (int i = 0; args[i]; i++)
+    const char *args[32] = {argv0,  "--engine", engine_path(e), "-d", e->name, "-s", scenario,
+                            "-t",   t,          "-o",           out,  "-n",    n,    "-T",
+                            dur,    "-b",       bound,          "-S", seed, "--hang-s", hang};
+    int na = 21;
+    if (json) {
+        args[na++] = "-j";
+        args[na++] = json;
+    }
+    char cmd[1024] = ""; /* the rerun, as a user types it */
+    for (int i = 0; i < na; i++)
         snprintf(cmd + strlen(cmd), sizeof cmd - strlen(cmd), "%s%s", i ? " " : "", args[i]);
     int said[2];
     if (pipe(said) != 0) {
         printf("FAIL %s %s: cannot make a pipe: %s\n", e->name, scenario, strerror(errno));
         return 1;
     }
+    /* --cell-fd first: the copy reads it before it loads the engine */
+    char fd[16];
+    snprintf(fd, sizeof fd, "%d", said[1]);
+    const char *exec_args[36] = {argv0, "--cell-fd", fd};
+    for (int i = 1; i < na; i++)
+        exec_args[i + 2] = args[i];
     fflush(NULL);
     pt_nanos t0 = pt_nanotime();
     pid_t pid = fork();
@@ -184,11 +195,8 @@ static int run_cell_apart(const char *argv0, const struct pt_engine *e, const ch
         return 1;
     }
     if (pid == 0) {
-        char fd[16];
         close(said[0]);
-        snprintf(fd, sizeof fd, "%d", said[1]);
-        setenv(CELL_ENV, fd, 1);
-        execv("/proc/self/exe", (char *const *)args);
+        execv("/proc/self/exe", (char *const *)exec_args);
         fprintf(stderr, "ptstress: cannot execute /proc/self/exe: %s\n", strerror(errno));
         _exit(127);
     }
@@ -422,13 +430,14 @@ int main(int argc, char **argv)
         {"json", required_argument, NULL, 'j'},
         {"engine", required_argument, NULL, 'E'},
         {"hang-s", required_argument, NULL, 'H'},
+        {"cell-fd", required_argument, NULL, 'C'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const struct pt_engine *loaded[8];
     int nloaded = 0, refused = 0;
     int c;
-    while ((c = getopt_long(argc, argv, "d:s:t:o:n:T:b:S:p:j:E:H:h", longs, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "d:s:t:o:n:T:b:S:p:j:E:H:C:h", longs, NULL)) != -1) {
         switch (c) {
         case 'd':
             designs = optarg;
@@ -472,12 +481,18 @@ int main(int argc, char **argv)
                 fprintf(stderr, "ptstress: --engine %s\n", why);
                 refused++;
             } else if (nloaded < 8) {
+                if (cell_fd < 0) /* said once, not by each cell's copy */
+                    fprintf(stderr, "ptstress: loaded %s (%s)%s%s\n", e->name, engine_path(e),
+                            e->what ? ": " : "", e->what ? e->what : "");
                 loaded[nloaded++] = e;
             }
             break;
         }
         case 'H':
             hang_s = atof(optarg);
+            break;
+        case 'C': /* a cell's copy (run_cell_apart); not for users */
+            cell_fd = atoi(optarg);
             break;
         case 'h':
             usage(stdout, argv[0]);
@@ -531,7 +546,7 @@ int main(int argc, char **argv)
         snprintf(buf, sizeof buf, "%s", designs);
         for (char *s = strtok(buf, ","); s && nd < 16; s = strtok(NULL, ",")) {
             const struct pt_engine *e = find_design(s);
-            if (!e || (!e->tm_new && !is_sched(e))) {
+            if (!e || (!e->tm_new && !is_sched(e) && !engine_is_loaded(e))) {
                 fprintf(stderr, "%s: no design %s that holds timer objects\n", argv[0], s);
                 return 2;
             }
@@ -559,9 +574,7 @@ int main(int argc, char **argv)
 
     uint64_t failed = 0;
     /* A loaded engine is primed in each cell's own copy. */
-    bool apart = getenv(CELL_ENV) == NULL;
-    if (!apart)
-        cell_fd = atoi(getenv(CELL_ENV));
+    bool apart = cell_fd < 0;
     for (int d = 0; d < nd; d++)
         if (!(apart && engine_is_loaded(list[d])))
             prime(list[d]);

@@ -59,6 +59,8 @@ static void load_engine(struct options *o, const char *path)
         o->engines_refused++;
         return;
     }
+    fprintf(stderr, "ptbench: loaded %s (%s)%s%s\n", e->name, engine_path(e), e->what ? ": " : "",
+            e->what ? e->what : "");
     if (o->nloaded < MAXLIST)
         o->loaded[o->nloaded++] = e->name;
 }

@@ -82,7 +82,7 @@ static int run_rep(struct report *rep, const struct options *o, const struct wor
                    struct rep *out)
 {
     if (wl_isolated(wl)) { /* a fresh process each time */
-        if (run_isolated(wl, d->name, nt, cfg, out) != 0) {
+        if (run_isolated(wl, d->name, nt, cfg, outside(d) ? o->hang_s : 0, out) != 0) {
             progress_clear();
             if (outside(d)) {
                 report_error(rep, "%s, %s, %d thread%s: failed in its own process; its row is left out",

@@ -41,7 +41,7 @@ const struct pt_engine *engine_load(const char *path, bool (*reserved)(const cha
 /* NULL if the table can be driven, else why not (in why). */
 const char *engine_check_table(const struct pt_engine *e, char *why, size_t n);
 /* Loads every engine named in the environment variable ENGINE_PATHS_ENV
- * (paths joined by ':'), as a copy of the tool executed afresh must. */
+ * (paths, one a line), as a copy of the tool executed afresh must. */
 #define ENGINE_PATHS_ENV "PTIMER_ENGINE_PATHS"
 void engine_load_inherited(void);
 

@@ -24,7 +24,7 @@ static bool name_ok(const char *s)
 
 const char *engine_check_table(const struct pt_engine *e, char *why, size_t n)
 {
-    const char *name = e->name && name_ok(e->name) ? e->name : NULL;
+    /* abi and size first: they are the only fields every ABI shares */
     if (e->abi != PT_ENGINE_ABI || e->size != sizeof(struct pt_engine)) {
         snprintf(why, n,
                  "built for engine ABI %u (a table of %u bytes); this tool reads ABI %u (%zu "
@@ -32,6 +32,7 @@ const char *engine_check_table(const struct pt_engine *e, char *why, size_t n)
                  e->abi, e->size, PT_ENGINE_ABI, sizeof(struct pt_engine));
         return why;
     }
+    const char *name = e->name && name_ok(e->name) ? e->name : NULL;
     if (!name) {
         snprintf(why, n, "its name must be 1 to 23 of [a-z0-9-]");
         return why;
@@ -87,7 +88,12 @@ const struct pt_engine *engine_load(const char *path, bool (*reserved)(const cha
     /* dlopen searches the library path for a bare name; a user means the
      * file in front of them. */
     char buf[4096];
-    snprintf(buf, sizeof buf, "%s%s", strchr(path, '/') ? "" : "./", path);
+    if ((size_t)snprintf(buf, sizeof buf, "%s%s", strchr(path, '/') ? "" : "./", path) >=
+            sizeof buf ||
+        strchr(path, '\n')) {
+        snprintf(why, n, "%.64s...: the path is too long, or has a newline in it", path);
+        return NULL;
+    }
     void *so = dlopen(buf, RTLD_NOW | RTLD_LOCAL);
     if (!so) {
         const char *err = dlerror();
@@ -129,7 +135,7 @@ const struct pt_engine *engine_load(const char *path, bool (*reserved)(const cha
     size_t len = (had ? strlen(had) + 1 : 0) + strlen(keep) + 1;
     char *all = malloc(len);
     if (all) {
-        snprintf(all, len, "%s%s%s", had ? had : "", had ? ":" : "", keep);
+        snprintf(all, len, "%s%s%s", had ? had : "", had ? "\n" : "", keep);
         setenv(ENGINE_PATHS_ENV, all, 1);
         free(all);
     }
@@ -159,7 +165,7 @@ void engine_load_inherited(void)
     if (!copy)
         return;
     unsetenv(ENGINE_PATHS_ENV); /* engine_load sets it again, path by path */
-    for (char *p = strtok_r(copy, ":", &save); p; p = strtok_r(NULL, ":", &save))
+    for (char *p = strtok_r(copy, "\n", &save); p; p = strtok_r(NULL, "\n", &save))
         if (!engine_load(p, NULL, why, sizeof why))
             fprintf(stderr, "%s\n", why);
     free(copy);

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,7 +44,8 @@ int isolated_main(char **argv)
     /* Only the memory and burst workloads run here, and the count (of
      * timers, or of Gs) and the stack guard are all of the configuration
      * they read. */
-    engine_load_inherited(); /* the --engine designs of the parent */
+    if (wl && !wl_in_sched(wl) && !engine_find(argv[3]))
+        engine_load_inherited(); /* a design of the parent's --engine */
     struct run_config cfg = {.memory_timers = count, .memory_gs = count, .stack_guard = atoi(argv[7])};
     struct run_result *res = calloc(1, sizeof *res);
     struct rep r;
@@ -55,8 +57,33 @@ int isolated_main(char **argv)
     return ok && write(fd, &r, sizeof r) == (ssize_t)sizeof r ? 0 : 1;
 }
 
+/* Reads n bytes by `deadline` (CLOCK_MONOTONIC ns); what it read. */
+static size_t read_until(int fd, void *buf, size_t n, pt_nanos deadline)
+{
+    size_t got = 0;
+    while (got < n) {
+        pt_nanos left = deadline - pt_nanotime();
+        if (left <= 0)
+            break;
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        pt_nanos ms = left / 1000000 + 1;
+        int rc = poll(&p, 1, ms > 60000 ? 60000 : (int)ms);
+        if (rc < 0 && errno == EINTR)
+            continue;
+        if (rc <= 0)
+            break;
+        ssize_t k = read(fd, (char *)buf + got, n - got);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            break;
+        got += (size_t)k;
+    }
+    return got;
+}
+
 int run_isolated(const struct workload *wl, const char *design, int nt,
-                 const struct run_config *cfg, struct rep *out)
+                 const struct run_config *cfg, long hang_s, struct rep *out)
 {
     int fd[2];
     if (pipe(fd) != 0)
@@ -82,35 +109,17 @@ int run_isolated(const struct workload *wl, const char *design, int nt,
         _exit(127);
     }
     close(fd[1]);
-    ssize_t n = read(fd[0], out, sizeof *out);
+    /* no limit (hang_s 0) for the designs built in: a million Gs take
+     * what they take */
+    pt_nanos deadline = hang_s ? pt_nanotime() + hang_s * (pt_nanos)1000000000 : INT64_MAX;
+    size_t n = read_until(fd[0], out, sizeof *out, deadline);
     close(fd[0]);
+    if (n < sizeof *out && hang_s && pt_nanotime() >= deadline)
+        kill(pid, SIGKILL);
     int status = 0;
-    waitpid(pid, &status, 0);
-    return n == (ssize_t)sizeof *out && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
-}
-
-/* Reads n bytes by `deadline` (CLOCK_MONOTONIC ns); what it read. */
-static size_t read_until(int fd, void *buf, size_t n, pt_nanos deadline)
-{
-    size_t got = 0;
-    while (got < n) {
-        pt_nanos left = deadline - pt_nanotime();
-        if (left <= 0)
-            break;
-        struct pollfd p = {.fd = fd, .events = POLLIN};
-        int rc = poll(&p, 1, (int)(left / 1000000) + 1);
-        if (rc < 0 && errno == EINTR)
-            continue;
-        if (rc <= 0)
-            break;
-        ssize_t k = read(fd, (char *)buf + got, n - got);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            break;
-        got += (size_t)k;
-    }
-    return got;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    return n == sizeof *out && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
 }
 
 int run_forked(const struct workload *wl, const struct pt_engine *eng, int nt,

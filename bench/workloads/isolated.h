@@ -14,9 +14,10 @@ int isolated_main(char **argv);
 
 /* One repetition of wl on the design named `design` (an engine, or a
  * sched design for a workload in the scheduler) in this program executed
- * afresh. */
+ * afresh; killed, and -1, if it has not answered in hang_s seconds (0: no
+ * limit). */
 int run_isolated(const struct workload *wl, const char *design, int nt,
-                 const struct run_config *cfg, struct rep *out);
+                 const struct run_config *cfg, long hang_s, struct rep *out);
 
 
 

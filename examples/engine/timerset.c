@@ -446,6 +446,22 @@ static struct tset *lock_home(struct ttimer *t)
     }
 }
 
+/* Locks the set an arming from th puts tm in: th's, for a timer that is
+ * not pending (it joins th on its first arming, and an idle one moves
+ * there: it names no list); a pending one stays where it is. */
+static struct tset *lock_for_arm(struct ttimer *t, struct tset *th)
+{
+    struct tset *none = NULL;
+    atomic_compare_exchange_strong(&t->home, &none, th);
+    for (;;) {
+        struct tset *s = lock_home(t);
+        if (s == th || t->state == T_PENDING || t->state == T_EXPIRED)
+            return s;
+        atomic_store(&t->home, th); /* under s's lock, which held it */
+        pthread_mutex_unlock(&s->mu);
+    }
+}
+
 static void *t_tm_new(void *eng)
 {
     (void)eng;
@@ -471,9 +487,7 @@ static int unarm(struct tset *s, struct ttimer *t)
 static int t_tm_arm(void *th, void *tm, pt_engine_time when, pt_engine_time period, void *arg)
 {
     struct ttimer *t = tm;
-    struct tset *none = NULL; /* armed for the first time: th's set */
-    atomic_compare_exchange_strong(&t->home, &none, (struct tset *)th);
-    struct tset *s = lock_home(t);
+    struct tset *s = lock_for_arm(t, th);
     int was = unarm(s, t);
     t->when = when;
     t->period = period;
@@ -523,9 +537,7 @@ static void t_tm_free(void *tm)
 static int t_tm_start(void *th, void *tm, pt_engine_time when)
 {
     struct ttimer *t = tm;
-    struct tset *none = NULL;
-    atomic_compare_exchange_strong(&t->home, &none, (struct tset *)th);
-    struct tset *s = lock_home(t);
+    struct tset *s = lock_for_arm(t, th);
     if (t->state == T_PENDING || t->state == T_EXPIRED) {
         pthread_mutex_unlock(&s->mu);
         return -EBUSY;
@@ -542,9 +554,7 @@ static int t_tm_start(void *th, void *tm, pt_engine_time when)
 static int t_tm_reset(void *th, void *tm, pt_engine_time when)
 {
     struct ttimer *t = tm;
-    struct tset *none = NULL;
-    atomic_compare_exchange_strong(&t->home, &none, (struct tset *)th);
-    struct tset *s = lock_home(t);
+    struct tset *s = lock_for_arm(t, th);
     int was = unarm(s, t);
     t->when = when;
     int64_t before = s->next;
@@ -564,9 +574,10 @@ static int t_tm_firing(pt_engine_time *when, pt_engine_time *now)
     return 0;
 }
 
-/* Every timer object of src onto dst (src's worker is going away). Handle
- * timers stay: their handles name src's slab, and only their own worker,
- * which is src's, arms and cancels them. */
+/* Every pending timer object of src onto dst (src's worker is going
+ * away); an idle one moves to whichever set arms it next (lock_for_arm).
+ * Handle timers stay: their handles name src's slab, and only their own
+ * worker, which is src's, arms and cancels them. */
 static int t_move(void *dst, void *src)
 {
     struct tset *d = dst, *s = src;

@@ -46,8 +46,9 @@
  *  - ptbench's timer workloads (rpc, rpc-pending, reset, random, ticker,
  *    descending, memory, latency): the required ops. reserve_handles,
  *    read_stats and timer_bytes only fill in columns.
- *  - ptstress's modtimer, ticker and churn scenarios: the tm_* ops too
- *    (NULL tm_new: the design is left out of them, said once). Their
+ *  - ptstress's churn scenario: the required ops (arm and cancel at full
+ *    speed, memory bounded with held). Its modtimer and ticker scenarios:
+ *    the tm_* ops too (NULL tm_new: left out of them, said). Their
  *    oracles check every firing against its arming: none lost, none twice,
  *    none early, none later than the bound, none after a stop that said
  *    it stopped it, no callback after a stop that waits (flag
@@ -127,7 +128,7 @@ struct pt_engine {
     /* Its name in every table, plot and JSON row: 1 to 23 of [a-z0-9-],
      * not one of the tools' own designs. */
     const char *name;
-    const char *what;   /* one line for --help and the reports */
+    const char *what;   /* one line, printed when a tool loads it (or NULL) */
     uint32_t flags;     /* enum pt_engine_flags */
     size_t timer_bytes; /* what one pending timer costs in the design's
                            own structures (memory report); 0: unknown */

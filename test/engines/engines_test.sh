@@ -72,6 +72,26 @@ rc=$?
 [ $rc = 1 ] || fail "hanging engine: exit $rc, not 1"
 expect "$work/hang" "(^FAIL faulty-hang churn:.*hung=1|^HANG faulty-hang churn)" "hang named"
 
+# A design without timer objects: churn runs on it, the rest are skipped,
+# said; named with -d as well.
+"$stress" --engine "$dir/engine-no-tm.so" -d faulty-no-tm -t 2 -o 1 -T 0.3 -b 1000 -S 1 \
+    >"$work/notm" 2>&1
+rc=$?
+[ $rc = 0 ] || fail "an engine without timer objects: exit $rc, not 0"
+expect "$work/notm" "^PASS faulty-no-tm churn:" "churn on an engine without timer objects"
+expect "$work/notm" "^SKIP faulty-no-tm modtimer: .*no timer objects" "modtimer skipped, said"
+
+# A hang inside ptbench, in a repetition of its own process and in the
+# memory workload's fresh one: killed, its rows left out.
+"$bench" --engine "$dir/engine-hang.so" -d pheap -w rpc,memory -t 1 -r 1 -D 50 --preload 100 \
+    --memory-timers 10000 --hang-s 2 --no-peers --no-plots -q -o "$work/bench-hang" \
+    >"$work/bhang" 2>&1
+rc=$?
+[ $rc = 1 ] || fail "ptbench with a hanging engine: exit $rc, not 1"
+expect "$work/bhang" "rpc, faulty-hang, 1 thread: hung" "ptbench names the hang"
+expect "$work/bhang" "memory, faulty-hang, 1 thread: failed in its own process" "the memory hang"
+expect "$work/bench-hang/ptbench.jsonl" '"design":"pheap","workload":"memory"' "pheap's memory row kept"
+
 # A crash inside ptbench: that design's rows are left out, not the run's.
 "$bench" --engine "$dir/engine-crash.so" -d pheap -w rpc,reset -t 1 -r 1 -D 50 --preload 100 \
     --no-peers --no-plots -q -o "$work/bench-crash" >"$work/bcrash" 2>&1

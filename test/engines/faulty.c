@@ -2,7 +2,8 @@
  * Seastar's timer set (the example) with one fault chosen at build time.
  * Those the loader must refuse: FAULT_ABI, FAULT_SIZE, FAULT_NO_CANCEL,
  * FAULT_CLASH, FAULT_NO_ENTRY. Those that load and then fail a run:
- * FAULT_CRASH and FAULT_HANG (the 2000th arm crashes, or never returns). */
+ * FAULT_CRASH and FAULT_HANG (the 2000th arm crashes, or never returns).
+ * And FAULT_NO_TM, a correct design with no timer objects. */
 #define pt_engine_v1 timerset_entry /* the example's own entry, renamed */
 #include "../../examples/engine/timerset.c"
 #undef pt_engine_v1
@@ -54,6 +55,16 @@ __attribute__((visibility("default"))) const struct pt_engine *pt_engine_v1(void
 #endif
 #ifdef FAULT_NO_CANCEL
     faulty.cancel = NULL;
+#endif
+#ifdef FAULT_NO_TM /* not a fault: a design without timer objects */
+    faulty.tm_new = NULL;
+    faulty.tm_arm = NULL;
+    faulty.tm_stop = NULL;
+    faulty.tm_free = NULL;
+    faulty.tm_start = NULL;
+    faulty.tm_reset = NULL;
+    faulty.tm_firing = NULL;
+    faulty.move = NULL;
 #endif
     return &faulty;
 }
