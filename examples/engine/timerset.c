@@ -69,6 +69,7 @@ struct tset {
     size_t count;                    /* timers in buckets and expired */
     struct ttimer **chunks;          /* handle timers' slab */
     uint32_t nchunks, nslots;
+    size_t cap; /* chunks' room */
     struct ttimer *free;
     struct teng *eng;
 };
@@ -193,10 +194,14 @@ static struct ttimer *slot_at(struct tset *s, uint32_t slot)
 
 static bool grow(struct tset *s)
 {
-    struct ttimer **c = realloc(s->chunks, (s->nchunks + 1) * sizeof *c);
-    if (!c)
-        return false;
-    s->chunks = c;
+    struct ttimer **c = s->chunks;
+    if (s->nchunks >= s->cap) { /* t_reserve may have made room */
+        size_t cap = s->cap ? 2 * s->cap : 16;
+        if (!(c = realloc(s->chunks, cap * sizeof *c)))
+            return false;
+        s->chunks = c;
+        s->cap = cap;
+    }
     struct ttimer *chunk = calloc(CHUNK, sizeof *chunk);
     if (!chunk)
         return false;
@@ -418,15 +423,18 @@ static void t_read_stats(void *eng, struct pt_engine_stats *out)
     out->wakeups = atomic_load(&((struct teng *)eng)->wakeups);
 }
 
+/* Room for n more timers in the slab's index (a pointer a chunk), not
+ * the timers themselves: they are what the memory workload measures. */
 static void t_reserve(void *th, long n)
 {
     struct tset *s = th;
     pthread_mutex_lock(&s->mu);
-    long have = 0;
-    for (struct ttimer *t = s->free; t; t = t->next)
-        have++;
-    while (have < n && grow(s))
-        have += CHUNK;
+    size_t want = s->nchunks + (size_t)(n + CHUNK - 1) / CHUNK;
+    struct ttimer **c = want > s->cap ? realloc(s->chunks, want * sizeof *c) : NULL;
+    if (c) {
+        s->chunks = c;
+        s->cap = want;
+    }
     pthread_mutex_unlock(&s->mu);
 }
 

@@ -186,8 +186,10 @@ struct pt_engine {
 
     /* Counters since create, read after the workers stopped. */
     void (*read_stats)(void *eng, struct pt_engine_stats *out);
-    /* On the worker, before a memory reading: make room for n more timers
-     * in whatever the design keeps per handle. */
+    /* On the worker, before the memory workload's first reading: make
+     * room for n more handles in the index that finds a timer by its
+     * handle (what a caller's handle table would cost), not for the
+     * timers themselves: their memory is what the reading measures. */
     void (*reserve_handles)(void *th, long n);
     /* The design's own start and reset (Go's Reset on a stopped timer, and
      * on any), keeping the arg of the last arming. start: 0, or -EBUSY if
