@@ -492,6 +492,17 @@ static int unarm(struct tset *s, struct ttimer *t)
     return 1;
 }
 
+/* Files an armed timer object in s (locked), waking s's worker if it is
+ * now the earliest, and unlocks s. */
+static void file_and_unlock(struct tset *s, struct ttimer *t)
+{
+    int64_t before = s->next;
+    ts_insert(s, t);
+    if (t->when < before)
+        wake(s);
+    pthread_mutex_unlock(&s->mu);
+}
+
 static int t_tm_arm(void *th, void *tm, pt_engine_time when, pt_engine_time period, void *arg)
 {
     struct ttimer *t = tm;
@@ -500,11 +511,7 @@ static int t_tm_arm(void *th, void *tm, pt_engine_time when, pt_engine_time peri
     t->when = when;
     t->period = period;
     t->arg = arg;
-    int64_t before = s->next;
-    ts_insert(s, t);
-    if (when < before)
-        wake(s);
-    pthread_mutex_unlock(&s->mu);
+    file_and_unlock(s, t);
     return was;
 }
 
@@ -551,11 +558,7 @@ static int t_tm_start(void *th, void *tm, pt_engine_time when)
         return -EBUSY;
     }
     t->when = when;
-    int64_t before = s->next;
-    ts_insert(s, t);
-    if (when < before)
-        wake(s);
-    pthread_mutex_unlock(&s->mu);
+    file_and_unlock(s, t);
     return 0;
 }
 
@@ -565,11 +568,7 @@ static int t_tm_reset(void *th, void *tm, pt_engine_time when)
     struct tset *s = lock_for_arm(t, th);
     int was = unarm(s, t);
     t->when = when;
-    int64_t before = s->next;
-    ts_insert(s, t);
-    if (when < before)
-        wake(s);
-    pthread_mutex_unlock(&s->mu);
+    file_and_unlock(s, t);
     return was;
 }
 
