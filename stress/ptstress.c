@@ -13,8 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "stress.h"
@@ -41,8 +41,8 @@ static const struct scenario scenarios[] = {
      50},
     {"churn", "RPC-style arm/cancel at full speed: bounded memory, no leak", sc_churn, false, false,
      false, 50},
-    {"move", "modtimer while Ps are removed (moveTimers) and added back", sc_move, true, true, false,
-     50},
+    {"move", "modtimer while Ps are removed (moveTimers) and added back", sc_move, true, true,
+     false, 50},
 #ifdef PTSTRESS_HAVE_SCHED
     {"sched", "inside the scheduler: sleeps, Timers, AfterFuncs, Tickers, while Ps come and go",
      sc_sched, false, false, true, 100},
@@ -52,9 +52,8 @@ static const struct scenario scenarios[] = {
 
 /* The designs a run of "all" tries: every engine that holds timer
  * objects (kernel holds one timer per thread). */
-static const char *const all_designs[] = {"pheap",       "pheap-sync", "pheap-staged",
-                                          "timerthread", "globalheap", "floor",
-                                          "pwheel",      "lheap"};
+static const char *const all_designs[] = {"pheap",      "pheap-sync", "pheap-staged", "timerthread",
+                                          "globalheap", "floor",      "pwheel",       "lheap"};
 
 static const struct pt_engine *find_design(const char *name)
 {
@@ -163,9 +162,9 @@ static int run_cell_apart(const char *argv0, const struct pt_engine *e, const ch
     snprintf(dur, sizeof dur, "%g", (double)o->duration / 1e9);
     snprintf(bound, sizeof bound, "%g", bound_ms);
     snprintf(seed, sizeof seed, "%llu", (unsigned long long)o->seed);
-    const char *args[32] = {argv0,  "--engine", engine_path(e), "-d", e->name, "-s", scenario,
-                            "-t",   t,          "-o",           out,  "-n",    n,    "-T",
-                            dur,    "-b",       bound,          "-S", seed, "--hang-s", hang};
+    const char *args[32] = {argv0, "--engine", engine_path(e), "-d", e->name, "-s",       scenario,
+                            "-t",  t,          "-o",           out,  "-n",    n,          "-T",
+                            dur,   "-b",       bound,          "-S", seed,    "--hang-s", hang};
     int na = 21;
     if (json) {
         args[na++] = "-j";
@@ -417,22 +416,14 @@ int main(int argc, char **argv)
     double hang_s = 60;
     bool soak = false, seeded = false, designs_given = false;
     static const struct option longs[] = {
-        {"design", required_argument, NULL, 'd'},
-        {"scenario", required_argument, NULL, 's'},
-        {"threads", required_argument, NULL, 't'},
-        {"outsiders", required_argument, NULL, 'o'},
-        {"timers", required_argument, NULL, 'n'},
-        {"duration", required_argument, NULL, 'T'},
-        {"bound", required_argument, NULL, 'b'},
-        {"seed", required_argument, NULL, 'S'},
-        {"soak", no_argument, NULL, 'k'},
-        {"progress", required_argument, NULL, 'p'},
-        {"json", required_argument, NULL, 'j'},
-        {"engine", required_argument, NULL, 'E'},
-        {"hang-s", required_argument, NULL, 'H'},
-        {"cell-fd", required_argument, NULL, 'C'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+        {"design", required_argument, NULL, 'd'},  {"scenario", required_argument, NULL, 's'},
+        {"threads", required_argument, NULL, 't'}, {"outsiders", required_argument, NULL, 'o'},
+        {"timers", required_argument, NULL, 'n'},  {"duration", required_argument, NULL, 'T'},
+        {"bound", required_argument, NULL, 'b'},   {"seed", required_argument, NULL, 'S'},
+        {"soak", no_argument, NULL, 'k'},          {"progress", required_argument, NULL, 'p'},
+        {"json", required_argument, NULL, 'j'},    {"engine", required_argument, NULL, 'E'},
+        {"hang-s", required_argument, NULL, 'H'},  {"cell-fd", required_argument, NULL, 'C'},
+        {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
     };
     const struct pt_engine *loaded[8];
     int nloaded = 0, refused = 0;
@@ -628,8 +619,7 @@ int main(int argc, char **argv)
             /* A minute past the end, and twenty bounds: a slow machine's
              * drain and final checks take far less. */
             atomic_store(&wd_t0, t0);
-            atomic_store(&wd_deadline,
-                         t0 + o.duration + (pt_nanos)(hang_s * 1e9) + 20 * ro.bound);
+            atomic_store(&wd_deadline, t0 + o.duration + (pt_nanos)(hang_s * 1e9) + 20 * ro.bound);
             atomic_store(&wd_run, &r);
             sc->run(&r);
             atomic_store(&wd_run, NULL);

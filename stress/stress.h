@@ -56,7 +56,9 @@ struct stress_run {
     atomic_ullong excused; /* late checks the machine's own stalls explained */
     atomic_ullong viol[V_NKINDS];
     atomic_int printed; /* violation lines printed so far */
-    pt_nanos t0;
+    /* the run phase's start: atomic, as the watchdog's thread reads it
+     * in a hung run's violation line */
+    _Atomic pt_nanos t0;
     const char *io; /* sched: the path its Gs' socket I/O took ("rings", "netpoller") */
 };
 

@@ -2,6 +2,7 @@
 #include "harness.h"
 
 #include <dirent.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "ptimer/clock.h"
@@ -28,12 +29,28 @@ int pt_test_threads_named(const char *prefix)
     return n;
 }
 
-static void run(const struct pt_test *t)
+static const char *skipped; /* the running test's reason to skip, if it gave one */
+
+void pt_test_skip(const char *why)
 {
+    skipped = why;
+}
+
+/* Runs t; whether it skipped. */
+static bool run(const struct pt_test *t)
+{
+    skipped = NULL;
     pt_nanos t0 = pt_nanotime();
-    t->fn();
-    printf("ok   %-52s %8.1f ms\n", t->name, (double)(pt_nanotime() - t0) / 1e6);
+    if (t->fn)
+        t->fn();
+    else
+        t->fn_mode(t->mode);
+    if (skipped)
+        printf("skip %-52s %s\n", t->name, skipped);
+    else
+        printf("ok   %-52s %8.1f ms\n", t->name, (double)(pt_nanotime() - t0) / 1e6);
     fflush(stdout);
+    return skipped != NULL;
 }
 
 int pt_test_main(const struct pt_test *tests, size_t n, int argc, char **argv)
@@ -44,7 +61,8 @@ int pt_test_main(const struct pt_test *tests, size_t n, int argc, char **argv)
             printf("%s %s\n", tests[i].label, tests[i].name);
         return 0;
     }
-    if (argc > 1) {
+    if (argc > 1) { /* skipped only if every test named skipped */
+        int nskip = 0;
         for (int a = 1; a < argc; a++) {
             size_t i = 0;
             while (i < n && strcmp(tests[i].name, argv[a]) != 0)
@@ -53,12 +71,13 @@ int pt_test_main(const struct pt_test *tests, size_t n, int argc, char **argv)
                 fprintf(stderr, "no test named %s (--list lists them)\n", argv[a]);
                 return 2;
             }
-            run(&tests[i]);
+            nskip += run(&tests[i]);
         }
-        return 0;
+        return nskip == argc - 1 ? PT_TEST_SKIP_CODE : 0;
     }
+    size_t nskip = 0;
     for (size_t i = 0; i < n; i++)
-        run(&tests[i]);
-    printf("%zu passed, 0 failed\n", n);
+        nskip += run(&tests[i]);
+    printf("%zu passed, %zu skipped, 0 failed\n", n - nskip, nskip);
     return 0;
 }

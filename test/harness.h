@@ -12,9 +12,23 @@ struct pt_test {
     const char *name;
     const char *label;
     void (*fn)(void);
+    void (*fn_mode)(int mode); /* or, for a test run in each mode: this, with */
+    int mode;
 };
 
 int pt_test_main(const struct pt_test *tests, size_t n, int argc, char **argv);
+
+/* A test that cannot run in this build or on this machine says why and
+ * returns: the harness prints "skip" with the reason, and a run of that
+ * test alone exits PT_TEST_SKIP_CODE, which ctest counts as skipped
+ * (SKIP_RETURN_CODE), never as passed. */
+#define PT_TEST_SKIP_CODE 77
+void pt_test_skip(const char *why);
+#define SKIP(why)                                                                              \
+    do {                                                                                       \
+        pt_test_skip(why);                                                                     \
+        return;                                                                                \
+    } while (0)
 
 /* Threads of this process whose name starts with `prefix` (from /proc):
  * how a test waits for a thread that exits on its own, such as a

@@ -48,9 +48,15 @@ const char *engine_check_table(const struct pt_engine *e, char *why, size_t n)
         const char *op;
         bool set;
     } req[] = {
-        {"create", e->create},     {"destroy", e->destroy}, {"thread_start", e->thread_start},
-        {"thread_stop", e->thread_stop}, {"schedule", e->schedule}, {"cancel", e->cancel},
-        {"reset", e->reset},       {"poll", e->poll},       {"idle", e->idle},
+        {"create", e->create},
+        {"destroy", e->destroy},
+        {"thread_start", e->thread_start},
+        {"thread_stop", e->thread_stop},
+        {"schedule", e->schedule},
+        {"cancel", e->cancel},
+        {"reset", e->reset},
+        {"poll", e->poll},
+        {"idle", e->idle},
     };
     char missing[160] = "";
     for (size_t i = 0; i < sizeof req / sizeof req[0]; i++)
@@ -63,8 +69,9 @@ const char *engine_check_table(const struct pt_engine *e, char *why, size_t n)
     }
     int tm = !!e->tm_new + !!e->tm_arm + !!e->tm_stop + !!e->tm_free;
     if (tm != 0 && tm != 4) {
-        snprintf(why, n, "engine %s: tm_new, tm_arm, tm_stop and tm_free come all or none (%d of 4)",
-                 name, tm);
+        snprintf(why, n,
+                 "engine %s: tm_new, tm_arm, tm_stop and tm_free come all or none (%d of 4)", name,
+                 tm);
         return why;
     }
     if (!e->tm_new && (e->tm_start || e->tm_reset || e->tm_firing)) {
@@ -78,8 +85,8 @@ const char *engine_check_table(const struct pt_engine *e, char *why, size_t n)
     return NULL;
 }
 
-const struct pt_engine *engine_load(const char *path, bool (*reserved)(const char *name),
-                                    char *why, size_t n)
+const struct pt_engine *engine_load(const char *path, bool (*reserved)(const char *name), char *why,
+                                    size_t n)
 {
     if (nloaded == MAX_LOADED) {
         snprintf(why, n, "%s: at most %d engines are loaded at once", path, MAX_LOADED);

@@ -53,17 +53,17 @@ struct ttimer {
     uint32_t gen;  /* handle timers: bumped each time it is freed */
     uint32_t slot; /* handle timers: where in the slab */
     uint8_t state, bucket;
-    bool object;            /* a timer object (tm_*), not a handle's */
-    bool running;           /* objects: a callback of it runs */
+    bool object;               /* a timer object (tm_*), not a handle's */
+    bool running;              /* objects: a callback of it runs */
     struct tset *_Atomic home; /* objects: the set that holds it */
 };
 
 struct tset {
     pthread_mutex_t mu;
-    pthread_cond_t cv;   /* idle's sleep; tm_free's wait for a callback */
-    bool sleeping;       /* the worker waits on cv */
-    int64_t last, next;  /* the last expiry; a lower bound on the earliest */
-    uint64_t mask;       /* bit b: bucket b is non-empty */
+    pthread_cond_t cv;               /* idle's sleep; tm_free's wait for a callback */
+    bool sleeping;                   /* the worker waits on cv */
+    int64_t last, next;              /* the last expiry; a lower bound on the earliest */
+    uint64_t mask;                   /* bit b: bucket b is non-empty */
     struct ttimer buckets[NBUCKETS]; /* list heads */
     struct ttimer expired;           /* due, not yet run */
     size_t count;                    /* timers in buckets and expired */
@@ -87,8 +87,14 @@ static int64_t now_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-static void list_init(struct ttimer *h) { h->next = h->prev = h; }
-static bool list_empty(const struct ttimer *h) { return h->next == h; }
+static void list_init(struct ttimer *h)
+{
+    h->next = h->prev = h;
+}
+static bool list_empty(const struct ttimer *h)
+{
+    return h->next == h;
+}
 static void list_push(struct ttimer *h, struct ttimer *t)
 {
     t->prev = h->prev;
@@ -306,7 +312,10 @@ static void *t_create(int n, pt_engine_cb cb)
     return e;
 }
 
-static void t_destroy(void *eng) { free(eng); }
+static void t_destroy(void *eng)
+{
+    free(eng);
+}
 
 static void *t_thread_start(void *eng, int worker)
 {

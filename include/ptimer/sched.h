@@ -1,9 +1,11 @@
 /* ptimer/sched.h: a goroutine-style M:N scheduler (Go's runtime/proc.go
  * G/M/P model) whose processors run the per-P timers (ptimer.h).
  *
- * Gs are coroutines on stacks of their own (mmap'd, a guard page below
- * each: a G that overflows its stack faults on the guard page with
- * SIGSEGV instead of corrupting memory). Ms are OS threads, one per P. A P
+ * Gs are coroutines on stacks of their own (mmap'd, with a guard below
+ * each whose kind depends on the kernel, enum pt_stack_guard: a guard
+ * region or page, on which an overflowing G faults with SIGSEGV, or a
+ * canary page checked at the G's every switch, which stops the process
+ * with a message naming the G). Ms are OS threads, one per P. A P
  * is a processor: a local run queue, a heap of timers (pt_timers) and a
  * pool of finished Gs whose stacks it reuses. An M with nothing to run
  * looks at its P's timers, its queue, the global queue, then steals half
@@ -28,7 +30,10 @@
  * thread that is not running a G sleeps that thread.
  *
  * Errors: every call that can fail returns a negative errno and changes
- * nothing. A call marked "G" must run inside a G: elsewhere it is -EPERM.
+ * nothing, but where its comment says otherwise (pt_time_timer_free's
+ * -EBUSY leaves the timer stopped; pt_time_timer_reset's -ENOMEM leaves
+ * it stopped). A call marked "G" must run inside a G: elsewhere it is
+ * -EPERM.
  * Durations are pt_nanos; a duration <= 0 means now (Go's rule).
  */
 #ifndef PTIMER_SCHED_H
@@ -123,8 +128,8 @@ enum pt_fd_io {
  * by name ({.procs = 2}), and the ones a program does not name are 0. */
 typedef struct pt_sched_options {
     int procs;                 /* Ps; 0: the CPUs this process may run on */
-    size_t stack_size;         /* per G, rounded up to pages, plus a guard page; 0: 64 KiB;
-                                * at most 1 GiB */
+    size_t stack_size;         /* per G, rounded up to pages, plus the guard below it
+                                * (stack_guard); 0: 64 KiB; at most 1 GiB */
     enum pt_timer_mode timers; /* where sleeps, timeouts and time.* timers live */
     enum pt_stack_guard stack_guard; /* below every G's stack (PT_STACK_GUARD overrides) */
     enum pt_fd_io fd_io;             /* how sockets are read and written (PT_FD_IO overrides) */

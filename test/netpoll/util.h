@@ -20,7 +20,7 @@
 
 #define MS 1000000LL
 #define SEC 1000000000LL
-#define SKIP_CODE 77
+#define SKIP_CODE PT_TEST_SKIP_CODE
 
 /* Which netpoll a test runs on. */
 enum np_kind { NP_EPOLL, NP_EPOLL_TIMERFD, NP_URING };

@@ -111,19 +111,9 @@ static void read_times_out(enum pt_timer_mode mode)
     CHECK_EQ(pt_sched_destroy(s), 0);
 }
 
-void test_fd_read_times_out_never_early_per_p(void)
+void test_fd_read_times_out_never_early(int mode)
 {
-    read_times_out(PT_TIMERS_PER_P);
-}
-
-void test_fd_read_times_out_never_early_lheap(void)
-{
-    read_times_out(PT_TIMERS_LHEAP);
-}
-
-void test_fd_read_times_out_never_early_timerthread(void)
-{
-    read_times_out(PT_TIMERS_TIMERTHREAD);
+    read_times_out((enum pt_timer_mode)mode);
 }
 
 /* ---- data that comes before the deadline ------------------------------------ */
@@ -486,19 +476,9 @@ static void hundred_clients(enum pt_timer_mode mode)
     CHECK_EQ(pt_sched_destroy(s), 0);
 }
 
-void test_hundred_clients_request_response_per_p(void)
+void test_hundred_clients_request_response(int mode)
 {
-    hundred_clients(PT_TIMERS_PER_P);
-}
-
-void test_hundred_clients_request_response_lheap(void)
-{
-    hundred_clients(PT_TIMERS_LHEAP);
-}
-
-void test_hundred_clients_request_response_timerthread(void)
-{
-    hundred_clients(PT_TIMERS_TIMERTHREAD);
+    hundred_clients((enum pt_timer_mode)mode);
 }
 
 /* ---- every P busy ---------------------------------------------------------------- */

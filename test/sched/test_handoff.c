@@ -47,11 +47,11 @@ static void pinger(void *arg)
  * hand the M over without the scheduler loop. */
 void test_handoff_ping_pong_on_one_p_skips_the_scheduler_loop(void)
 {
-    for (int mode = 0; mode < 2; mode++) {
+    for (int m = 0; m < PT_TEST_NMODES; m++) {
         struct pair p = {.rounds = SCALE(20000)};
         CHECK_EQ(pt_chan_make(&p.ping, sizeof(long), 0), 0);
         CHECK_EQ(pt_chan_make(&p.pong, sizeof(long), 0), 0);
-        pt_sched *s = make_sched(1, mode ? PT_TIMERS_TIMERTHREAD : PT_TIMERS_PER_P);
+        pt_sched *s = make_sched(1, pt_test_modes[m]);
         CHECK_EQ(pt_go(s, pinger, &p), 0);
         CHECK_EQ(pt_sched_wait(s), 0);
         pt_sched_stats st = stats_of(s);

@@ -30,12 +30,12 @@ static void nonblocking_pair(int sv[2])
 }
 
 /* Waits up to STALL_BOUND for cond; false if it never held. */
-#define WAITED_FOR(cond)                                                                       \
-    ({                                                                                         \
-        pt_nanos d_ = pt_nanotime() + STALL_BOUND;                                             \
-        while (!(cond) && pt_nanotime() < d_)                                                  \
-            nap_ms();                                                                          \
-        (bool)(cond);                                                                          \
+#define WAITED_FOR(cond)                                                                           \
+    ({                                                                                             \
+        pt_nanos d_ = pt_nanotime() + STALL_BOUND;                                                 \
+        while (!(cond) && pt_nanotime() < d_)                                                      \
+            nap_ms();                                                                              \
+        (bool)(cond);                                                                              \
     })
 
 /* What a stalled scheduler looks like, for the failure message. */
@@ -76,9 +76,9 @@ static void hold_claim(pt_sched *s)
 
 struct forced {
     pt_sched *s;
-    int fd;              /* the reader's end */
-    pt_nanos deadline;   /* of the read: 0 none */
-    atomic_int parked;   /* the G is about to park */
+    int fd;            /* the reader's end */
+    pt_nanos deadline; /* of the read: 0 none */
+    atomic_int parked; /* the G is about to park */
     atomic_int done;
     ssize_t rc;
 };
@@ -140,32 +140,26 @@ static void forced_ready(enum pt_timer_mode mode)
             forced_case(procs, mode, 0);
 }
 
-void test_a_descriptor_ready_after_a_poll_held_the_claim_wakes_its_g_per_p(void)
+void test_a_descriptor_ready_after_a_poll_held_the_claim_wakes_its_g(int mode)
 {
-    forced_ready(PT_TIMERS_PER_P);
+    forced_ready((enum pt_timer_mode)mode);
 }
 
-void test_a_descriptor_ready_after_a_poll_held_the_claim_wakes_its_g_lheap(void)
-{
-    forced_ready(PT_TIMERS_LHEAP);
-}
-
-void test_a_descriptor_ready_after_a_poll_held_the_claim_wakes_its_g_timerthread(void)
-{
-    forced_ready(PT_TIMERS_TIMERTHREAD);
-}
-
-/* Per-P only: in the TimerThread mode the timer thread fires deadlines
- * whoever polls. The deadline must fall after the claim is dropped for
- * the case to force anything: a slow setup (a sanitizer) tries again
- * with a longer one. */
+/* The per-P modes only: in the TimerThread mode the timer thread fires
+ * deadlines whoever polls. The deadline must fall after the claim is
+ * dropped for the case to force anything: a slow setup (a sanitizer)
+ * tries again with a longer one. */
 void test_a_deadline_due_after_a_poll_held_the_claim_fires(void)
 {
-    for (int procs = 1; procs <= 2; procs++) {
-        int forced = 0;
-        for (pt_nanos t = 100 * MS; forced < 2; t *= 2) {
-            CHECK(t <= 2 * SEC);
-            forced += forced_case(procs, PT_TIMERS_PER_P, t);
+    for (int m = 0; m < PT_TEST_NMODES; m++) {
+        if (pt_test_modes[m] == PT_TIMERS_TIMERTHREAD)
+            continue;
+        for (int procs = 1; procs <= 2; procs++) {
+            int forced = 0;
+            for (pt_nanos t = 100 * MS; forced < 2; t *= 2) {
+                CHECK(t <= 2 * SEC);
+                forced += forced_case(procs, pt_test_modes[m], t);
+            }
         }
     }
 }
@@ -178,9 +172,9 @@ struct stress {
     pt_sched *s;
     int sv[NPAIRS][2];
     atomic_long written, read;
-    atomic_int stop;     /* the readers' end: a byte of value 'q' each */
+    atomic_int stop;       /* the readers' end: a byte of value 'q' each */
     atomic_int poll_burst; /* the poller thread's turn */
-    atomic_long bursts;  /* bursts the poller thread finished */
+    atomic_long bursts;    /* bursts the poller thread finished */
     atomic_int hogs_stop;
     uint64_t seed;
 };
@@ -199,7 +193,8 @@ static void stress_reader(void *arg)
     uint64_t x = (uint64_t)a->i * 0x9e3779b97f4a7c15ull + 1;
     for (;;) {
         char b;
-        pt_nanos d = pt__xorshift64(&x) % 2 ? pt_nanotime() + (pt_nanos)(pt__xorshift64(&x) % (2 * MS)) : 0;
+        pt_nanos d =
+            pt__xorshift64(&x) % 2 ? pt_nanotime() + (pt_nanos)(pt__xorshift64(&x) % (2 * MS)) : 0;
         ssize_t r = pt_fd_read(st->sv[a->i][0], &b, 1, d);
         if (r == -ETIMEDOUT)
             continue;
@@ -288,8 +283,7 @@ static void stress_mode(int procs, enum pt_timer_mode mode, int bytes)
 
 void test_monitor_polls_racing_idle_ms_lose_no_descriptor(void)
 {
-    for (int procs = 1; procs <= 2; procs++) {
-        stress_mode(procs, PT_TIMERS_PER_P, SCALE(600));
-        stress_mode(procs, PT_TIMERS_TIMERTHREAD, SCALE(600));
-    }
+    for (int procs = 1; procs <= 2; procs++)
+        for (int m = 0; m < PT_TEST_NMODES; m++)
+            stress_mode(procs, pt_test_modes[m], SCALE(600));
 }

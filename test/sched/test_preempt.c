@@ -58,8 +58,8 @@ static void hog(void *arg)
 
 void test_preempted_hog_lets_the_waiting_g_run(void)
 {
-    for (int mode = 0; mode < 2; mode++) {
-        pt_sched *s = make_sched(1, mode ? PT_TIMERS_TIMERTHREAD : PT_TIMERS_PER_P);
+    for (int m = 0; m < PT_TEST_NMODES; m++) {
+        pt_sched *s = make_sched(1, pt_test_modes[m]);
         struct hog_race h = {0};
         CHECK_EQ(pt_go(s, hog, &h), 0);
         pt_sched_stats st = wait_and_read(s);
@@ -231,8 +231,10 @@ static void yield_in_region(void *arg)
  * middle of its own switch: the scheduler stops the process instead. */
 void test_yield_inside_a_region_aborts(void)
 {
-#ifndef PT__TSAN
-    expect_abort_in_child(yield_in_region);
+#ifdef PT__TSAN
+    SKIP("ThreadSanitizer forbids fork() with threads, which the death test needs");
+#else
+    expect_abort_in_child(yield_in_region, "in a yield or park inside a preemptible region");
 #endif
 }
 
@@ -259,7 +261,9 @@ __attribute__((unused)) static void begin_end(void *arg)
  * a child: the handler is the process's for good. */
 void test_foreign_sigurg_reaches_the_earlier_handler(void)
 {
-#ifndef PT__TSAN
+#ifdef PT__TSAN
+    SKIP("ThreadSanitizer forbids fork() with threads, which this test runs in");
+#else
     pid_t pid = fork();
     CHECK(pid >= 0);
     if (pid == 0) {
@@ -314,7 +318,9 @@ __attribute__((unused)) static void nester_g(void *arg)
 
 void test_nested_regions_survive_preemption_inside_begin_and_end(void)
 {
-#ifndef PT__TSAN
+#ifdef PT__TSAN
+    SKIP("ThreadSanitizer: no signal preemption here (pt_preemptible_begin is -ENOTSUP)");
+#else
     enum { NESTERS = 4, YIELDERS = 2 };
     /* A run the monitor saw no CPU in preempts nothing and proves
      * nothing: a few runs, bounded, as with the crunchers above. */
@@ -371,7 +377,9 @@ __attribute__((unused)) static void *storm_thread(void *arg)
 
 void test_preemption_requests_in_bursts_do_not_nest(void)
 {
-#ifndef PT__TSAN
+#ifdef PT__TSAN
+    SKIP("ThreadSanitizer: no signal preemption here (pt_preemptible_begin is -ENOTSUP)");
+#else
     struct crunch_run r;
     crunch_run_start(&r, 0);
     struct storm storm = {.s = r.s, .running = &r.running};
@@ -428,7 +436,9 @@ __attribute__((unused)) static void sleeper_then_region(void *arg)
  * up, the sleeper asleep behind it. */
 void test_the_ms_alarm_preempts_a_region_for_its_ps_timers(void)
 {
-#ifndef PT__TSAN
+#ifdef PT__TSAN
+    SKIP("ThreadSanitizer: no signal preemption here (pt_preemptible_begin is -ENOTSUP)");
+#else
     struct region_case a = {0};
     struct pt__m *m;
     pt_sched *s = alarm_only_sched(&m);
@@ -491,7 +501,9 @@ __attribute__((unused)) static void region_then_nanosleep(void *arg)
  * armed proves nothing: another is run, up to 20. */
 void test_leaving_a_region_disarms_the_ms_alarm(void)
 {
-#ifndef PT__TSAN
+#ifdef PT__TSAN
+    SKIP("ThreadSanitizer: no signal preemption here (pt_preemptible_begin is -ENOTSUP)");
+#else
     bool armed = false;
     for (int round = 0; round < 20 && !armed; round++) {
         struct alarm_left l = {0};
@@ -540,7 +552,9 @@ __attribute__((unused)) static void exit_in_region(void *arg)
  * signal in its system calls. */
 void test_exiting_inside_a_region_disarms_the_ms_alarm(void)
 {
-#ifndef PT__TSAN
+#ifdef PT__TSAN
+    SKIP("ThreadSanitizer: no signal preemption here (pt_preemptible_begin is -ENOTSUP)");
+#else
     /* The exit hands the M over unless the global queue's turn comes (one
      * schedule in 61), or the alarm preempted the G before it returned
      * (a loaded machine): then the sleeper starts from g0, which disarms
@@ -574,7 +588,9 @@ __attribute__((unused)) static void stopper(void *arg)
  * preempt then, and the waiting G runs. */
 void test_the_ms_alarm_preempts_a_region_for_a_waiting_g(void)
 {
-#ifndef PT__TSAN
+#ifdef PT__TSAN
+    SKIP("ThreadSanitizer: no signal preemption here (pt_preemptible_begin is -ENOTSUP)");
+#else
     struct region_case w = {0};
     struct pt__m *m;
     pt_sched *s = alarm_only_sched(&m);

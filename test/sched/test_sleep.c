@@ -52,19 +52,9 @@ static void never_early(enum pt_timer_mode mode)
     CHECK_EQ(pt_sched_destroy(s), 0);
 }
 
-void test_sleep_is_never_early_per_p(void)
+void test_sleep_is_never_early(int mode)
 {
-    never_early(PT_TIMERS_PER_P);
-}
-
-void test_sleep_is_never_early_lheap(void)
-{
-    never_early(PT_TIMERS_LHEAP);
-}
-
-void test_sleep_is_never_early_timerthread(void)
-{
-    never_early(PT_TIMERS_TIMERTHREAD);
+    never_early((enum pt_timer_mode)mode);
 }
 
 /* ---- ten thousand sleepers ------------------------------------------------ */
@@ -95,19 +85,9 @@ static void many_sleepers(enum pt_timer_mode mode)
     CHECK_EQ(atomic_load(&early), 0);
 }
 
-void test_ten_thousand_sleepers_all_wake_per_p(void)
+void test_ten_thousand_sleepers_all_wake(int mode)
 {
-    many_sleepers(PT_TIMERS_PER_P);
-}
-
-void test_ten_thousand_sleepers_all_wake_lheap(void)
-{
-    many_sleepers(PT_TIMERS_LHEAP);
-}
-
-void test_ten_thousand_sleepers_all_wake_timerthread(void)
-{
-    many_sleepers(PT_TIMERS_TIMERTHREAD);
+    many_sleepers((enum pt_timer_mode)mode);
 }
 
 void test_sleep_outside_a_g_sleeps_the_thread(void)

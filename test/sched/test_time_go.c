@@ -69,19 +69,9 @@ static void after_func_chain(enum pt_timer_mode mode)
     finish_sched(chain_s);
 }
 
-void test_time_after_func_chain_per_p(void)
+void test_time_after_func_chain(int mode)
 {
-    after_func_chain(PT_TIMERS_PER_P);
-}
-
-void test_time_after_func_chain_lheap(void)
-{
-    after_func_chain(PT_TIMERS_LHEAP);
-}
-
-void test_time_after_func_chain_timerthread(void)
-{
-    after_func_chain(PT_TIMERS_TIMERTHREAD);
+    after_func_chain((enum pt_timer_mode)mode);
 }
 
 /* ---- TestAfterStress: 1 ns timers and tickers beside a G that churns ----- */
@@ -119,19 +109,9 @@ static void after_stress(void *arg)
     atomic_store(&churn_stop, 1);
 }
 
-void test_time_after_stress_per_p(void)
+void test_time_after_stress(int mode)
 {
-    in_g(PT_TIMERS_PER_P, after_stress);
-}
-
-void test_time_after_stress_lheap(void)
-{
-    in_g(PT_TIMERS_LHEAP, after_stress);
-}
-
-void test_time_after_stress_timerthread(void)
-{
-    in_g(PT_TIMERS_TIMERTHREAD, after_stress);
+    in_g((enum pt_timer_mode)mode, after_stress);
 }
 
 /* ---- TestReset: Reset's answers, and never early ----------------------------- */
@@ -178,19 +158,9 @@ static void reset_returns(void *arg)
     CHECK(!"every duration ran too late to judge Reset");
 }
 
-void test_time_reset_return_values_per_p(void)
+void test_time_reset_return_values(int mode)
 {
-    in_g(PT_TIMERS_PER_P, reset_returns);
-}
-
-void test_time_reset_return_values_lheap(void)
-{
-    in_g(PT_TIMERS_LHEAP, reset_returns);
-}
-
-void test_time_reset_return_values_timerthread(void)
-{
-    in_g(PT_TIMERS_TIMERTHREAD, reset_returns);
+    in_g((enum pt_timer_mode)mode, reset_returns);
 }
 
 /* ---- TestAfterQueuing: timers fire in the order of their times ------------- */
@@ -254,19 +224,9 @@ static void after_queuing(void *arg)
     CHECK(!"timers fired out of order at every delta");
 }
 
-void test_time_after_queuing_per_p(void)
+void test_time_after_queuing(int mode)
 {
-    in_g(PT_TIMERS_PER_P, after_queuing);
-}
-
-void test_time_after_queuing_lheap(void)
-{
-    in_g(PT_TIMERS_LHEAP, after_queuing);
-}
-
-void test_time_after_queuing_timerthread(void)
-{
-    in_g(PT_TIMERS_TIMERTHREAD, after_queuing);
+    in_g((enum pt_timer_mode)mode, after_queuing);
 }
 
 /* ---- select on a timer's channel: the timeout pattern --------------------- */
@@ -299,8 +259,8 @@ static void select_timeout(void *arg)
 
 void test_time_select_on_a_timer_channel(void)
 {
-    in_g(PT_TIMERS_PER_P, select_timeout);
-    in_g(PT_TIMERS_TIMERTHREAD, select_timeout);
+    for (int m = 0; m < PT_TEST_NMODES; m++)
+        in_g(pt_test_modes[m], select_timeout);
 }
 
 /* ---- TestTimerStopStress: stopped before they fire, none fires ------------------- */
@@ -330,19 +290,9 @@ static void stop_stress(enum pt_timer_mode mode)
     CHECK_EQ(pt_sched_destroy(s), 0);
 }
 
-void test_time_timer_stop_stress_per_p(void)
+void test_time_timer_stop_stress(int mode)
 {
-    stop_stress(PT_TIMERS_PER_P);
-}
-
-void test_time_timer_stop_stress_lheap(void)
-{
-    stop_stress(PT_TIMERS_LHEAP);
-}
-
-void test_time_timer_stop_stress_timerthread(void)
-{
-    stop_stress(PT_TIMERS_TIMERTHREAD);
+    stop_stress((enum pt_timer_mode)mode);
 }
 
 /* ---- TestTicker: ticks arrive; Reset changes the period; Stop stops ---------- */
@@ -387,19 +337,9 @@ static void ticker_test(enum pt_timer_mode mode)
     CHECK_EQ(pt_sched_destroy(s), 0);
 }
 
-void test_time_ticker_per_p(void)
+void test_time_ticker(int mode)
 {
-    ticker_test(PT_TIMERS_PER_P);
-}
-
-void test_time_ticker_lheap(void)
-{
-    ticker_test(PT_TIMERS_LHEAP);
-}
-
-void test_time_ticker_timerthread(void)
-{
-    ticker_test(PT_TIMERS_TIMERTHREAD);
+    ticker_test((enum pt_timer_mode)mode);
 }
 
 /* ---- TestOverflowSleep: a duration past the clock's range is never, a

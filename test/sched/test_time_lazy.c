@@ -101,24 +101,10 @@ static void unwatched(void *arg)
     CHECK_EQ(pt_chan_free(ready), 0);
 }
 
-void test_time_a_timer_nobody_waits_on_uses_no_engine_per_p(void)
+void test_time_a_timer_nobody_waits_on_uses_no_engine(int mode)
 {
-    pt_sched *s = make_sched(1, PT_TIMERS_PER_P);
-    CHECK_EQ(pt_go(s, unwatched, (void *)(intptr_t)PT_TIMERS_PER_P), 0);
-    finish_sched(s);
-}
-
-void test_time_a_timer_nobody_waits_on_uses_no_engine_lheap(void)
-{
-    pt_sched *s = make_sched(1, PT_TIMERS_LHEAP);
-    CHECK_EQ(pt_go(s, unwatched, (void *)(intptr_t)PT_TIMERS_LHEAP), 0);
-    finish_sched(s);
-}
-
-void test_time_a_timer_nobody_waits_on_uses_no_engine_timerthread(void)
-{
-    pt_sched *s = make_sched(1, PT_TIMERS_TIMERTHREAD);
-    CHECK_EQ(pt_go(s, unwatched, (void *)(intptr_t)PT_TIMERS_TIMERTHREAD), 0);
+    pt_sched *s = make_sched(1, (enum pt_timer_mode)mode);
+    CHECK_EQ(pt_go(s, unwatched, (void *)(intptr_t)(enum pt_timer_mode)mode), 0);
     finish_sched(s);
 }
 

@@ -110,19 +110,9 @@ static void discard_fired(void *arg)
     CHECK_EQ(pt_time_ticker_free(tk), 0);
 }
 
-void test_time_stop_and_reset_discard_a_fired_value_per_p(void)
+void test_time_stop_and_reset_discard_a_fired_value(int mode)
 {
-    in_g(PT_TIMERS_PER_P, discard_fired);
-}
-
-void test_time_stop_and_reset_discard_a_fired_value_lheap(void)
-{
-    in_g(PT_TIMERS_LHEAP, discard_fired);
-}
-
-void test_time_stop_and_reset_discard_a_fired_value_timerthread(void)
-{
-    in_g(PT_TIMERS_TIMERTHREAD, discard_fired);
+    in_g((enum pt_timer_mode)mode, discard_fired);
 }
 
 /* ---- a slow reader: one value after 10 periods ------------------------------------ */
@@ -213,34 +203,14 @@ static void value_is_the_deadline(void *arg)
     }
 }
 
-void test_time_timer_value_is_its_deadline_per_p(void)
+void test_time_timer_value_is_its_deadline(int mode)
 {
-    in_g(PT_TIMERS_PER_P, value_is_the_deadline);
+    in_g((enum pt_timer_mode)mode, value_is_the_deadline);
 }
 
-void test_time_timer_value_is_its_deadline_lheap(void)
+void test_time_ticker_keeps_its_phase(int mode)
 {
-    in_g(PT_TIMERS_LHEAP, value_is_the_deadline);
-}
-
-void test_time_timer_value_is_its_deadline_timerthread(void)
-{
-    in_g(PT_TIMERS_TIMERTHREAD, value_is_the_deadline);
-}
-
-void test_time_ticker_keeps_its_phase_per_p(void)
-{
-    in_g(PT_TIMERS_PER_P, phase);
-}
-
-void test_time_ticker_keeps_its_phase_lheap(void)
-{
-    in_g(PT_TIMERS_LHEAP, phase);
-}
-
-void test_time_ticker_keeps_its_phase_timerthread(void)
-{
-    in_g(PT_TIMERS_TIMERTHREAD, phase);
+    in_g((enum pt_timer_mode)mode, phase);
 }
 
 /* ---- no stale tick once Stop or Reset returns, with a reader racing -------------- */
@@ -311,21 +281,10 @@ static void no_stale_tick(enum pt_timer_mode mode)
     CHECK_EQ(pt_sched_destroy(s), 0);
 }
 
-void test_time_no_stale_tick_after_reset_or_stop_per_p(void)
+void test_time_no_stale_tick_after_reset_or_stop(int mode)
 {
-    no_stale_tick(PT_TIMERS_PER_P);
+    no_stale_tick((enum pt_timer_mode)mode);
 }
-
-void test_time_no_stale_tick_after_reset_or_stop_lheap(void)
-{
-    no_stale_tick(PT_TIMERS_LHEAP);
-}
-
-void test_time_no_stale_tick_after_reset_or_stop_timerthread(void)
-{
-    no_stale_tick(PT_TIMERS_TIMERTHREAD);
-}
-
 
 /* ---- Stop while a tick is being sent ------------------------------------------------ */
 

@@ -7,12 +7,14 @@
 #include <stdbool.h>
 #include <signal.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "harness.h"
+#include "modes.h"
 #include "ptimer/sched.h"
 
 #define US ((pt_nanos)1000)
@@ -90,31 +92,6 @@ static inline void nap_ms(void)
         }                                                                                      \
     } while (0)
 
-/* Runs fn as the one G of a 1-P scheduler in a fork()ed child, which
- * must abort: the scheduler stopping the process on misuse or
- * corruption. The abort's report is expected, so the child's stderr goes
- * to /dev/null. A sanitizer reports the abort and exits non-zero
- * instead. Not under TSan, which forbids fork() with threads. */
-static inline void expect_abort_in_child(void (*fn)(void *))
-{
-    pid_t pid = fork();
-    CHECK(pid >= 0);
-    if (pid == 0) {
-        if (!freopen("/dev/null", "w", stderr))
-            _exit(3);
-        pt_sched_run(&(pt_sched_options){.procs = 1, .timers = PT_TIMERS_PER_P}, fn, NULL);
-        _exit(0);
-    }
-    int status;
-    CHECK_EQ(waitpid(pid, &status, 0), pid);
-#ifdef PT__SANITIZED
-    CHECK(!(WIFEXITED(status) && WEXITSTATUS(status) == 0));
-#else
-    CHECK(WIFSIGNALED(status));
-    CHECK_EQ(WTERMSIG(status), SIGABRT);
-#endif
-}
-
 /* pt_sched_run(o, fn, arg) in a forked child, its stderr kept in err
  * (len bytes, NUL-terminated); returns its wait status. A child that
  * goes astray and hangs is stopped by an alarm after a minute. */
@@ -143,6 +120,29 @@ static inline int sched_run_in_child(const pt_sched_options *o, void (*fn)(void 
     int status;
     CHECK_EQ(waitpid(pid, &status, 0), pid);
     return status;
+}
+
+/* Runs fn as the one G of a 1-P scheduler in a fork()ed child, which
+ * must abort with `message` in what it printed: the scheduler stopping
+ * the process on misuse or corruption, for the reason the test names (a
+ * CHECK of the test's own that fails first prints another line, and the
+ * test fails). A sanitizer reports the abort and exits non-zero instead of
+ * dying by the signal. Not under TSan, which forbids fork() with threads. */
+static inline void expect_abort_in_child(void (*fn)(void *), const char *message)
+{
+    char err[4096];
+    int status = sched_run_in_child(&(pt_sched_options){.procs = 1, .timers = PT_TIMERS_PER_P}, fn,
+                                    NULL, err, sizeof err);
+    if (!strstr(err, message)) {
+        fprintf(stderr, "expected the child to abort saying \"%s\"; it said:\n%s\n", message, err);
+        abort();
+    }
+#ifdef PT__SANITIZED
+    CHECK(!(WIFEXITED(status) && WEXITSTATUS(status) == 0));
+#else
+    CHECK(WIFSIGNALED(status));
+    CHECK_EQ(WTERMSIG(status), SIGABRT);
+#endif
 }
 
 /* Writes n bytes of a block alloca'd by the caller, from its top down
