@@ -82,43 +82,73 @@ static size_t read_until(int fd, void *buf, size_t n, pt_nanos deadline)
     return got;
 }
 
-int run_isolated(const struct workload *wl, const char *design, int nt,
-                 const struct run_config *cfg, long hang_s, struct rep *out)
+/* Forks with a pipe from the child: the child's pid with *wr its write end
+ * and *rd the parent's read end; -errno when either fails, nothing left
+ * open. */
+static pid_t fork_piped(int *rd, int *wr)
 {
     int fd[2];
     if (pipe(fd) != 0)
-        return -1;
+        return -errno;
     fflush(NULL);
     pid_t pid = fork();
     if (pid < 0) {
+        int e = errno;
         close(fd[0]);
         close(fd[1]);
-        return -1;
+        return -e;
     }
-    if (pid == 0) {
+    if (pid == 0)
         close(fd[0]);
+    else
+        close(fd[1]);
+    *rd = fd[0];
+    *wr = fd[1];
+    return pid;
+}
+
+/* Reads the child's len-byte answer by `deadline`, kills it if it is late,
+ * and reaps it: the bytes read, with its wait status in *status and
+ * whether it was killed for lateness in *hung. */
+static size_t collect(pid_t pid, int rd, void *buf, size_t len, pt_nanos deadline, int *status,
+                      bool *hung)
+{
+    size_t got = read_until(rd, buf, len, deadline);
+    close(rd);
+    *hung = got < len && pt_nanotime() >= deadline;
+    if (*hung)
+        kill(pid, SIGKILL);
+    *status = 0;
+    while (waitpid(pid, status, 0) < 0 && errno == EINTR)
+        ;
+    return got;
+}
+
+int run_isolated(const struct workload *wl, const char *design, int nt,
+                 const struct run_config *cfg, long hang_s, struct rep *out)
+{
+    int rd = -1, wr = -1;
+    pid_t pid = fork_piped(&rd, &wr);
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
         char nts[16], count[24], fds[16], guard[16];
         snprintf(nts, sizeof nts, "%d", nt);
         snprintf(guard, sizeof guard, "%d", cfg->stack_guard);
         snprintf(count, sizeof count, "%ld", wl_in_sched(wl) ? cfg->memory_gs : cfg->memory_timers);
-        snprintf(fds, sizeof fds, "%d", fd[1]);
+        snprintf(fds, sizeof fds, "%d", wr);
         char *args[ISOLATED_ARGC + 1] = {
             "ptbench", ISOLATED_ARG, (char *)wl->name, (char *)design, nts, count, fds, guard, NULL};
         execv("/proc/self/exe", args);
         fprintf(stderr, "ptbench: cannot execute /proc/self/exe: %s\n", strerror(errno));
         _exit(127);
     }
-    close(fd[1]);
     /* no limit (hang_s 0) for the designs built in: a million Gs take
      * what they take */
     pt_nanos deadline = hang_s ? pt_nanotime() + hang_s * (pt_nanos)1000000000 : INT64_MAX;
-    size_t n = read_until(fd[0], out, sizeof *out, deadline);
-    close(fd[0]);
-    if (n < sizeof *out && hang_s && pt_nanotime() >= deadline)
-        kill(pid, SIGKILL);
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
+    int status;
+    bool hung;
+    size_t n = collect(pid, rd, out, sizeof *out, deadline, &status, &hung);
     return n == sizeof *out && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
 }
 
@@ -126,44 +156,29 @@ int run_forked(const struct workload *wl, const struct pt_engine *eng, int nt,
                const struct run_config *cfg, long hang_s, struct run_result *res, char *why,
                size_t n)
 {
-    int fd[2];
-    if (pipe(fd) != 0) {
-        snprintf(why, n, "pipe: %s", strerror(errno));
-        return -1;
-    }
-    fflush(NULL);
-    pid_t pid = fork();
+    int rd = -1, wr = -1;
+    pid_t pid = fork_piped(&rd, &wr);
     if (pid < 0) {
-        snprintf(why, n, "fork: %s", strerror(errno));
-        close(fd[0]);
-        close(fd[1]);
+        snprintf(why, n, "fork: %s", strerror((int)-pid));
         return -1;
     }
     if (pid == 0) {
-        close(fd[0]);
         int rc = workload_run(wl, eng, nt, cfg, res);
         size_t off = 0;
         while (rc == 0 && off < sizeof *res) {
-            ssize_t k = write(fd[1], (char *)res + off, sizeof *res - off);
+            ssize_t k = write(wr, (char *)res + off, sizeof *res - off);
             if (k <= 0)
                 _exit(1);
             off += (size_t)k;
         }
         _exit(rc == 0 ? 0 : 3);
     }
-    close(fd[1]);
     /* A repetition runs for its duration, or its ops: hang_s and twice
      * the duration past that is a hang. */
     pt_nanos limit = hang_s * (pt_nanos)1000000000 + 2 * cfg->duration;
-    pt_nanos deadline = pt_nanotime() + limit;
-    size_t got = read_until(fd[0], res, sizeof *res, deadline);
-    close(fd[0]);
-    bool hung = got < sizeof *res && pt_nanotime() >= deadline;
-    if (hung)
-        kill(pid, SIGKILL);
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-        ;
+    int status;
+    bool hung;
+    size_t got = collect(pid, rd, res, sizeof *res, pt_nanotime() + limit, &status, &hung);
     if (hung)
         snprintf(why, n, "hung: no result %.0f s after it started (killed)", (double)limit / 1e9);
     else if (WIFSIGNALED(status))
