@@ -7,6 +7,7 @@
 #include "sched/fiber.h"
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,13 +29,66 @@ void pt__fiber_init_thread(struct pt__fiber *f)
     f->tsan_fiber = pt__tsan_current();
 }
 
+/* TSan fibers whose Gs were freed, clean (no frame open), kept for the
+ * next scheduler's Gs: a program that runs many short schedulers (a test
+ * suite) otherwise creates a fiber for every G of every one. Bounded, as
+ * each holds its TSan thread state. */
+#ifdef PT__TSAN
+#define TSAN_POOL_MAX 1024
+static pthread_mutex_t tsan_pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static void *tsan_pool[TSAN_POOL_MAX];
+static int tsan_pool_n;
+
+static void *tsan_fiber_get(void)
+{
+    void *f = NULL;
+    pthread_mutex_lock(&tsan_pool_lock);
+    if (tsan_pool_n > 0)
+        f = tsan_pool[--tsan_pool_n];
+    pthread_mutex_unlock(&tsan_pool_lock);
+    return f ? f : pt__tsan_create();
+}
+
+static void tsan_fiber_put(void *f)
+{
+    pthread_mutex_lock(&tsan_pool_lock);
+    bool kept = tsan_pool_n < TSAN_POOL_MAX;
+    if (kept)
+        tsan_pool[tsan_pool_n++] = f;
+    pthread_mutex_unlock(&tsan_pool_lock);
+    if (!kept)
+        pt__tsan_destroy(f);
+}
+#else
+static void *tsan_fiber_get(void)
+{
+    return NULL;
+}
+
+static void tsan_fiber_put(void *f)
+{
+    (void)f;
+}
+#endif
+
 void pt__fiber_make(struct pt__fiber *f, void *lo, size_t size, void (*entry)(void *), void *arg)
 {
-    /* A TSan fiber that exited still holds the frames it never returned
-     * from; a fresh one starts clean. */
-    if (f->tsan_fiber)
-        pt__tsan_destroy(f->tsan_fiber);
-    f->tsan_fiber = pt__tsan_create();
+    /* A TSan fiber is made once and kept while its G is pooled (and then
+     * in tsan_pool): creating one builds a whole TSan thread state (a
+     * vector clock of about 130 KB, zeroed in fresh memory) and destroying
+     * it unmaps that again, which made every G start under TSan cost
+     * milliseconds. Reuse is sound because the fiber's shadow call stack
+     * is empty again when its G ends: entry and pt__fiber_exit push no
+     * frame (PT__FIBER_FRAMELESS), and every frame between them has
+     * returned. What TSan still sees: every access of the G's code, and
+     * the order of its switches (each one synchronises, as on one thread).
+     * What it cannot: the fiber keeps its TSan thread id and clock from G
+     * to G, so a report names the thread of the first G that used this
+     * fiber, and two lives of one fiber count as ordered -- which they
+     * are, through the switches that ended one and started the other. */
+    if (!f->tsan_fiber)
+        f->tsan_fiber = tsan_fiber_get();
+    f->open = true;
     pt__asan_unpoison(lo, size);
     f->stack_lo = lo;
     f->stack_size = size;
@@ -58,8 +112,9 @@ void pt__fiber_switch(struct pt__fiber *from, struct pt__fiber *to)
     pt__asan_finish_switch(from->asan_fake_stack);
 }
 
-_Noreturn void pt__fiber_exit(struct pt__fiber *from, struct pt__fiber *to)
+PT__FIBER_FRAMELESS _Noreturn void pt__fiber_exit(struct pt__fiber *from, struct pt__fiber *to)
 {
+    from->open = false;
     pt__asan_start_switch(NULL, to->stack_lo, to->stack_size);
     pt__tsan_switch(to->tsan_fiber);
     pt__ctx_switch(&from->ctx, &to->ctx);
@@ -68,7 +123,11 @@ _Noreturn void pt__fiber_exit(struct pt__fiber *from, struct pt__fiber *to)
 
 void pt__fiber_destroy(struct pt__fiber *f)
 {
-    if (f->tsan_fiber)
+    /* a fiber whose G never ended (made, or parked for good) has frames
+     * on its shadow stack that no later G may inherit */
+    if (f->tsan_fiber && f->open)
         pt__tsan_destroy(f->tsan_fiber);
+    else if (f->tsan_fiber)
+        tsan_fiber_put(f->tsan_fiber);
     memset(f, 0, sizeof *f);
 }

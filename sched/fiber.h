@@ -26,9 +26,26 @@
 #ifndef PT_SCHED_FIBER_H
 #define PT_SCHED_FIBER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "sched/context.h"
+#include "sched/sanitizer.h"
+
+/* A function TSan gives no frame in its shadow call stack (and whose own
+ * memory accesses it does not see): for the frames a fiber leaves open for
+ * good -- a G's first and last, below and above everything it runs --
+ * so that a fiber that ends a G holds the same empty shadow stack it
+ * started with and can start the next one. GCC's attribute
+ * drops the entry and exit hooks with the rest; clang 14 keeps them under
+ * no_sanitize("thread") and drops them only under this one. */
+#if !defined(PT__TSAN)
+#define PT__FIBER_FRAMELESS
+#elif defined(__clang__)
+#define PT__FIBER_FRAMELESS __attribute__((disable_sanitizer_instrumentation))
+#else
+#define PT__FIBER_FRAMELESS __attribute__((no_sanitize_thread))
+#endif
 
 /* noinline alone is not enough: both compilers infer that a function
  * whose body only calls const functions (pthread_self) is itself const,
@@ -46,6 +63,7 @@ struct pt__fiber {
     size_t stack_size;
     void *asan_fake_stack; /* ASan: its use-after-return frames while suspended */
     void *tsan_fiber;      /* TSan: its state; NULL without TSan */
+    bool open;             /* made and not exited: its entry's frames are live */
 };
 
 /* The calling thread's own stack (an M's g0): bounds from pthread_getattr_np (left 0 if that
@@ -54,7 +72,9 @@ void pt__fiber_init_thread(struct pt__fiber *f);
 
 /* A new fiber running entry(arg) on [lo, lo + size) at the first switch to it. *f must be zeroed
  * before its first make; after that it may be made again once it has exited (pt__fiber_exit),
- * to reuse its stack, or once destroyed. Not for a thread's fiber. */
+ * to reuse its stack, or once destroyed. Not for a thread's fiber. entry must be
+ * PT__FIBER_FRAMELESS, do its work in calls that return, and end in pt__fiber_exit: under TSan
+ * the fiber is kept for the next make, and a frame left open would stay on its shadow stack. */
 void pt__fiber_make(struct pt__fiber *f, void *lo, size_t size, void (*entry)(void *), void *arg);
 
 /* The first thing entry() calls: finishes the switch that started it (ASan). */
@@ -67,7 +87,7 @@ void pt__fiber_switch(struct pt__fiber *from, struct pt__fiber *to);
 /* The last switch of a fiber whose entry is done: ASan drops its fake stack (start_switch_fiber
  * with NULL). from may then be made again or destroyed -- by another fiber, as this one never
  * runs again. */
-_Noreturn void pt__fiber_exit(struct pt__fiber *from, struct pt__fiber *to);
+PT__FIBER_FRAMELESS _Noreturn void pt__fiber_exit(struct pt__fiber *from, struct pt__fiber *to);
 
 /* TSan forgets it (not for thread fibers). For a fiber that exited or never started, and not
  * from itself. Leaves it as zeroed, ready for pt__fiber_make. */

@@ -187,7 +187,14 @@ void test_stacks_are_reused_and_given_back_when_idle(void)
     /* their pages back to the kernel: the process shrinks by at least
      * half the page each freed G held, and no reservation is added */
     long rss_after = rss_pages();
+#ifndef PT__TSAN
     CHECK(rss_peak - rss_after >= (long)(made - stacks_live(s)) / 2);
+#else
+    /* not under TSan: its own memory (shadow, traces) grows by more than
+     * the freed stacks give back while the monitor trims; this passed
+     * there only while each freed G also freed a TSan thread state */
+    (void)rss_peak, (void)rss_after;
+#endif
     pt_sched_stats after;
     pt_sched_read_stats(s, &after);
     CHECK(after.stack_reservations <= first.stack_reservations);
