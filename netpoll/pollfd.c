@@ -238,13 +238,18 @@ int pt_pollfd_open(pt_netpoll *np, pt_pollfd *pd, int fd, unsigned events, void 
         return -EINVAL;
     if (fd < 0 || fcntl(fd, F_GETFD) < 0)
         return -EBADF;
+    /* An open pd is refused before it is touched: re-initialising it
+     * would orphan its registration and the timers it has in a heap. */
+    if (atomic_load_explicit(&pd->magic, memory_order_acquire) == PT__POLLFD_OPEN)
+        return -EBUSY;
     atomic_init(&pd->rg, PD_NIL);
     atomic_init(&pd->wg, PD_NIL);
     atomic_init(&pd->info, 0);
     atomic_init(&pd->refs, 0);
     pt__lock_init(&pd->lock);
     atomic_init(&pd->events, 0);
-    atomic_init(&pd->magic, 0);
+    /* magic is left as it was until the registration succeeds: a refused
+     * open leaves a closed pd closed */
     pd->slot = 0;
     pd->fd = fd;
     pd->np = np;

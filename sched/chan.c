@@ -143,7 +143,9 @@ static inline bool chan_valid(const pt_chan *c)
 int pt_chan_make(pt_chan **out, size_t elem_size, size_t cap)
 {
     size_t bytes;
-    if (!out || __builtin_mul_overflow(elem_size, cap, &bytes) ||
+    /* elem_size on its own too: an unbuffered channel has no buffer, but
+     * every hand-off copies an element */
+    if (!out || elem_size > (SIZE_MAX >> 2) || __builtin_mul_overflow(elem_size, cap, &bytes) ||
         __builtin_add_overflow(bytes, sizeof(pt_chan), &bytes) || bytes > (SIZE_MAX >> 2))
         return -EINVAL;
     pt_chan *c = pt__malloc(bytes);

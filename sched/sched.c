@@ -219,20 +219,20 @@ int pt_sched_create(pt_sched **out, const pt_sched_options *opt)
     if (opt)
         o = *opt;
     int io = fd_io(o.fd_io);
-    if (io < PT_FD_IO_POLL || io > PT_FD_IO_URING)
+    int guard = stack_guard(o.stack_guard);
+    size_t stack = o.stack_size ? o.stack_size : 64 * 1024;
+    struct pt__stack_pool probe;
+    /* every argument first: a bad one is -EINVAL whatever the build */
+    if (!out || io < PT_FD_IO_POLL || io > PT_FD_IO_URING || o.procs < 0 ||
+        o.procs > PT__MAX_PROCS || o.timers < PT_TIMERS_PER_P || o.timers > PT_TIMERS_LHEAP ||
+        guard < 0 || stack > PT__STACK_MAX ||
+        pt__stack_pool_init(&probe, stack + pt__g_room(), (enum pt_stack_guard)guard) < 0)
         return -EINVAL;
 #ifndef PT_HAVE_URING
     if (io == PT_FD_IO_URING)
         return -ENOTSUP; /* built without liburing */
 #endif
     o.fd_io = (enum pt_fd_io)io;
-    int guard = stack_guard(o.stack_guard);
-    size_t stack = o.stack_size ? o.stack_size : 64 * 1024;
-    struct pt__stack_pool probe;
-    if (!out || o.procs < 0 || o.procs > PT__MAX_PROCS || o.timers < PT_TIMERS_PER_P ||
-        o.timers > PT_TIMERS_LHEAP || guard < 0 || stack > PT__STACK_MAX ||
-        pt__stack_pool_init(&probe, stack + pt__g_room(), (enum pt_stack_guard)guard) < 0)
-        return -EINVAL;
     int cpus = usable_cpus();
     if (o.procs == 0)
         o.procs = cpus;
@@ -317,14 +317,19 @@ int pt_sched_run(const pt_sched_options *opt, void (*fn)(void *), void *arg)
 {
     if (!fn)
         return -EINVAL;
+    /* from a G the wait below could never be made: refused before fn
+     * is started */
+    if (pt_g_current())
+        return -EDEADLK;
     pt_sched *s;
     int err = pt_sched_create(&s, opt);
     if (err < 0)
         return err;
     if ((err = pt_go(s, fn, arg)) == 0)
         err = pt_sched_wait(s);
-    pt_sched_destroy(s);
-    return err;
+    /* -EBUSY: fn's Gs left time.* timers unfreed, and s stays for them */
+    int derr = pt_sched_destroy(s);
+    return err < 0 ? err : derr;
 }
 
 int pt_sched_set_procs(pt_sched *s, int procs)

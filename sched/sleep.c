@@ -194,11 +194,13 @@ int pt_sleep(pt_nanos d)
 {
     if (d <= 0)
         return 0;
-    pt_nanos now = pt_nanotime();
+    pt_nanos now = pt_nanotime(), when;
+    if (__builtin_add_overflow(now, d, &when))
+        when = PT_MAXWHEN; /* past the clock's range: never */
     pt_g *g = pt_g_current();
     if (!g)
-        return pt_sleep_until(now + d);
+        return pt_sleep_until(when);
     g->clock_hint = now;
-    sleep_g(g, now + d); /* d > 0: when is still to come */
+    sleep_g(g, when); /* d > 0: when is still to come */
     return 0;
 }

@@ -696,7 +696,7 @@ int pt_time_after_func(pt_time_timer **out, pt_nanos d, void (*f)(void *), void 
 
 pt_chan *pt_time_timer_chan(pt_time_timer *t)
 {
-    return t ? t->c : NULL;
+    return t && t->kind != KIND_TICKER ? t->c : NULL;
 }
 
 int pt_time_timer_stop(pt_time_timer *t)
@@ -741,14 +741,21 @@ int pt_time_ticker_new(pt_time_ticker **out, pt_nanos period)
     return r;
 }
 
+/* A ticker's calls refuse a Timer passed for one, as the Timer's refuse
+ * a ticker: the kinds' states differ. */
+static inline bool is_ticker(const pt_time_ticker *tk)
+{
+    return tk && tk->t.kind == KIND_TICKER;
+}
+
 pt_chan *pt_time_ticker_chan(pt_time_ticker *tk)
 {
-    return tk ? tk->t.c : NULL;
+    return is_ticker(tk) ? tk->t.c : NULL;
 }
 
 int pt_time_ticker_stop(pt_time_ticker *tk)
 {
-    if (!tk)
+    if (!is_ticker(tk))
         return -EINVAL;
     op_lock(&tk->t);
     stop_all(&tk->t);
@@ -758,7 +765,7 @@ int pt_time_ticker_stop(pt_time_ticker *tk)
 
 int pt_time_ticker_reset(pt_time_ticker *tk, pt_nanos period)
 {
-    if (!tk || period <= 0)
+    if (!is_ticker(tk) || period <= 0)
         return -EINVAL;
     pt_time_timer *t = &tk->t;
     pt_nanos now = pt_nanotime();
@@ -772,7 +779,7 @@ int pt_time_ticker_reset(pt_time_ticker *tk, pt_nanos period)
 
 int pt_time_ticker_free(pt_time_ticker *tk)
 {
-    if (!tk)
+    if (!is_ticker(tk))
         return -EINVAL;
     return destroy(&tk->t);
 }

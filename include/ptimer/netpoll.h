@@ -61,8 +61,8 @@
  * its deadline was reset (Go's rseq/wseq) is ignored.
  *
  * Errors: every function that can fail returns a negative errno and changes
- * nothing: -EINVAL (NULL, bad mode or flags), -EBADF (not an open fd, or a
- * closed pt_pollfd), -EEXIST (fd already registered with this netpoll),
+ * nothing: -EINVAL (NULL, bad mode or flags, a pt_pollfd never opened), -EBADF
+ * (not an open fd, or a closed pt_pollfd), -EEXIST (fd already registered with this netpoll),
  * -EPERM (the kernel cannot poll the fd: a regular file), -ETIMEDOUT (the
  * side's deadline passed), -EBUSY, -ENOMEM.
  *
@@ -169,7 +169,8 @@ PT_API int pt_netpoll_create(pt_netpoll **out, const pt_netpoll_options *opt);
  * timers the caller put there; -EINVAL. */
 PT_API int pt_netpoll_destroy(pt_netpoll *np);
 
-/* The backend in use (after any fallback): PT_NETPOLL_EPOLL or _URING. */
+/* The backend in use (after any fallback): PT_NETPOLL_EPOLL or _URING;
+ * PT_NETPOLL_DEFAULT for a bad np. */
 PT_API enum pt_netpoll_backend pt_netpoll_backend(const pt_netpoll *np);
 
 /* Why the backend in use is not the one asked for: 0 if it is; -ENOSYS
@@ -180,10 +181,12 @@ PT_API enum pt_netpoll_backend pt_netpoll_backend(const pt_netpoll *np);
 PT_API int pt_netpoll_fallback(const pt_netpoll *np);
 
 /* "epoll+epoll_pwait2", "epoll+timerfd", "epoll+ms" or
- * "io_uring+IORING_OP_TIMEOUT": the backend and how it times waits. */
+ * "io_uring+IORING_OP_TIMEOUT": the backend and how it times waits;
+ * "none" for a bad np. */
 PT_API const char *pt_netpoll_name(const pt_netpoll *np);
 
-/* The default heap for deadlines (the owned one, or options.timers). */
+/* The default heap for deadlines (the owned one, or options.timers);
+ * NULL for a bad np. */
 PT_API pt_timers *pt_netpoll_timers(pt_netpoll *np);
 
 /* Waits for readiness and stores up to max events in ev. timeout_ns: 0
@@ -204,17 +207,19 @@ PT_API int pt_netpoll_break(pt_netpoll *np);
 
 /* A pt_wake_func (ctx: the netpoll) for a heap whose owner sleeps in
  * pt_netpoll_wait: breaks the wait if `when` is earlier than the time the
- * waiter will wake by (Go's wakeNetPoller). */
+ * waiter will wake by (Go's wakeNetPoller). Nothing for a NULL ctx. */
 PT_API void pt_netpoll_wake(void *np, pt_nanos when);
 
-/* Counters since create. */
+/* Counters since create: all zero for a bad np; nothing with out NULL. */
 PT_API void pt_netpoll_read_stats(const pt_netpoll *np, pt_netpoll_stats *out);
 
 /* ---- descriptors --------------------------------------------------------- */
 
 /* Registers fd with interest `events` (PT_POLL_READ and/or PT_POLL_WRITE;
  * 0 is allowed: errors and hang-ups are still reported). 0; -EINVAL, -EBADF
- * (fd not open), -EEXIST (fd already registered here), -EPERM, -ENOMEM. */
+ * (fd not open), -EEXIST (fd already registered here), -EBUSY (pd is open:
+ * close it first), -EPERM, -ENOMEM. A refused open leaves pd as it was (a
+ * closed one stays closed). */
 PT_API int pt_pollfd_open(pt_netpoll *np, pt_pollfd *pd, int fd, unsigned events, void *udata);
 
 /* Changes the interest; if the fd is ready now for the new interest, that
@@ -237,7 +242,8 @@ PT_API int pt_pollfd_wait(pt_pollfd *pd, unsigned mode);
  * 0 clears it; a time already past times the sides out at once (waking
  * their waiters); a later one arms the side's timer on ts (NULL: the
  * netpoll's default heap). Setting a deadline clears a timed-out state.
- * 0; -EINVAL (negative when, bad mode), -EBADF (closed), -ENOMEM. */
+ * 0; -EINVAL (negative when, bad mode, a heap that pt_timer_modify refuses),
+ * -EBADF (closed), -ENOMEM. */
 PT_API int pt_pollfd_set_deadline(pt_pollfd *pd, unsigned mode, pt_nanos when, pt_timers *ts);
 
 /* Unregisters pd: wakes its waiters (they return -EBADF), stops its timers

@@ -187,7 +187,11 @@ PT_API int pt_sched_wait(pt_sched *s);
  * -EDEADLK from a G of s; -EINVAL. */
 PT_API int pt_sched_destroy(pt_sched *s);
 
-/* A whole program's main: create, pt_go(fn, arg), wait, destroy. */
+/* A whole program's main: create, pt_go(fn, arg), wait, destroy. 0, or
+ * the first error of those calls: -EINVAL (fn NULL, or as create);
+ * -EDEADLK from a G (nothing is created or started); -EBUSY when fn's Gs
+ * left time.* timers unfreed (the scheduler is then left as it is:
+ * pt_sched_current() in one of its Gs names it, for a later destroy). */
 PT_API int pt_sched_run(const pt_sched_options *opt, void (*fn)(void *), void *arg);
 
 /* procresize: 1 to 1024 Ps. A P removed hands its runnable Gs to the
@@ -199,6 +203,7 @@ PT_API int pt_sched_set_procs(pt_sched *s, int procs);
 /* GOMAXPROCS; -EINVAL for a bad s. */
 PT_API int pt_sched_procs(const pt_sched *s);
 
+/* The counters into *out: all zero for a bad s; nothing with out NULL. */
 PT_API void pt_sched_read_stats(pt_sched *s, pt_sched_stats *out);
 
 /* The scheduler running the calling G; NULL outside a G. */
@@ -209,12 +214,14 @@ PT_API pt_sched *pt_sched_current(void);
  * queue). 0; -EINVAL (fn NULL, s NULL outside a G, s stopping); -ENOMEM. */
 PT_API int pt_go(pt_sched *s, void (*fn)(void *), void *arg);
 
-/* Gosched (G): lets the other runnable Gs run first. */
+/* Gosched (G): lets the other runnable Gs run first. Outside a G it
+ * returns at once (there is nothing to refuse). */
 PT_API void pt_yield(void);
 
 /* time.Sleep. In a G, parks it and arms its wake-up timer (per the mode)
  * once it is off its stack; elsewhere, sleeps the calling thread. Never
- * returns early. 0. */
+ * returns early: d <= 0, or a `when` already past (a negative one too),
+ * returns at once; a `now + d` past the clock's range never returns. 0. */
 PT_API int pt_sleep(pt_nanos d);
 PT_API int pt_sleep_until(pt_nanos when);
 
@@ -234,7 +241,10 @@ PT_API int pt_park(bool (*commit)(void *arg), void *arg);
 
 /* goready, from any thread: a parked G becomes runnable (on the caller's
  * P when the caller is a G of the same scheduler, else on the global
- * queue). 0; -EINVAL (NULL, or a G that is not parked). */
+ * queue). 0; -EINVAL (NULL, or a G that is not parked). g must be one the
+ * caller's own protocol parked with pt_park: readying a G parked inside
+ * another call (a channel, select, sleep, wait group or fd wait), or a G
+ * that has finished, is undefined. */
 PT_API int pt_ready(pt_g *g);
 
 /* Asynchronous preemption, for the regions a G marks (Go 1.14's, which
@@ -254,10 +264,12 @@ PT_API int pt_ready(pt_g *g);
  * needs room for a signal frame (a few KiB) above its deepest point.
  * The first region installs a SIGURG handler for the process; a SIGURG
  * that is not the scheduler's goes on to the handler installed before.
- * 0; -EPERM outside a G; -ENOTSUP with preemption off (slice 0) or in a
- * ThreadSanitizer build (TSan's own signal handling cannot follow a
- * handler that resumes on another thread); sigaction's error; end:
- * -EINVAL outside a region. */
+ * 0; -EPERM outside a G (in a park's commit too); -ENOTSUP with
+ * preemption off (slice 0) or in a ThreadSanitizer build (TSan's own
+ * signal handling cannot follow a handler that resumes on another
+ * thread); sigaction's error; -EOVERFLOW past 2^32 - 1 nested regions;
+ * end: -EINVAL outside a region. A refused call leaves the depth as it
+ * was. */
 PT_API int pt_preemptible_begin(void);
 PT_API int pt_preemptible_end(void);
 
@@ -290,10 +302,14 @@ typedef struct pt_wg {
     pt_g *waiters;                 /* parked Gs, linked through the G */
 } pt_wg;
 
+/* An empty group. 0; -EINVAL (NULL). A group is not checked for having
+ * been initialised: using one that was not is undefined. */
 PT_API int pt_wg_init(pt_wg *w);
 /* Adds n (may be negative). 0; -EINVAL (NULL, or the count would go
- * below zero: nothing changes). Reaching zero wakes every waiter. */
+ * below zero or past INT64_MAX: nothing changes). Reaching zero wakes
+ * every waiter. */
 PT_API int pt_wg_add(pt_wg *w, int64_t n);
+/* pt_wg_add(w, -1). */
 PT_API int pt_wg_done(pt_wg *w);
 /* Blocks until the count is zero: parks a G, or sleeps a plain thread.
  * 0; -EINVAL. */
@@ -307,10 +323,17 @@ PT_API int pt_wg_wait(pt_wg *w);
  * thread. A sender hands its element straight to a waiting receiver and
  * the other way round, as Go's do. Deadlines are absolute pt_nanos (0:
  * none); their timer goes on the calling P's heap (or the TimerThread, per
- * the mode). */
+ * the mode). A deadline is looked at only when the call would wait: one
+ * already past (a negative one too) is -ETIMEDOUT then. A receive's elem
+ * may be NULL (the value is dropped). -EINVAL for a NULL channel, or a
+ * NULL elem to send on a channel whose elements have a size; a channel
+ * is not checked once freed (using it then is undefined). len and cap of
+ * NULL are 0. */
 typedef struct pt_chan pt_chan;
 
-PT_API int pt_chan_make(pt_chan **out, size_t elem_size, size_t cap); /* 0; -EINVAL; -ENOMEM */
+/* 0; -EINVAL (out NULL, elem_size or elem_size * cap past SIZE_MAX / 4);
+ * -ENOMEM */
+PT_API int pt_chan_make(pt_chan **out, size_t elem_size, size_t cap);
 PT_API int pt_chan_send(pt_chan *c, const void *elem);  /* 0; -EPIPE closed; -EPERM; -EINVAL */
 PT_API int pt_chan_recv(pt_chan *c, void *elem);        /* 1 value; 0 closed and drained */
 PT_API int pt_chan_send_until(pt_chan *c, const void *elem, pt_nanos deadline); /* ...; -ETIMEDOUT */
@@ -333,7 +356,11 @@ typedef struct pt_select_case {
 /* select over n cases: the index of the case done, chosen uniformly among
  * the ready ones; -ETIMEDOUT past the deadline (0: none); -EAGAIN when
  * !block and none is ready (select with default); -EPIPE for a send case
- * chosen on a closed channel; -EINVAL, -EPERM (blocking outside a G). */
+ * chosen on a closed channel; -EINVAL (n < 0 or > 65535, cases NULL with
+ * n > 0, a case whose dir is neither PT_SEND nor PT_RECV, a send case with
+ * a NULL elem on a channel whose elements have a size, or a blocking
+ * select with no channel and no deadline, which could never return);
+ * -EPERM (blocking outside a G). A refused select changes no case. */
 PT_API int pt_select(pt_select_case *cases, int n, pt_nanos deadline, bool block);
 
 /* ---- timed I/O on file descriptors (Go's internal/poll over the
@@ -367,8 +394,8 @@ PT_API int pt_select(pt_select_case *cases, int n, pt_nanos deadline, bool block
  * Errors common to the calls marked G: -EPERM outside a G; -EBADF (not
  * an open fd, or closed by pt_fd_close, now or while waiting);
  * -ECANCELED (pt_sched_cancel_fds); -EINVAL (NULL where data is needed,
- * a negative deadline, an fd registered by another scheduler, an fd
- * number of 2^20 or more); -ENOMEM; -ETIMEDOUT;
+ * a count past SSIZE_MAX, a negative deadline, an fd registered by
+ * another scheduler, an fd number of 2^20 or more); -ENOMEM; -ETIMEDOUT;
  * else the system call's -errno. Writes to a socket never raise SIGPIPE
  * (-EPIPE instead); to a pipe they do, as write(2) does. */
 
@@ -448,7 +475,9 @@ PT_API int pt_sched_cancel_fds(pt_sched *s);
  * is not running a G, on the process's TimerThread. Both behave the same.
  *
  * A timer made by a G belongs to that G's scheduler: pt_sched_destroy is
- * -EBUSY until every such timer and ticker is freed. Stop, reset and free
+ * -EBUSY until every such timer and ticker is freed. A Timer's calls
+ * refuse a ticker and a Ticker's a timer (-EINVAL; the _chan calls
+ * NULL). Stop, reset and free
  * may be called from any thread and concurrently with receives; calls on
  * one timer are serialised with each other. A timer must not be used after
  * free, and its channel must not be closed or freed by the user. */
@@ -503,6 +532,7 @@ PT_API int pt_time_timer_free(pt_time_timer *t);
  * start + k * period exactly, as Go 1.23 sends it. 0; -EINVAL (out NULL,
  * period <= 0); -ENOMEM. */
 PT_API int pt_time_ticker_new(pt_time_ticker **out, pt_nanos period);
+/* ticker.C; NULL for a NULL t. */
 PT_API pt_chan *pt_time_ticker_chan(pt_time_ticker *t);
 
 /* ticker.Stop: no tick arrives once it returns (an unread one is

@@ -65,3 +65,6 @@ PT_TEST(unit, open_close_cycles_leak_no_fds_or_timers_on_epoll)
 PT_TEST(unit, open_close_cycles_leak_no_fds_or_timers_on_uring)
 PT_TEST(unit, pt_netpoll_variable_chooses_the_default_backend)
 PT_TEST(unit, io_uring_refused_by_a_sandbox_falls_back_to_epoll_and_says_why)
+/* the bad-input table's rows for netpoll.h (badinput_netpoll.c) */
+PT_TEST(unit, every_netpoll_call_rejects_each_bad_argument_class)
+PT_TEST(unit, bad_input_table_has_a_row_for_every_netpoll_h_function)

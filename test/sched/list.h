@@ -86,8 +86,9 @@ PT_TEST(unit, time_a_ticker_stopped_while_its_tick_is_sent_receives_nothing_afte
 PT_TEST_MODES(unit, time_a_timer_nobody_waits_on_uses_no_engine)
 PT_TEST(unit, time_a_ticker_nobody_reads_keeps_its_phase)
 PT_TEST(stress, time_free_waits_for_the_g_a_select_woke)
-/* bad input */
+/* bad input: sched.h's rows of the bad-input table (badinput_sched.c) */
 PT_TEST(unit, every_sched_call_rejects_bad_input)
+PT_TEST(unit, bad_input_table_has_a_row_for_every_sched_h_function)
 PT_TEST(unit, every_time_call_rejects_bad_input)
 /* asynchronous preemption of marked regions */
 PT_TEST(unit, preempted_hog_lets_the_waiting_g_run)
