@@ -458,10 +458,11 @@ int pt_lheap_timer_stop_sync(pt_lheap_timer *t)
     return r;
 }
 
-enum pt_lheap_timer_status pt_lheap_timer_status(pt_lheap_timer *t)
+enum pt_lheap_timer_status pt_lheap_timer_status(const pt_lheap_timer *ct)
 {
-    if (!timer_ok(t))
+    if (!timer_ok(ct))
         return PT_LHEAP_IDLE;
+    pt_lheap_timer *t = (pt_lheap_timer *)ct; /* read under its lock, which it holds */
     t_lock(t);
     enum pt_lheap_timer_status s = t->when > 0 ? PT_LHEAP_PENDING
                                    : atomic_load_explicit(&t->running, memory_order_relaxed)
@@ -794,11 +795,14 @@ size_t pt_lheap_zombies(const pt_lheap *h)
 
 static _Thread_local char report[200];
 
-int pt_lheap_verify(pt_lheap *h, bool quiescent, const char **why)
+const char *pt_lheap_verify_report(void)
 {
-    static const char *const ok = "ok";
-    if (why)
-        *why = ok;
+    return report;
+}
+
+int pt_lheap_verify(pt_lheap *h, bool quiescent)
+{
+    report[0] = 0;
     if (!heap_ok(h))
         return -EINVAL;
     int r = 0;
@@ -849,7 +853,5 @@ int pt_lheap_verify(pt_lheap *h, bool quiescent, const char **why)
         r = -EUCLEAN;
     }
     h_unlock(h);
-    if (r && why)
-        *why = report;
     return r;
 }

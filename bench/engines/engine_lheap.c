@@ -231,8 +231,7 @@ static size_t lh_held(void *th)
 static const char *lh_check(void *vth, bool quiescent)
 {
     struct lh_thread *th = vth;
-    const char *why;
-    return pt_lheap_verify(&th->h, quiescent, &why) ? why : NULL;
+    return pt_lheap_verify(&th->h, quiescent) ? pt_lheap_verify_report() : NULL;
 }
 
 static void lh_read_stats(void *eng, struct pt_engine_stats *out)

@@ -224,7 +224,7 @@ static const char *pw_check(void *vth, bool quiescent)
 {
     (void)quiescent; /* the wheel's invariants hold at every unlock */
     struct pw_thread *th = vth;
-    return pt_wheel_verify(&th->w) ? pt_wheel_verify_report() : NULL;
+    return pt_wheel_verify(&th->w, quiescent) ? pt_wheel_verify_report() : NULL;
 }
 
 static void pw_read_stats(void *eng, struct pt_engine_stats *out)

@@ -133,7 +133,7 @@ PT_API int pt_lheap_timer_modify(pt_lheap *h, pt_lheap_timer *t, pt_nanos when, 
 PT_API int pt_lheap_timer_stop_sync(pt_lheap_timer *t);
 
 /* The current status (PT_LHEAP_IDLE for NULL). */
-PT_API enum pt_lheap_timer_status pt_lheap_timer_status(pt_lheap_timer *t);
+PT_API enum pt_lheap_timer_status pt_lheap_timer_status(const pt_lheap_timer *t);
 
 /* Whether a callback of t runs now, on any thread (the caller's own
  * included); false for NULL or an uninitialised timer. A false answer
@@ -182,12 +182,20 @@ PT_API size_t pt_lheap_len(const pt_lheap *h);
 /* Zombies of h (stopped timers still holding an entry). */
 PT_API size_t pt_lheap_zombies(const pt_lheap *h);
 
-/* Checks h's invariants under its lock (and each timer's): 0, or
- * -EUCLEAN with a description of the first broken one in *why (valid
- * until the thread's next call). With `quiescent` (no other thread is in
- * a call on h or its timers) the zombie count is checked too: a stop
- * changes it under the timer's lock alone. For tests and fuzzers. */
-PT_API int pt_lheap_verify(pt_lheap *h, bool quiescent, const char **why);
+/* Checks h's invariants under its lock (and each timer's): the heap
+ * order, every entry's timer, status and key (an entry not marked
+ * modified must be keyed at its timer's time), the zombies' marks and the
+ * bound the waker reads. With `quiescent` (no other thread is in a call
+ * on h or its timers) the zombie count is checked too: a stop changes it
+ * under the timer's lock alone. 0 if consistent, -EUCLEAN if not
+ * (pt_lheap_verify_report() says what is wrong), -EINVAL for a bad h.
+ * For tests, fuzzers and stress harnesses; the same shape as
+ * pt_timers_verify and pt_wheel_verify. */
+PT_API int pt_lheap_verify(pt_lheap *h, bool quiescent);
+
+/* The first inconsistency the calling thread's last pt_lheap_verify()
+ * found, as one line; "" if it found none. */
+PT_API const char *pt_lheap_verify_report(void);
 
 #ifdef __cplusplus
 }

@@ -206,10 +206,14 @@ PT_API int pt_wheel_move(pt_wheel *dst, pt_wheel *src);
 PT_API size_t pt_wheel_len(const pt_wheel *w);
 
 /* Under the lock: every slot's timers (status, wheel, position against
- * `elapsed`), the occupancy bits, the count and the lower bound. For tests
+ * `elapsed`: each is filed where its time belongs), the occupancy bits,
+ * the count and the lower bound. Every one is exact under the lock, as
+ * the wheel files a timer when it is armed, so `quiescent` (no arm or
+ * stop in flight) checks nothing more; it is there for the one shape of
+ * the families' checks (pt_timers_verify, pt_lheap_verify). For tests
  * and stress harnesses. 0 if consistent, -EUCLEAN if not
  * (pt_wheel_verify_report() says what is wrong), -EINVAL for a bad w. */
-PT_API int pt_wheel_verify(pt_wheel *w);
+PT_API int pt_wheel_verify(pt_wheel *w, bool quiescent);
 
 /* The calling thread's last pt_wheel_verify() finding, one line; "" if none. */
 PT_API const char *pt_wheel_verify_report(void);

@@ -92,8 +92,7 @@ static void check_all(void)
     }
     pt_nanos next = 0;
     for (int h = 0; h < NH; h++) {
-        const char *why;
-        EXPECT(pt_lheap_verify(&F.w[h], true, &why) == 0, "heap %d: %s", h, why);
+        EXPECT(pt_lheap_verify(&F.w[h], true) == 0, "heap %d: %s", h, pt_lheap_verify_report());
         pt_nanos n = pt_lheap_next(&F.w[h]);
         if (n && (!next || n < next))
             next = n;

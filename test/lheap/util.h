@@ -17,11 +17,10 @@
 /* The heap's invariants; quiet: no other thread is in a call on it. */
 #define CHECK_LHEAP(h, quiet)                                                                      \
     do {                                                                                           \
-        const char *why_;                                                                          \
-        int v_ = pt_lheap_verify(h, quiet, &why_);                                                 \
+        int v_ = pt_lheap_verify(h, quiet);                                                        \
         if (v_ != 0) {                                                                             \
             fprintf(stderr, "%s:%d: pt_lheap_verify(%s) = %d: %s\n", __FILE__, __LINE__, #h, v_,   \
-                    why_);                                                                         \
+                    pt_lheap_verify_report());                                                     \
             abort();                                                                               \
         }                                                                                          \
     } while (0)

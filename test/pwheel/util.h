@@ -19,7 +19,7 @@
 
 #define CHECK_WHEEL(w)                                                                             \
     do {                                                                                           \
-        int v_ = pt_wheel_verify(w);                                                               \
+        int v_ = pt_wheel_verify(w, true);                                                               \
         if (v_ != 0) {                                                                             \
             fprintf(stderr, "%s:%d: pt_wheel_verify(%s) = %d: %s\n", __FILE__, __LINE__, #w, v_,   \
                     pt_wheel_verify_report());                                                     \

@@ -62,8 +62,7 @@ static void check_lgood_unchanged(struct lgood *g)
     CHECK_EQ(pt_lheap_len(&g->h), 2); /* the zombie's entry stays */
     CHECK_EQ(pt_lheap_zombies(&g->h), 1);
     CHECK_EQ(pt_lheap_next(&g->h), 500);
-    const char *why;
-    CHECK_EQ(pt_lheap_verify(&g->h, true, &why), 0);
+    CHECK_EQ(pt_lheap_verify(&g->h, true), 0);
     CHECK_EQ(g->n, 0);
 }
 
@@ -297,23 +296,24 @@ static void row_pt_lheap_verify(void)
 {
     struct bad_heaps b;
     make_bad_heaps(&b);
-    const char *why = NULL;
     for (int i = 0; i < N_BAD_HEAPS; i++)
-        CHECK_EQ(pt_lheap_verify(bad_heap(&b, i), true, &why), -EINVAL);
+        CHECK_EQ(pt_lheap_verify(bad_heap(&b, i), true), -EINVAL);
     /* corruption it must see: an entry keyed off its timer's time, a
      * zombie count off by one */
     struct lgood g;
     make_lgood(&g);
-    CHECK_EQ(pt_lheap_verify(&g.h, true, NULL), 0);
+    CHECK_EQ(pt_lheap_verify(&g.h, true), 0);
     g.live.when_heap++;
-    CHECK_EQ(pt_lheap_verify(&g.h, true, &why), -EUCLEAN);
-    CHECK(strstr(why, "heap copy") != NULL);
+    CHECK_EQ(pt_lheap_verify(&g.h, true), -EUCLEAN);
+    CHECK(strstr(pt_lheap_verify_report(), "heap copy") != NULL);
     g.live.when_heap--;
     atomic_fetch_add(&g.h.zombies, 1);
-    CHECK_EQ(pt_lheap_verify(&g.h, false, &why), 0); /* a stop may be on its way */
-    CHECK_EQ(pt_lheap_verify(&g.h, true, &why), -EUCLEAN);
-    CHECK(strstr(why, "zombies") != NULL);
+    CHECK_EQ(pt_lheap_verify(&g.h, false), 0); /* a stop may be on its way */
+    CHECK_EQ(pt_lheap_verify(&g.h, true), -EUCLEAN);
+    CHECK(strstr(pt_lheap_verify_report(), "zombies") != NULL);
     atomic_fetch_sub(&g.h.zombies, 1);
+    CHECK_EQ(pt_lheap_verify(&g.h, true), 0); /* and the report is cleared */
+    CHECK_EQ(pt_lheap_verify_report()[0], 0);
     check_lgood_unchanged(&g);
     free_lgood(&g);
 }
@@ -337,6 +337,7 @@ const struct badinput_row pt_badinput_lheap_rows[] = {
     {"pt_lheap_len", row_pt_lheap_len},
     {"pt_lheap_zombies", row_pt_lheap_len},
     {"pt_lheap_verify", row_pt_lheap_verify},
+    {"pt_lheap_verify_report", row_pt_lheap_verify},
 };
 const size_t pt_badinput_lheap_nrows =
     sizeof pt_badinput_lheap_rows / sizeof pt_badinput_lheap_rows[0];

@@ -62,7 +62,7 @@ static void check_wgood_unchanged(struct wgood *g)
     CHECK_EQ(g->live.when, 1000);
     CHECK_EQ(pt_wheel_len(&g->w), 1);
     CHECK_EQ(pt_wheel_next(&g->w), 500); /* the stopped one's bound, not yet raised */
-    CHECK_EQ(pt_wheel_verify(&g->w), 0);
+    CHECK_EQ(pt_wheel_verify(&g->w, true), 0);
     CHECK_EQ(g->n, 0);
 }
 
@@ -290,13 +290,13 @@ static void row_pt_wheel_verify(void)
     struct bad_wheels b;
     make_bad_wheels(&b);
     for (int i = 0; i < N_BAD_WHEELS; i++)
-        CHECK_EQ(pt_wheel_verify(bad_wheel(&b, i)), -EINVAL);
+        CHECK_EQ(pt_wheel_verify(bad_wheel(&b, i), true), -EINVAL);
     /* a wheel whose occupancy bit lies is caught and reported */
     struct wgood g;
     make_wgood(&g);
     uint64_t saved = g.w.occupied[PT_WHEEL_LEVELS - 1];
     g.w.occupied[PT_WHEEL_LEVELS - 1] ^= UINT64_C(1) << 63; /* nothing filed that far */
-    CHECK_EQ(pt_wheel_verify(&g.w), -EUCLEAN);
+    CHECK_EQ(pt_wheel_verify(&g.w, true), -EUCLEAN);
     CHECK(strstr(pt_wheel_verify_report(), "occupancy") != NULL);
     g.w.occupied[PT_WHEEL_LEVELS - 1] = saved;
     /* and a timer under a clear bit */
@@ -304,12 +304,12 @@ static void row_pt_wheel_verify(void)
         if (g.w.occupied[l]) {
             saved = g.w.occupied[l];
             g.w.occupied[l] = 0;
-            CHECK_EQ(pt_wheel_verify(&g.w), -EUCLEAN);
+            CHECK_EQ(pt_wheel_verify(&g.w, true), -EUCLEAN);
             CHECK(strstr(pt_wheel_verify_report(), "len 1") != NULL);
             g.w.occupied[l] = saved;
             break;
         }
-    CHECK_EQ(pt_wheel_verify(&g.w), 0);
+    CHECK_EQ(pt_wheel_verify(&g.w, true), 0);
     CHECK_EQ(pt_wheel_verify_report()[0], 0);
     free_wgood(&g);
 }
