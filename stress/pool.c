@@ -51,6 +51,54 @@ pt_nanos pool_until(const struct pool *pl, pt_nanos until)
     return end && end < until ? end : until;
 }
 
+/* A worker's part in a mid-run quiescent check: stop between operations,
+ * and once every mutator has stopped, a P checks its own structure in
+ * its quiescent form. Only then may the check demand what only a quiet
+ * structure shows (every entry at its key, exact counts); a design that
+ * leaves a re-keyed timer at its old key until the next adjust hides
+ * that from any check made while the heap is busy. */
+static void hold_here(struct pworker *w)
+{
+    struct pool *pl = w->pl;
+    /* hold is the check's number (0: none): a worker slow to see one
+     * end still joins the next */
+    int gen = atomic_load_explicit(&pl->hold, memory_order_acquire);
+    if (gen == 0 || gen == w->held_gen)
+        return;
+    w->held_gen = gen;
+    atomic_fetch_add(&pl->held, 1);
+    if (w->is_p) {
+        while (atomic_load(&pl->held) < pl->np + pl->nout)
+            stress_sleep(20000);
+        pool_check(w, true);
+        atomic_fetch_add(&pl->held_checked, 1);
+    }
+    while (atomic_load_explicit(&pl->hold, memory_order_acquire) == gen)
+        stress_sleep(20000);
+}
+
+/* The main thread, every 10 ms of the run: the scenario's scan, and now
+ * and then (every 50-250 ms, by the seed) a quiescent check of every P. */
+static void pool_scan(void *arg)
+{
+    struct pool *pl = arg;
+    if (pl->scan)
+        pl->scan(pl->sc);
+    pt_nanos now = pt_nanotime();
+    if (now < pl->next_hold || !pl->r->eng->check)
+        return;
+    witness_pause_begin();
+    atomic_store(&pl->held, 0);
+    atomic_store(&pl->held_checked, 0);
+    atomic_store_explicit(&pl->hold, ++pl->holds, memory_order_release);
+    while (atomic_load(&pl->held_checked) < pl->np)
+        stress_sleep(20000);
+    atomic_store_explicit(&pl->hold, 0, memory_order_release);
+    witness_pause_end();
+    atomic_fetch_add(&pl->r->quiet_checks, 1);
+    pl->next_hold = pt_nanotime() + 50000000 + (pt_nanos)(pt__xorshift64(&pl->hold_rng) % 200000000);
+}
+
 /* The quiet P's run phase: long sleeps, woken only by what is armed on it. */
 static void quiet_run(struct pworker *w)
 {
@@ -90,6 +138,7 @@ static void *p_main(void *arg)
         eng->poll(w->th);
         if (pl->p_round)
             pl->p_round(w);
+        hold_here(w);
         /* Verify the structure now and then while others race on it. */
         if (++w->batches % 64 == 0)
             pool_check(w, false);
@@ -119,6 +168,7 @@ static void *out_main(void *arg)
     uint64_t ops = 0;
     while (phase(pl) == PH_RUN) {
         pl->op(w);
+        hold_here(w);
         if (++ops == 4096) {
             atomic_fetch_add_explicit(&pl->r->ops, ops, memory_order_relaxed);
             ops = 0;
@@ -173,7 +223,9 @@ void pool_run(struct pool *pl)
     r->t0 = pt_nanotime();
     atomic_store(&pl->end, r->t0 + o->duration);
     set_phase(pl, PH_RUN);
-    stress_wait(r, r->t0 + o->duration, pl->scan, pl->sc);
+    pl->hold_rng = o->seed * 0x94d049bb133111ebull + 7;
+    pl->next_hold = r->t0 + 50000000 + (pt_nanos)(pt__xorshift64(&pl->hold_rng) % 200000000);
+    stress_wait(r, r->t0 + o->duration, pool_scan, pl);
     set_phase(pl, PH_DRAIN);
     for (int i = pl->np; i < pl->np + pl->nout; i++)
         pthread_join(pl->w[i].thread, NULL);

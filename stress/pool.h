@@ -21,6 +21,7 @@ struct pworker {
     uint64_t rng;
     pthread_t thread;
     uint64_t batches;
+    int held_gen; /* the last mid-run check it took part in */
 };
 
 struct pool {
@@ -29,6 +30,14 @@ struct pool {
     struct pworker *w;
     _Atomic int phase;
     atomic_int started, drained, checked;
+    /* A mid-run quiescent check (pool.c): the main thread raises hold,
+     * every P and outsider stops between operations and counts itself in
+     * held, then each P checks its structure with nothing in flight and
+     * counts itself in held_checked; hold drops and they go on. */
+    atomic_int hold, held, held_checked;
+    int holds;          /* the main thread's: checks so far, the last one's number */
+    pt_nanos next_hold; /* ... and when it holds next */
+    uint64_t hold_rng;
     atomic_bool moved;    /* a move gave P 0 timers its own check has not seen yet */
     _Atomic pt_nanos end; /* when the run phase ends (0: not yet known) */
     void *sc;             /* the scenario's state */

@@ -309,12 +309,13 @@ static void put_json(FILE *f, const struct stress_run *r, bool pass, double secs
             "{\"tool\":\"ptstress\",\"design\":\"%s\",\"scenario\":\"%s\",\"verdict\":\"%s\","
             "\"seed\":%llu,\"threads\":%d,\"outsiders\":%d,\"timers\":%d,\"duration_s\":%.3f,"
             "\"bound_ms\":%.0f,\"ops\":%llu,\"firings\":%llu,\"untracked\":%llu,\"excused\":%llu,"
-            "\"violations\":%llu",
+            "\"violations\":%llu,\"quiet_checks\":%u",
             r->eng->name, r->scenario, pass ? "PASS" : "FAIL", (unsigned long long)o->seed,
             o->threads, o->outsiders, o->timers, secs, (double)o->bound / 1e6,
             (unsigned long long)atomic_load(&r->ops), (unsigned long long)atomic_load(&r->firings),
             (unsigned long long)atomic_load(&r->untracked),
-            (unsigned long long)atomic_load(&r->excused), (unsigned long long)stress_violations(r));
+            (unsigned long long)atomic_load(&r->excused), (unsigned long long)stress_violations(r),
+            atomic_load(&r->quiet_checks));
     for (int k = 0; k < V_NKINDS; k++)
         fprintf(f, ",\"%s\":%llu", viol_names[k], (unsigned long long)atomic_load(&r->viol[k]));
     if (r->io)
@@ -337,6 +338,8 @@ static void put_verdict(const struct stress_run *r, double took)
            o->outsiders, took);
     if (r->io)
         printf(", I/O through the %s", r->io);
+    if (atomic_load(&r->quiet_checks))
+        printf(", %u quiescent checks mid-run", atomic_load(&r->quiet_checks));
     /* The witness's waits for a CPU, which the checks allowed for: how
      * many, and how many checks only they explained. */
     pt_nanos longest;

@@ -54,6 +54,7 @@ struct stress_run {
     void *e; /* the engine instance */
     atomic_ullong ops, firings, untracked;
     atomic_ullong excused; /* late checks the machine's own stalls explained */
+    atomic_uint quiet_checks; /* mid-run checks with every mutator held (pool.c) */
     atomic_ullong viol[V_NKINDS];
     atomic_int printed; /* violation lines printed so far */
     /* the run phase's start: atomic, as the watchdog's thread reads it
@@ -83,6 +84,12 @@ pt_nanos witness_gap(pt_nanos from, pt_nanos to, pt_nanos *at);
 pt_nanos witness_stalled(pt_nanos from, pt_nanos to);
 void witness_tally_begin(void);
 unsigned long witness_tally(pt_nanos *longest);
+/* The run's own pauses (pool.c holds every mutator for a quiescent
+ * check now and then), begun and ended by the main thread; how long they
+ * held the run within [from, to]. stress_overdue allows them. */
+void witness_pause_begin(void);
+void witness_pause_end(void);
+pt_nanos witness_paused(pt_nanos from, pt_nanos to);
 
 /* Whether something due at `due` and still owed at `at` is past what the
  * check allows it (`allowed`: the bound, and the run's own stalls), once

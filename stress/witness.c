@@ -161,8 +161,52 @@ unsigned long witness_tally(pt_nanos *longest)
     return n;
 }
 
+/* The pauses the pool made (pool.c's mid-run checks): a ring of spans,
+ * written by the main thread alone, read by any checker. A span under
+ * way has no end yet (0): it counts up to the reader's `to`. */
+#define PAUSES 64
+static struct {
+    _Atomic pt_nanos from[PAUSES], to[PAUSES];
+    atomic_uint n;
+} pauses;
+
+void witness_pause_begin(void)
+{
+    unsigned i = atomic_load_explicit(&pauses.n, memory_order_relaxed) % PAUSES;
+    atomic_store_explicit(&pauses.to[i], 0, memory_order_relaxed);
+    atomic_store_explicit(&pauses.from[i], pt_nanotime(), memory_order_relaxed);
+    atomic_fetch_add_explicit(&pauses.n, 1, memory_order_release);
+}
+
+void witness_pause_end(void)
+{
+    unsigned i = (atomic_load_explicit(&pauses.n, memory_order_relaxed) - 1) % PAUSES;
+    atomic_store_explicit(&pauses.to[i], pt_nanotime(), memory_order_release);
+}
+
+pt_nanos witness_paused(pt_nanos from, pt_nanos to)
+{
+    unsigned n = atomic_load_explicit(&pauses.n, memory_order_acquire);
+    pt_nanos sum = 0;
+    for (unsigned k = 0; k < n && k < PAUSES; k++) {
+        unsigned i = (n - 1 - k) % PAUSES;
+        pt_nanos a = atomic_load_explicit(&pauses.from[i], memory_order_relaxed);
+        pt_nanos b = atomic_load_explicit(&pauses.to[i], memory_order_acquire);
+        if (b == 0 || b > to)
+            b = to;
+        if (a < from)
+            a = from;
+        if (b > a)
+            sum += b - a;
+    }
+    return sum;
+}
+
 bool stress_overdue(struct stress_run *r, pt_nanos due, pt_nanos at, pt_nanos allowed)
 {
+    /* the pool's own pauses are the run's stalls: allowed, and not the
+     * machine's (not counted as excused) */
+    allowed += witness_paused(due, at);
     if (at - due <= allowed)
         return false;
     if (at - due > allowed + witness_stalled(due, at))

@@ -79,3 +79,31 @@ void test_a_lateness_the_machines_stall_explains_is_excused_and_no_other(void)
     CHECK_EQ(witness_tally(&none), 0);
     CHECK_EQ(none, 0);
 }
+
+/* The run's own pauses (pool.c holds every mutator for a quiescent check):
+ * a lateness they explain is allowed, as the run's own stall, and is not
+ * the machine's (not excused); one outside them is not. */
+void test_a_lateness_the_runs_own_pause_explains_is_allowed_and_not_excused(void)
+{
+    struct stress_run r = {0};
+    pt_nanos due = pt_nanotime();
+    witness_pause_begin();
+    pt_nanos from = pt_nanotime();
+    while (pt_nanotime() - from < 3 * ALLOWED) /* the pause: held for a measured span */
+        ;
+    witness_pause_end();
+    pt_nanos at = pt_nanotime();
+    pt_nanos paused = witness_paused(due, at);
+    CHECK(paused >= 3 * ALLOWED);
+    CHECK(paused <= at - due);
+    /* late by the pause and half the allowance: allowed, not excused */
+    CHECK(!stress_overdue(&r, due, due + paused + ALLOWED / 2, ALLOWED));
+    CHECK_EQ(atomic_load(&r.excused), 0);
+    /* the same lateness after the pause: overdue */
+    CHECK(stress_overdue(&r, at + 1, at + 1 + paused + ALLOWED / 2, ALLOWED));
+    /* a pause under way counts up to the reader's time */
+    witness_pause_begin();
+    pt_nanos t = pt_nanotime();
+    CHECK(witness_paused(t, t + 5 * ALLOWED) >= 4 * ALLOWED);
+    witness_pause_end();
+}
