@@ -18,4 +18,7 @@ dir="build${san:+-$san}"
 cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo "${opts[@]}" >/dev/null
 cmake --build "$dir" -j"$(nproc)"
 cd "$dir"
-ctest --output-on-failure -j1 "$@"
+# a test per core: every test bounds waiting, never speed, so a
+# neighbour on the other core is load it must stand (PT_TEST_JOBS=1 for
+# one at a time)
+ctest --output-on-failure -j"${PT_TEST_JOBS:-$(nproc)}" "$@"
