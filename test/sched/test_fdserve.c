@@ -429,7 +429,7 @@ void test_cancel_fds_racing_gs_entering_their_waits_loses_none(void)
 {
     enum { PAIRS = 16 };
     for (int round = 0; round < SCALE(300); round++) {
-        pt_sched *s = make_sched(2, modes[round % NMODES]);
+        pt_sched *s = make_sched(2, pt_test_modes[round % PT_TEST_NMODES]);
         atomic_store(&race_left, PAIRS);
         atomic_store(&race_reads, 0);
         int wfd[PAIRS];

@@ -174,8 +174,8 @@ static void unread_ticker(void *arg)
 
 void test_time_a_ticker_nobody_reads_keeps_its_phase(void)
 {
-    for (int i = 0; i < NMODES; i++) {
-        pt_sched *s = make_sched(2, modes[i]);
+    for (int i = 0; i < PT_TEST_NMODES; i++) {
+        pt_sched *s = make_sched(2, pt_test_modes[i]);
         CHECK_EQ(pt_go(s, unread_ticker, NULL), 0);
         finish_sched(s);
     }
@@ -228,8 +228,8 @@ static void free_under_waiter(void *arg)
 
 void test_time_free_waits_for_the_g_a_select_woke(void)
 {
-    for (int i = 0; i < NMODES; i++) {
-        pt_sched *s = make_sched(2, modes[i]);
+    for (int i = 0; i < PT_TEST_NMODES; i++) {
+        pt_sched *s = make_sched(2, pt_test_modes[i]);
         CHECK_EQ(pt_go(s, free_under_waiter, NULL), 0);
         finish_sched(s);
     }

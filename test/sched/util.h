@@ -37,10 +37,7 @@ static inline pt_sched *make_sched(int procs, enum pt_timer_mode mode)
     return s;
 }
 
-/* The timer modes, in the order the suite runs them, and their names. */
-#define NMODES 3
-static const enum pt_timer_mode modes[NMODES] = {PT_TIMERS_PER_P, PT_TIMERS_LHEAP,
-                                                 PT_TIMERS_TIMERTHREAD};
+/* A timer mode's name (modes.h lists the modes). */
 static inline const char *mode_name(enum pt_timer_mode m)
 {
     return m == PT_TIMERS_PER_P ? "per-P" : m == PT_TIMERS_LHEAP ? "lheap" : "timerthread";
