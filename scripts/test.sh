@@ -21,4 +21,6 @@ cd "$dir"
 # a test per core: every test bounds waiting, never speed, so a
 # neighbour on the other core is load it must stand (PT_TEST_JOBS=1 for
 # one at a time)
-ctest --output-on-failure -j"${PT_TEST_JOBS:-$(nproc)}" "$@"
+ctest --output-on-failure -j"${PT_TEST_JOBS:-$(nproc)}" "$@" | tee ctest.log
+# skipped tests are listed by ctest; their count, for the CI log
+echo "skipped in build${san:+-$san}: $(grep -c '(Skipped)$' ctest.log || true)"
