@@ -75,6 +75,13 @@ MUTATIONS=(
   "sched-ticker-skips-a-tick-it-owes#sched/time.c#/^static pt_nanos next_tick/,/^}/s/__builtin_mul_overflow(missed + 1, period/__builtin_mul_overflow(missed + 2, period/"
   "sched-ring-fills-its-cq-and-never-drains#sched/fdring.c#s/ > r->cq_room \&\& !admit_all()) {/ > r->cq_room \&\& 0) {/; s/        if (!io_uring_cq_has_overflow(\&r->ring))\$/        if (1)/"
   "staged-slot-promoted-at-its-end#pheap/stage.c#/^bool pt__stage_push/,/^}/s/        pt_nanos at = s << st->shift;/        pt_nanos at = (s + 1) << st->shift;/"
+  "sched-untimed-read-times-out#sched/fdio.c#/^static ssize_t do_read/,/^}/s/ring_call(\&u, deadline)/ring_call(\&u, deadline ? deadline : pt_nanotime() + 2000000)/; /^ssize_t pt_fd_read/,/^}/s/wait_side(f, PT__FD_RD, seen, deadline)/wait_side(f, PT__FD_RD, seen, deadline ? deadline : pt_nanotime() + 2000000)/"
+  "sched-timed-read-times-out-late#sched/fdio.c#/^static ssize_t do_read/,/^}/s/ring_call(\&u, deadline)/ring_call(\&u, deadline ? deadline + 300000000 : 0)/; /^ssize_t pt_fd_read/,/^}/s/wait_side(f, PT__FD_RD, seen, deadline)/wait_side(f, PT__FD_RD, seen, deadline ? deadline + 300000000 : 0)/"
+  "sched-timed-write-times-out-early#sched/fdio.c#/^static ssize_t do_write/,/^}/s/ring_call(\&u, deadline)/ring_call(\&u, deadline ? deadline - 500000 : 0)/; /^static int write_segments/,/^}/s/wait_side(f, PT__FD_WR, seen, deadline)/wait_side(f, PT__FD_WR, seen, deadline ? deadline - 500000 : 0)/"
+  "sched-timed-accept-times-out-early#sched/fdio.c#/^int pt_fd_accept/,/^}/s/wait_side(f, PT__FD_RD, seen, deadline)/wait_side(f, PT__FD_RD, seen, deadline ? deadline - 500000 : 0)/"
+  "sched-plain-sleep-until-wakes-early#sched/sleep.c#s/struct timespec ts = {when \/ 1000000000, when % 1000000000};/struct timespec ts = {(when - 1000000) \/ 1000000000, (when - 1000000) % 1000000000};/"
+  "sched-plain-sleep-does-not-sleep#sched/sleep.c#/^int pt_sleep(/,/^}/s/        return pt_sleep_until(when);/        return 0;/"
+  "sched-timer-quiet-when-one-waiter-leaves#sched/time.c#/^void pt__time_chan_unblock/,/^}/s/memory_order_relaxed) == 1;/memory_order_relaxed) >= 1;/"
 )
 SCENARIOS=(modtimer ticker churn move sched)
 

@@ -3,11 +3,15 @@
  * ptbench names them in bench/workloads/sched_runner.c). Gs sleep (never
  * early, woken once, within the bound); Gs own Timers, AfterFuncs and
  * Tickers (sc_sched_time.c) that other Gs and plain threads stop
- * meanwhile; Gs read socketpairs with deadlines that Gs and a plain
- * thread write to, under a watchdog for stalls (sc_sched_io.c), on the
- * Ps' rings or through the netpoller; and every 10 ms or so the main
- * thread sets a new number of Ps (pt_sched_set_procs, 1 to -t), so
- * removed Ps hand their Gs and, per-P, their timers to the rest. */
+ * meanwhile; a Timer whose channel several Gs wait on at once, some of
+ * them leaving and coming back (sc_sched_waiters.c); Gs read socketpairs
+ * with deadlines that Gs and a plain thread write to, under a watchdog
+ * for stalls, write with deadlines to a pair nobody drains for a while
+ * and accept with deadlines, while the plain thread sleeps with
+ * pt_sleep (sc_sched_io.c), on the Ps' rings or through the netpoller;
+ * and every 10 ms or so the main thread sets a new number of Ps
+ * (pt_sched_set_procs, 1 to -t), so removed Ps hand their Gs and, per-P,
+ * their timers to the rest. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -249,7 +253,8 @@ void sc_sched(struct stress_run *r)
     prime(dsg->mode);
     long live0 = pt__alloc_live();
     int k = o->timers / 8 < 2 ? 2 : o->timers / 8;
-    struct ss ss = {.r = r, .ntm = k, .naf = k, .ntk = k};
+    /* a Timer with several waiters: 1 + SS_TW_WAITERS Gs each */
+    struct ss ss = {.r = r, .ntm = k, .naf = k, .ntk = k, .ntw = (k + 3) / 4};
     /* The Gs' socket I/O on the Ps' rings on odd seeds, with a CQ of 16
      * entries so that the bursts (sc_sched_io.c) go past it; through the
      * netpoller on even ones, or in a build without liburing. PT_FD_IO
@@ -274,10 +279,14 @@ void sc_sched(struct stress_run *r)
     ss.tm = calloc((size_t)k, sizeof *ss.tm);
     ss.af = calloc((size_t)k, sizeof *ss.af);
     ss.tk = calloc((size_t)k, sizeof *ss.tk);
+    ss.tw = calloc((size_t)ss.ntw, sizeof *ss.tw);
     struct ss_stopper *st = calloc((size_t)nstop, sizeof *st);
     struct ss_out *out = calloc((size_t)o->outsiders + 1, sizeof *out);
-    if (!sleepers || !ss.tm || !ss.af || !ss.tk || !st || !out)
+    if (!sleepers || !ss.tm || !ss.af || !ss.tk || !ss.tw || !st || !out)
         abort();
+    for (int i = 0; i < ss.ntw; i++)
+        if (!ss_tw_init(&ss.tw[i], &ss, seed_of(o, 8, i)))
+            abort();
     for (int i = 0; i < k; i++) {
         struct ss_tm *m = &ss.tm[i];
         m->ss = &ss;
@@ -295,6 +304,11 @@ void sc_sched(struct stress_run *r)
     for (int i = 0; i < k && ok; i++)
         ok = go(&ss, ss_tm_owner, &ss.tm[i]) && go(&ss, ss_af_owner, &ss.af[i]) &&
              go(&ss, ss_tk_owner, &ss.tk[i]) && go(&ss, sleeper, &sleepers[i]);
+    for (int i = 0; i < ss.ntw && ok; i++) {
+        ok = go(&ss, ss_tw_owner, &ss.tw[i]);
+        for (int j = 0; j < SS_TW_WAITERS && ok; j++)
+            ok = go(&ss, ss_tw_waiter, &ss.tw[i].w[j]);
+    }
     for (int i = 0; i < nstop && ok; i++) {
         st[i] = (struct ss_stopper){.ss = &ss, .first = 2 * i, .rng = seed_of(o, 5, i)};
         ok = go(&ss, stopper, &st[i]);
@@ -336,6 +350,8 @@ void sc_sched(struct stress_run *r)
         pt_chan_free(ss.tm[i].poke);
         pt_chan_free(ss.af[i].done);
     }
+    for (int i = 0; i < ss.ntw; i++)
+        ss_tw_final(&ss.tw[i]);
     ss_io_free();
     rc = pt_sched_wait(ss.s);
     if (rc == 0)
@@ -346,6 +362,7 @@ void sc_sched(struct stress_run *r)
     free(ss.tm);
     free(ss.af);
     free(ss.tk);
+    free(ss.tw);
     free(st);
     free(out);
     sleepers = NULL;

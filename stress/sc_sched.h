@@ -1,7 +1,9 @@
 /* The sched scenario's parts: sc_sched.c runs the scheduler (its Ps
  * added and removed at random, sleeping Gs, stoppers that are plain
- * threads) and sc_sched_time.c holds the Gs that own Go time-package
- * objects: a Timer read through select, an AfterFunc, a Ticker. */
+ * threads), sc_sched_time.c holds the Gs that own Go time-package
+ * objects: a Timer read through select, an AfterFunc, a Ticker;
+ * sc_sched_waiters.c a Timer whose channel several Gs wait on at once;
+ * sc_sched_io.c the Gs' socket I/O and the plain thread's sleeps. */
 #ifndef PTSTRESS_SC_SCHED_H
 #define PTSTRESS_SC_SCHED_H
 
@@ -74,15 +76,64 @@ struct ss_tk {
     uint64_t rng;
 };
 
+/* A Timer whose channel several Gs read at once (sc_sched_waiters.c):
+ * one owner G arms, stops and resets it; SS_TW_WAITERS Gs wait on its
+ * channel through pt_select: the first, the stayer, with no deadline and
+ * only the channel and `quit` (closed by the owner at the run's end);
+ * the others, the leavers, with short deadlines of their own (some with
+ * none) and `poke`, which sends them away for a while and back.
+ * Only the owner arms it, and it ends each arming exactly one way: its
+ * value received by one waiter, or the stop or reset that ended it
+ * answering 1 (a stop answering 0 said the value was handed to a G). A
+ * receipt is recorded after pt_select returns, so the oracle counts:
+ * `owed` armings ended with 0, `got` values recorded; got never exceeds
+ * owed + (the current arming still open), and after a 0 the owner waits,
+ * within the bound, for got to reach owed. Each value is the arming's due
+ * time exactly (sched.h), inside [lo, hi] of the arming that sent it
+ * (lo, hi: the clock before and after the call that armed it, plus d):
+ * one of an arming a 1 ended is a fired-after-stop. And a value due while
+ * the stayer waits is received within the bound, whoever of the waiters
+ * leave meanwhile (Go: the others still get it). */
+#define SS_TW_WAITERS 4
+#define SS_TW_RING 16
+enum { SS_TW_OPEN, SS_TW_DELIVERED, SS_TW_STOPPED };
+struct ss_tw;
+struct ss_tw_w {
+    struct ss_tw *m;
+    int idx; /* 0: the stayer */
+    uint64_t rng;
+};
+struct ss_tw {
+    struct ss *ss;
+    pt_time_timer *t;
+    pt_chan *c, *poke, *quit, *note; /* note: a waiter recorded a value */
+    atomic_int ready;                /* t and c exist: the waiters may select */
+    atomic_int lock;                 /* ss_lock: guards what follows */
+    uint64_t cur;                    /* the current arming, 1 onwards */
+    struct {
+        pt_nanos lo, hi; /* its value's time lies within */
+        int end;         /* SS_TW_OPEN, or how it ended */
+    } arm[SS_TW_RING];   /* by arming number */
+    uint64_t owed, got;  /* armings whose value was delivered; values recorded */
+    bool open, late_seen;
+    /* the stayer: in its select since (0: not), in its n-th select */
+    _Atomic pt_nanos stay_since;
+    _Atomic uint64_t stay_n;
+    _Atomic pt_nanos away_until; /* poked leavers stay away until then */
+    struct ss_tw_w w[SS_TW_WAITERS];
+    uint64_t rng;
+};
+
 struct ss {
     struct stress_run *r;
     pt_sched *s;
     atomic_int stop;  /* the run is over: Gs leave their loops */
     atomic_int alive; /* the scenario's Gs still in their loops */
-    int ntm, naf, ntk;
+    int ntm, naf, ntk, ntw;
     struct ss_tm *tm;
     struct ss_af *af;
     struct ss_tk *tk;
+    struct ss_tw *tw;
 };
 
 /* A lock for Gs and plain threads alike. A timer's stop may yield while it
@@ -105,15 +156,28 @@ void ss_af_owner(void *arg);
 void ss_af_final(struct ss_af *m);
 void ss_tk_owner(void *arg);
 void ss_tk_final(struct ss_tk *m);
+/* The timer with several waiters: the owner and the waiters (Gs; arg is
+ * the object, and its w[i]), the final checks (main thread, once every G
+ * has left its loop; they free the object's timer and channels). */
+bool ss_tw_init(struct ss_tw *m, struct ss *ss, uint64_t seed);
+void ss_tw_owner(void *arg);
+void ss_tw_waiter(void *arg);
+void ss_tw_final(struct ss_tw *m);
 
 /* The I/O Gs (sc_sched_io.c): nplain socketpairs, a reader G each with
  * a short deadline or none, a writer G on the even ones and a plain
  * thread writing to the odd ones; and the burst pairs, whose readers
- * have no deadline and which the plain thread writes to all at once; go
- * starts a G counted in ss->alive.
+ * have no deadline and which the plain thread writes to all at once; a
+ * G writing with deadlines to a pair with small buffers that the plain
+ * thread drains only now and then (its writes time out); a G accepting
+ * with deadlines on a listener the plain thread connects to now and then;
+ * and the plain thread's own pauses, pt_sleep and pt_sleep_until from a
+ * thread that is not a G, checked; go starts a G counted in ss->alive.
  * scan is the watchdog (the main thread, every 10 ms); stop wakes the
- * readers once ss->stop is set; free closes the pairs once every G has
- * left its loop. */
+ * readers once ss->stop is set; free makes the final counts (bytes the
+ * writes said went out against those read, connections made against
+ * those accepted) and closes the descriptors once every G has left its
+ * loop. */
 bool ss_io_start(struct ss *ss, int nplain, bool (*go)(struct ss *, void (*)(void *), void *));
 void ss_io_scan(struct ss *ss, pt_nanos now);
 void ss_io_stop(void);
