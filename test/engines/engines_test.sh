@@ -65,7 +65,9 @@ runs "$work/crash" 1 "crashing engine" stress --engine "$dir/engine-crash.so" -d
 expect "$work/crash" "^CRASH faulty-crash churn: (killed by SIG[A-Z]+|died without a verdict[^;]*); rerun: .*--engine .*engine-crash.so -d faulty-crash -s churn" "crash named with its rerun"
 expect "$work/crash" "(CRASH|PASS|FAIL) faulty-crash modtimer" "the next cell ran"
 expect "$work/crash" "^PASS pheap churn:" "pheap unharmed by the crash"
-runs "$work/hang" 1 "hanging engine" stress --engine "$dir/engine-hang.so" -s churn -T 0.3 --hang-s 2
+# (-b 100: the watchdog allows twenty bounds past --hang-s, 20 s at -b 1000)
+runs "$work/hang" 1 "hanging engine" stress --engine "$dir/engine-hang.so" -d faulty-hang -s churn \
+    -T 0.3 --hang-s 2 -b 100
 expect "$work/hang" "(^FAIL faulty-hang churn:.*hung=1|^HANG faulty-hang churn)" "hang named"
 
 # A design without timer objects: churn runs on it, the rest are skipped,

@@ -1117,20 +1117,6 @@ static void register_with_other(void *arg)
     CHECK_EQ(pt_fd_write(f->osv[0], "o", 1, 0), 1);
 }
 
-static int listener(struct sockaddr_in *a)
-{
-    int l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    CHECK(l >= 0);
-    memset(a, 0, sizeof *a);
-    a->sin_family = AF_INET;
-    a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof *a;
-    CHECK_EQ(bind(l, (struct sockaddr *)a, sizeof *a), 0);
-    CHECK_EQ(listen(l, 8), 0);
-    CHECK_EQ(getsockname(l, (struct sockaddr *)a, &len), 0);
-    return l;
-}
-
 static void fdfix_open(struct fdfix *f)
 {
     memset(f, 0, sizeof *f);
@@ -1140,7 +1126,7 @@ static void fdfix_open(struct fdfix *f)
     f->other = make_sched(1, PT_TIMERS_PER_P);
     CHECK_EQ(pt_go(f->other, register_with_other, f), 0);
     CHECK_EQ(pt_sched_wait(f->other), 0);
-    f->lfd = listener(&f->la);
+    f->lfd = listen_loopback(SOCK_NONBLOCK, &f->la);
     /* the highest number a descriptor here may have, and not open: a
      * number just closed would be the kernel's next, which a scheduler
      * made later takes for its netpoll */

@@ -20,21 +20,6 @@
 
 /* ---- helpers ----------------------------------------------------------------- */
 
-/* A TCP socket listening on 127.0.0.1, on a port the kernel picks. */
-static int listen_loopback(struct sockaddr_in *addr)
-{
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    CHECK(fd >= 0);
-    memset(addr, 0, sizeof *addr);
-    addr->sin_family = AF_INET;
-    addr->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    CHECK_EQ(bind(fd, (struct sockaddr *)addr, sizeof *addr), 0);
-    CHECK_EQ(listen(fd, 256), 0);
-    socklen_t len = sizeof *addr;
-    CHECK_EQ(getsockname(fd, (struct sockaddr *)addr, &len), 0);
-    return fd;
-}
-
 static int tcp_socket(void)
 {
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -390,7 +375,7 @@ static void acceptor(void *arg)
 void test_fd_accept_times_out_and_connect_reaches_a_listener(void)
 {
     atomic_store(&dialled, 0);
-    lo_fd = listen_loopback(&lo_addr);
+    lo_fd = listen_loopback(0, &lo_addr);
     pt_sched *s = make_sched(2, PT_TIMERS_PER_P);
     CHECK_EQ(pt_go(s, acceptor, NULL), 0);
     finish_sched(s);
@@ -462,7 +447,7 @@ static void hundred_clients(enum pt_timer_mode mode)
     atomic_store(&to_accept, CLIENTS);
     atomic_store(&replies_ok, 0);
     atomic_store(&handlers_done, 0);
-    srv_fd = listen_loopback(&srv_addr);
+    srv_fd = listen_loopback(0, &srv_addr);
     pt_sched *s = make_sched(2, mode);
     for (int i = 0; i < ACCEPTORS; i++)
         CHECK_EQ(pt_go(s, server, NULL), 0);
@@ -645,7 +630,7 @@ void test_every_fd_call_rejects_bad_input(void)
     CHECK_EQ(pt_sched_wait(other), 0);
 
     socket_pair(bad_sv);
-    bad_lfd = listen_loopback(&sa);
+    bad_lfd = listen_loopback(0, &sa);
     atomic_store(&bad_checked, 0);
     pt_sched *s = make_sched(2, PT_TIMERS_PER_P);
     CHECK_EQ(pt_go(s, bad_calls, NULL), 0);

@@ -88,7 +88,7 @@ static void parent(void *arg)
  * while its stack was still in use would crash or lose a count). */
 void test_handoff_exiting_gs_pass_the_m_along(void)
 {
-    long n = SCALE(10000);
+    long n = GS_AT_ONCE(10000);
     atomic_store(&children_ran, 0);
     pt_sched *s = make_sched(1, PT_TIMERS_PER_P);
     for (int round = 0; round < 3; round++) /* the later rounds reuse the pooled Gs */

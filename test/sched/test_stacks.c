@@ -86,11 +86,7 @@ static void release_herd(pt_sched *s, struct herd *h, long n)
  * stopped at 32k. */
 void test_a_hundred_thousand_gs_park_at_once_in_every_stack_mode(void)
 {
-#ifdef PT__TSAN
-    const long n = 4000; /* TSan counts each G as a thread, at most 8128 */
-#else
-    const long n = SCALE(100000);
-#endif
+    const long n = GS_AT_ONCE(100000);
     for (int k = 0; k < 3; k++) {
         pt_sched *s = make_guarded(2, guards[k]);
         struct herd h;

@@ -8,6 +8,8 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -16,6 +18,7 @@
 #include "harness.h"
 #include "modes.h"
 #include "ptimer/sched.h"
+#include "sched/sanitizer.h" /* PT__TSAN */
 
 #define US ((pt_nanos)1000)
 #define MS ((pt_nanos)1000000)
@@ -28,6 +31,17 @@
 #define SCALE(n) (n)
 #endif
 
+/* Gs alive at once in a herd. Under TSan each holds a fiber, a TSan
+ * thread state of about 800 KB that the runtime zeroes when it makes one
+ * (several ms here, far more beside another test faulting pages), so a
+ * TSan run keeps its herds small: the races are what it watches, and a
+ * hundred Gs meet the same ones ten thousand would. */
+#ifdef PT__TSAN
+#define GS_AT_ONCE(n) ((n) / 100)
+#else
+#define GS_AT_ONCE(n) SCALE(n)
+#endif
+
 static inline pt_sched *make_sched(int procs, enum pt_timer_mode mode)
 {
     pt_sched_options o = {.procs = procs, .timers = mode};
@@ -35,6 +49,22 @@ static inline pt_sched *make_sched(int procs, enum pt_timer_mode mode)
     CHECK_EQ(pt_sched_create(&s, &o), 0);
     CHECK(s != NULL);
     return s;
+}
+
+/* A TCP socket listening on 127.0.0.1 at a port the kernel picks, its
+ * address in *addr; flags as socket(2)'s (SOCK_NONBLOCK). */
+static inline int listen_loopback(int flags, struct sockaddr_in *addr)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | flags, 0);
+    CHECK(fd >= 0);
+    memset(addr, 0, sizeof *addr);
+    addr->sin_family = AF_INET;
+    addr->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    CHECK_EQ(bind(fd, (struct sockaddr *)addr, sizeof *addr), 0);
+    CHECK_EQ(listen(fd, 256), 0);
+    socklen_t len = sizeof *addr;
+    CHECK_EQ(getsockname(fd, (struct sockaddr *)addr, &len), 0);
+    return fd;
 }
 
 /* A timer mode's name (modes.h lists the modes). */
