@@ -5,6 +5,7 @@
  *   sched.c   create, wait, destroy, set_procs, stats
  *   sleep.c   sleeps on either timer design
  *   time.c    Go's time package: Timer, AfterFunc, Ticker
+ *   chan.c    channels; select.c, select over them
  *   sysmon.c  the monitor thread
  *   preempt.c asynchronous preemption of the regions Gs mark
  *   wg.c      the wait group
@@ -13,6 +14,11 @@
  *   fdio.c    timed I/O on them: parking on a side, the netpoller's
  *             events, read, write, accept, connect, close (their
  *             structures in sched/fd.h)
+ *   fdring.c  the same I/O through a P's io_uring (PT_FD_IO=uring)
+ *   stack.c   G stacks and their guards; fiber.c, the switch between
+ *             them (and what the sanitizers are told of it)
+ *   crash.c   the crash reports; self.c, the calling thread's M, errno
+ *             and random numbers: leaves, calling nothing of the rest
  *
  * Each part's state sits in the header named for the file that owns it,
  * which says who else may touch it: runq.h (runq.c), gpool.h (g.c's pools
@@ -47,6 +53,7 @@
 #include "ptimer/ptimer.h"
 #include "ptimer/sched.h"
 #include "ptimer/timerthread.h"
+#include "sched/crash.h"
 #include "sched/fiber.h"
 #include "sched/gpool.h"
 #include "sched/idle.h"
@@ -54,6 +61,7 @@
 #include "sched/preempt.h"
 #include "sched/ptimers.h"
 #include "sched/runq.h"
+#include "sched/self.h"
 #include "sched/stack.h"
 #include "sched/sysmon.h"
 #include "sched/time.h"
@@ -228,10 +236,6 @@ static inline void pt__count32(_Atomic uint32_t *c, uint32_t n)
 }
 
 /* ---- proc.c ---- */
-/* The M and P the calling thread runs as, NULL elsewhere. Read through
- * these functions, never cached across a switch: a G resumes on whatever
- * M took it. */
-struct pt__m *pt__cur_m(void);
 void *pt__m_main(void *m);
 /* Makes g runnable somewhere and gets an M to it. */
 void pt__g_put_runnable(pt_sched *s, pt_g *g);
@@ -250,21 +254,6 @@ void pt__run_due_timers(struct pt__m *m);
  * caller runs on an M of s (a G, or a callback on the M); NULL elsewhere
  * (then the process's TimerThread: the fallback). */
 union pt__ptimers *pt__here_timers(pt_sched *s);
-/* errno of the thread running now. glibc declares __errno_location
- * const, so a compiler may keep its result across a G's switch to
- * another M and read the old thread's errno: code that can park between
- * two system calls reads errno through this. */
-int pt__errno(void);
-/* A pseudo-random number for the calling thread (select's choice). */
-uint32_t pt__fastrand(void);
-
-/* ---- sched.c ---- */
-/* Corruption (a G in a state its operation cannot meet): aborts with the
- * G, its status and the operation. */
-_Noreturn void pt__sched_bad(const pt_g *g, const char *op);
-/* The same for a G found past its stack's end (a canary), running on
- * that G's stack: a message built in a few bytes of it, no stdio. */
-_Noreturn void pt__sched_overflow(const pt_g *g, const char *op);
 
 /* ---- g.c ---- */
 /* pt_park for g, the calling G (found once by the caller: a G's lookup

@@ -34,20 +34,6 @@
 #include "sched/fd.h"
 #include "sched/internal.h"
 
-/* The calling thread's M. Initial-exec: an offset from the thread
- * pointer, where the shared library's default (global-dynamic) model
- * calls __tls_get_addr on every read, and this is read several times a
- * switch. The price: the library takes 8 bytes of the static TLS that
- * glibc reserves, so a late dlopen fails only if that reserve is gone. */
-static _Thread_local struct pt__m *tls_m __attribute__((tls_model("initial-exec")));
-
-/* A G that resumed on another M must read the variable on that M's
- * thread: see PT__TLS_READER (sched/fiber.h). */
-PT__TLS_READER struct pt__m *pt__cur_m(void)
-{
-    return tls_m;
-}
-
 static inline int32_t load_i32(_Atomic int32_t *v)
 {
     return atomic_load_explicit(v, memory_order_relaxed);
@@ -388,23 +374,6 @@ bool pt__poll_ready_fds(pt_sched *s)
     return true;
 }
 
-PT__TLS_READER int pt__errno(void)
-{
-    return errno;
-}
-
-/* On an M, its generator (only its own thread touches it); elsewhere one
- * per thread, seeded from its address and the clock. */
-uint32_t pt__fastrand(void)
-{
-    static _Thread_local uint64_t x;
-    struct pt__m *m = pt__cur_m();
-    uint64_t *r = m ? &m->rng : &x;
-    if (*r == 0)
-        *r = (uint64_t)(uintptr_t)&x ^ (uint64_t)pt_nanotime() ^ 0x9e3779b97f4a7c15ull;
-    return (uint32_t)(pt__xorshift64(r) >> 16);
-}
-
 union pt__ptimers *pt__here_timers(pt_sched *s)
 {
     struct pt__m *m = pt__cur_m();
@@ -554,7 +523,7 @@ static pt_g *find_runnable(struct pt__m *m)
 void *pt__m_main(void *arg)
 {
     struct pt__m *m = arg;
-    tls_m = m;
+    pt__set_cur_m(m);
     pthread_setname_np(pthread_self(), "pt_sched_m");
     pt__fiber_init_thread(&m->g0);
     pt__alarm_init(m);
@@ -566,6 +535,6 @@ void *pt__m_main(void *arg)
         pt__execute(m, g);
     }
     pt__alarm_fini(m);
-    tls_m = NULL;
+    pt__set_cur_m(NULL);
     return NULL;
 }
