@@ -2,7 +2,7 @@
  *
  * Go's hchan: a lock, a ring buffer of cap elements, and two queues of
  * waiting Gs (recvq, sendq), each waiter a sudog on its G's own stack.
- * Every waiter parks with a timed park (sleep.c), so it has a wake token:
+ * Every waiter parks with a timed park (park.c), so it has a wake token:
  * whoever takes a waiter off a queue to complete its operation claims the
  * token first (pt__g_claim). A waiter whose token is already gone -- its
  * deadline passed, or it is a select that another case won -- is skipped

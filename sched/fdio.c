@@ -14,7 +14,7 @@
  * wakes every G on the side: edge-triggered readiness comes once, and
  * only the system call tells which of them it was for.
  *
- * A wake-up is a timed park's (sleep.c): the waker and the deadline race
+ * A wake-up is a timed park's (park.c): the waker and the deadline race
  * for the park's wake token with pt__g_claim, and only the winner readies
  * the G, so it is readied once. A waker takes the G off the list whether
  * or not it wins; a G woken by its deadline takes itself off if it is

@@ -3,7 +3,8 @@
  *   proc.c    an M's life: schedule, findrunnable, idling, wakep
  *   runq.c    a P's local run queue and the global queue
  *   sched.c   create, wait, destroy, set_procs, stats
- *   sleep.c   sleeps on either timer design
+ *   park.c    the timed park every wait stands on, and its claim
+ *   sleep.c   sleeps: a timed park nobody wakes, or a plain thread's
  *   time.c    Go's time package: Timer, AfterFunc, Ticker
  *   chan.c    channels; select.c, select over them
  *   sysmon.c  the monitor thread
@@ -23,7 +24,7 @@
  * Each part's state sits in the header named for the file that owns it,
  * which says who else may touch it: runq.h (runq.c), gpool.h (g.c's pools
  * of finished Gs), idle.h (proc.c's idle and spinning Ms), sysmon.h,
- * time.h, park.h (sleep.c's timed parks), preempt.h (the M's alarm),
+ * time.h, park.h (park.c's timed parks), preempt.h (the M's alarm),
  * stack.h, fiber.h, ptimers.h (a P's timers in either per-P mode), fd.h
  * and chan.h. This file ties them into the G, the P, the M and the
  * scheduler, and declares what each file offers the others.
@@ -265,19 +266,6 @@ void pt__park(pt_g *g, bool (*commit)(void *), void *arg);
 void pt__execute(struct pt__m *m, pt_g *g);
 /* Bytes at the top of each stack slot that hold its G (g.c). */
 size_t pt__g_room(void);
-
-/* ---- sleep.c ---- */
-void pt__g_timer_init(pt_g *g);
-void pt__g_timer_fini(pt_g *g);
-/* Parks the calling G g until a waker claims it
- * (pt__g_claim, then pt_ready) or the deadline passes (0: none). commit is
- * pt_park's: it publishes the G to its wakers (and may refuse). Returns
- * true if the deadline, not a waker, ended the park (or the deadline
- * could not be armed: the caller treats that as a timeout and retries). */
-bool pt__park_until(pt_g *g, bool (*commit)(void *), void *arg, pt_nanos deadline);
-/* A waker's claim on g's current park: true (exactly once per park) means
- * this caller must ready it; false, the deadline or another waker won. */
-bool pt__g_claim(pt_g *g);
 
 /* ---- preempt.c ---- */
 /* Installs the SIGURG handler, once per process: 0, -ENOTSUP (a

@@ -1,4 +1,4 @@
-/* A G's timed parks, sleep.c's: the park's number and wake token, the
+/* A G's timed parks (park.c): the park's number and wake token, the
  * deadline and the timer or task that carries it. The G writes them
  * before it parks; afterwards a waker (chan.c's, fdio.c's through
  * pt__g_claim) and the deadline race for the token, and the claimer
@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "ptimer/clock.h"
+#include "ptimer/sched.h"
 #include "ptimer/timerthread.h"
 #include "sched/ptimers.h"
 
@@ -30,5 +31,17 @@ struct pt__g_park {
     _Atomic uint32_t tt_pending; /* its deadline tasks not yet finished */
     _Atomic uint32_t arming;     /* 1 while the parking M still arms the deadline */
 };
+
+void pt__g_timer_init(pt_g *g);
+void pt__g_timer_fini(pt_g *g);
+/* Parks the calling G g until a waker claims it
+ * (pt__g_claim, then pt_ready) or the deadline passes (0: none). commit is
+ * pt_park's: it publishes the G to its wakers (and may refuse). Returns
+ * true if the deadline, not a waker, ended the park (or the deadline
+ * could not be armed: the caller treats that as a timeout and retries). */
+bool pt__park_until(pt_g *g, bool (*commit)(void *), void *arg, pt_nanos deadline);
+/* A waker's claim on g's current park: true (exactly once per park) means
+ * this caller must ready it; false, the deadline or another waker won. */
+bool pt__g_claim(pt_g *g);
 
 #endif

@@ -132,7 +132,11 @@ static void unread_ticker(void *arg)
     pt_nanos b = pt_nanotime();
     pt_time_timer *t = (pt_time_timer *)tk;
     pt_chan *c = pt_time_ticker_chan(tk);
-    check_on_phase(pt__time_timer_due(t), a, b, period, b, b);
+    /* the first tick comes a period after the start; this thread may have
+     * lost its CPU past it before b (a loaded machine), so only `a` is
+     * surely before it */
+    pt_nanos due = pt__time_timer_due(t);
+    check_on_phase(due, a, b, period, a, pt_nanotime());
     pt_nanos last = 0;
     for (int round = 0; round < 5; round++) {
         /* unread for a few periods and a part of one */
