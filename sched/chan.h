@@ -73,17 +73,6 @@ bool pt__chan_drain(pt_chan *c);
 bool pt__chan_waited(pt_chan *c);
 void pt__chan_buf_get(pt_chan *c, void *elem);
 
-/* A timer channel's side of its timer (sched/time.c), never called with a
- * channel's lock held (the timer sends under its own lock): poll delivers
- * a value that has come due; block and unblock bracket a G's park on the
- * channel, the timer being in an engine while any G is between them. */
-void pt__time_chan_poll(struct pt_time_timer *t);
-/* Whether a value is due that no poll has delivered yet: a look that
- * takes no lock, for a caller that holds a channel's. */
-bool pt__time_chan_due(struct pt_time_timer *t);
-void pt__time_chan_block(struct pt_time_timer *t);
-void pt__time_chan_unblock(struct pt_time_timer *t);
-
 /* Readies the G of a sudog taken with pt__waitq_take, telling it which
  * of its waits was completed. */
 void pt__sudog_ready(struct pt__sudog *sg);

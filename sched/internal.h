@@ -236,61 +236,7 @@ static inline void pt__count32(_Atomic uint32_t *c, uint32_t n)
                           memory_order_relaxed);
 }
 
-/* ---- proc.c ---- */
-void *pt__m_main(void *m);
-/* Makes g runnable somewhere and gets an M to it. */
-void pt__g_put_runnable(pt_sched *s, pt_g *g);
-/* A P's pt_wake_func: a new earliest timer (Go's wakeNetPoller). */
-void pt__wake_timers(void *p, pt_nanos when);
-/* On a G about to park or exit: the G its M would run next, taken from
- * the head of the M's own P's queue, when going back to g0 would do
- * nothing but take it and run the P's due timers (not the 61st round, not
- * stopping or retiring); else NULL. Due timers leave the time in
- * m->due_now: whoever runs next on the M runs them first
- * (pt__run_due_timers), as the Gs they ready go behind the one taken. */
-pt_g *pt__next_local(struct pt__m *m, pt_nanos now); /* now: 0, or a clock read just made */
-/* Runs the M's own P's timers found due by pt__next_local, if any. */
-void pt__run_due_timers(struct pt__m *m);
-/* The heap a timer armed now belongs on: the calling M's P's, when the
- * caller runs on an M of s (a G, or a callback on the M); NULL elsewhere
- * (then the process's TimerThread: the fallback). */
-union pt__ptimers *pt__here_timers(pt_sched *s);
-
-/* ---- g.c ---- */
-/* pt_park for g, the calling G (found once by the caller: a G's lookup
- * is a call that cannot be inlined, see PT__TLS_READER). */
-void pt__park(pt_g *g, bool (*commit)(void *), void *arg);
-/* Runs g on the calling M until the M is back on g0 -- g, or a G that a
- * chain of handoffs from g reached, yielded, parked or exited with no G
- * to hand the M to -- and does what that G asked. */
-void pt__execute(struct pt__m *m, pt_g *g);
-/* Bytes at the top of each stack slot that hold its G (g.c). */
-size_t pt__g_room(void);
-
-/* ---- preempt.c ---- */
-/* Installs the SIGURG handler, once per process: 0, -ENOTSUP (a
- * ThreadSanitizer build), or sigaction's error. */
-int pt__preempt_install(void);
-/* The monitor asks m to preempt g, which is in a region: names it and
- * signals m's thread. */
-void pt__preempt_request(struct pt__m *m, pt_g *g, uint32_t tick);
-/* On g0, after the handler switched a G out: SIGURG was blocked for the
- * handler, and no sigreturn on this thread will unblock it. */
-void pt__preempt_unblock(void);
-/* The calling M's alarm: made as it starts, deleted as it ends. */
-void pt__alarm_init(struct pt__m *m);
-void pt__alarm_fini(struct pt__m *m);
-/* The M, resuming g inside its region (g was preempted): arms the alarm
- * for g's new run, when alarm_time (preempt.c) finds it one: Gs that
- * wait, or a timer on the P. */
-void pt__alarm_resume(struct pt__m *m, pt_g *g);
-/* The monitor, seeing g compute in a region on m since `since` (the P's
- * schedtick `tick`): arms m's alarm for that run if none is armed, or
- * the armed one is past, or this one is earlier. */
-void pt__alarm_watch(struct pt__m *m, pt_g *g, pt_nanos since, pt_nanos now, uint32_t tick);
-/* Disarms m's alarm, if armed: its G stopped running here, or left its
- * region, so the signal could only interrupt a system call. From m;
- * errno is kept. */
-void pt__alarm_disarm(struct pt__m *m);
+#include "sched/g.h"
+#include "sched/proc.h"
 
 #endif

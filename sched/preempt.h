@@ -39,4 +39,31 @@ struct pt__m_preempt {
 #endif
 };
 
+struct pt__m;
+
+/* Installs the SIGURG handler, once per process: 0, -ENOTSUP (a
+ * ThreadSanitizer build), or sigaction's error. */
+int pt__preempt_install(void);
+/* The monitor asks m to preempt g, which is in a region: names it and
+ * signals m's thread. */
+void pt__preempt_request(struct pt__m *m, pt_g *g, uint32_t tick);
+/* On g0, after the handler switched a G out: SIGURG was blocked for the
+ * handler, and no sigreturn on this thread will unblock it. */
+void pt__preempt_unblock(void);
+/* The calling M's alarm: made as it starts, deleted as it ends. */
+void pt__alarm_init(struct pt__m *m);
+void pt__alarm_fini(struct pt__m *m);
+/* The M, resuming g inside its region (g was preempted): arms the alarm
+ * for g's new run, when alarm_time (preempt.c) finds it one: Gs that
+ * wait, or a timer on the P. */
+void pt__alarm_resume(struct pt__m *m, pt_g *g);
+/* The monitor, seeing g compute in a region on m since `since` (the P's
+ * schedtick `tick`): arms m's alarm for that run if none is armed, or
+ * the armed one is past, or this one is earlier. */
+void pt__alarm_watch(struct pt__m *m, pt_g *g, pt_nanos since, pt_nanos now, uint32_t tick);
+/* Disarms m's alarm, if armed: its G stopped running here, or left its
+ * region, so the signal could only interrupt a system call. From m;
+ * errno is kept. */
+void pt__alarm_disarm(struct pt__m *m);
+
 #endif

@@ -5,6 +5,7 @@
 #define PTIMER_SCHED_TIME_H
 
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "ptimer/clock.h"
@@ -23,6 +24,16 @@ struct pt__p_time {
 };
 
 void pt__time_cache_free(struct pt__p *p); /* the P's cached timers (destroy) */
+/* A timer channel's side of its timer, for chan.c and select.c, never called with a
+ * channel's lock held (the timer sends under its own lock): poll delivers
+ * a value that has come due; block and unblock bracket a G's park on the
+ * channel, the timer being in an engine while any G is between them. */
+void pt__time_chan_poll(struct pt_time_timer *t);
+/* Whether a value is due that no poll has delivered yet: a look that
+ * takes no lock, for a caller that holds a channel's. */
+bool pt__time_chan_due(struct pt_time_timer *t);
+void pt__time_chan_block(struct pt_time_timer *t);
+void pt__time_chan_unblock(struct pt_time_timer *t);
 #ifdef PT_TEST_HOOKS
 /* Called by a heap timer's callback before it sends or starts a G (NULL:
  * none). Only the scheduler built for its tests has it (see PT_TEST_HOOKS

@@ -1,0 +1,23 @@
+/* What g.c (Gs: go, yield, park, ready, run) offers the scheduler's
+ * other files; its pools of finished Gs are gpool.h. */
+#ifndef PTIMER_SCHED_G_H
+#define PTIMER_SCHED_G_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "ptimer/sched.h"
+
+struct pt__m;
+
+/* pt_park for g, the calling G (found once by the caller: a G's lookup
+ * is a call that cannot be inlined, see PT__TLS_READER). */
+void pt__park(pt_g *g, bool (*commit)(void *), void *arg);
+/* Runs g on the calling M until the M is back on g0 -- g, or a G that a
+ * chain of handoffs from g reached, yielded, parked or exited with no G
+ * to hand the M to -- and does what that G asked. */
+void pt__execute(struct pt__m *m, pt_g *g);
+/* Bytes at the top of each stack slot that hold its G (g.c). */
+size_t pt__g_room(void);
+
+#endif
