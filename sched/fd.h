@@ -36,6 +36,7 @@ enum { PT__FD_RD, PT__FD_WR };
  * names one after its close finds it closed: see fdtab.c). Fields other
  * than pd are guarded by `lock`; state is also read without it. */
 struct pt__fd {
+    struct pt__pollee pollee; /* first: what its netpoll events point to */
     _Atomic uint32_t lock;  /* pt__lock */
     _Atomic uint32_t state; /* PT__FD_*: stores under the lock */
     _Atomic uint32_t refs;  /* calls in flight (the lock; a closing thread sleeps on it) */
@@ -66,7 +67,8 @@ void pt__fd_forget_sched(pt_sched *s);
 /* Calls fn on every descriptor the table ever made, whatever its state
  * or owner, with no lock held. */
 void pt__fd_walk(void (*fn)(struct pt__fd *f, void *arg), void *arg);
-/* Events from s's netpoller: readies the Gs waiting on those sides. */
-void pt__fd_dispatch(pt_sched *s, const pt_poll_event *ev, int n);
+/* A descriptor's ready function (its pollee's): an event from s's
+ * netpoller readies the Gs waiting on those sides (fdio.c). */
+void pt__fd_ready(struct pt__pollee *pe, pt_sched *s, unsigned events);
 
 #endif

@@ -156,36 +156,29 @@ static int wait_side(struct pt__fd *f, int side, uint32_t seen, pt_nanos deadlin
     return 0;
 }
 
-void pt__fd_dispatch(pt_sched *s, const pt_poll_event *ev, int n)
+void pt__fd_ready(struct pt__pollee *pe, pt_sched *s, unsigned e)
 {
-    for (int i = 0; i < n; i++) {
-        if (pt__ring_tagged(ev[i].udata)) {
-            pt__ring_event(ev[i].udata); /* a P ring's completions */
-            continue;
+    struct pt__fd *f = (struct pt__fd *)pe;
+    if (!(e & (PT_POLL_READ | PT_POLL_WRITE))) /* hang-ups and errors come as both sides */
+        return;
+    struct pt__fd_waiter *woken = NULL;
+    pt__lock(&f->lock);
+    /* an event queued before a close, or for a registration since
+     * replaced, is dropped; one for a descriptor registered again
+     * with s only sends its Gs round once more */
+    if (atomic_load_explicit(&f->state, memory_order_relaxed) == PT__FD_OPEN && f->s == s) {
+        for (int side = PT__FD_RD; side <= PT__FD_WR; side++) {
+            if (!(e & (side == PT__FD_RD ? PT_POLL_READ : PT_POLL_WRITE)))
+                continue;
+            struct pt__fd_side *sd = &f->side[side];
+            atomic_store_explicit(&sd->seq,
+                                  atomic_load_explicit(&sd->seq, memory_order_relaxed) + 1,
+                                  memory_order_relaxed);
+            woken = take_waiters(sd, woken);
         }
-        struct pt__fd *f = ev[i].udata;
-        unsigned e = ev[i].events; /* hang-ups and errors come as both sides */
-        if (!f || !(e & (PT_POLL_READ | PT_POLL_WRITE)))
-            continue;
-        struct pt__fd_waiter *woken = NULL;
-        pt__lock(&f->lock);
-        /* an event queued before a close, or for a registration since
-         * replaced, is dropped; one for a descriptor registered again
-         * with s only sends its Gs round once more */
-        if (atomic_load_explicit(&f->state, memory_order_relaxed) == PT__FD_OPEN && f->s == s) {
-            for (int side = PT__FD_RD; side <= PT__FD_WR; side++) {
-                if (!(e & (side == PT__FD_RD ? PT_POLL_READ : PT_POLL_WRITE)))
-                    continue;
-                struct pt__fd_side *sd = &f->side[side];
-                atomic_store_explicit(&sd->seq,
-                                      atomic_load_explicit(&sd->seq, memory_order_relaxed) + 1,
-                                      memory_order_relaxed);
-                woken = take_waiters(sd, woken);
-            }
-        }
-        pt__unlock(&f->lock);
-        ready_all(woken);
     }
+    pt__unlock(&f->lock);
+    ready_all(woken);
 }
 
 /* ---- a call as a request on the P's ring (PT_FD_IO_URING) ------------------ */

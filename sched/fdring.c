@@ -12,7 +12,7 @@
  *
  * Completions are reaped by the P's own M at each round, and by whichever
  * M sleeps in the netpoller: the ring signals an eventfd on every
- * completion, registered with the netpoller under a tagged udata, so a P
+ * completion, registered with the netpoller as the ring's pollee (internal.h), so a P
  * with nothing to run sleeps like any other and wakes for its requests.
  *
  * A request and its G (struct pt__uop on the G's stack):
@@ -84,6 +84,7 @@
 enum { UOP_INFLIGHT, UOP_DONE, UOP_WAITING };
 
 struct pt__ring {
+    struct pt__pollee pollee; /* first: its eventfd's netpoll events point to it */
     struct io_uring ring;
     _Atomic uint32_t sq_lock;
     _Atomic uint32_t queued;           /* requests not yet submitted (written under sq_lock) */
@@ -173,12 +174,15 @@ static int ring_init(struct io_uring *ring, uint32_t cq, bool coop)
     }
 }
 
+static void ring_ready(struct pt__pollee *pe, pt_sched *s, unsigned events);
+
 int pt__ring_open(pt_sched *s, struct pt__p *p)
 {
     struct pt__ring *r = pt__alloc_lines(sizeof *r);
     if (!r)
         return -ENOMEM;
     memset(r, 0, sizeof *r);
+    r->pollee.ready = ring_ready;
     /* Cooperative task running (5.19): a completion's last step runs when
      * the submitting M next enters the kernel (its round's submit, any
      * system call, a tick) instead of an interrupt to its CPU, which
@@ -201,7 +205,7 @@ int pt__ring_open(pt_sched *s, struct pt__p *p)
     else if ((r->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0)
         err = -errno;
     else if ((err = io_uring_register_eventfd(&r->ring, r->efd)) == 0)
-        err = pt_pollfd_open(s->np, &r->pd, r->efd, PT_POLL_READ, (void *)((uintptr_t)r | 1));
+        err = pt_pollfd_open(s->np, &r->pd, r->efd, PT_POLL_READ, &r->pollee);
     if (err < 0) {
         if (r->efd >= 0)
             close(r->efd);
@@ -481,9 +485,11 @@ bool pt__ring_flush(struct pt__ring *r)
     return reap(r);
 }
 
-void pt__ring_event(void *udata)
+/* The ring's eventfd is readable: its completions, reaped. */
+static void ring_ready(struct pt__pollee *pe, pt_sched *s, unsigned events)
 {
-    struct pt__ring *r = (void *)((uintptr_t)udata & ~(uintptr_t)1);
+    (void)s, (void)events;
+    struct pt__ring *r = (struct pt__ring *)pe;
     /* reset before reaping: a completion after the reap signals again */
     uint64_t v;
     (void)!read(r->efd, &v, sizeof v);

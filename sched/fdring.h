@@ -84,13 +84,6 @@ bool pt__ring_flush(struct pt__ring *r);
 bool pt__ring_owes(struct pt__ring *r);
 /* The pause between such retries. */
 void pt__ring_backoff(void);
-/* A netpoll event whose udata is tagged as a ring's (its eventfd): reaps
- * that ring's completions. */
-static inline bool pt__ring_tagged(const void *udata)
-{
-    return ((uintptr_t)udata & 1) != 0;
-}
-void pt__ring_event(void *udata);
 /* Adds p's counts (pt_sched_stats' ring_requests and ring_enters). */
 void pt__ring_read_stats(const struct pt__p *p, uint64_t *requests, uint64_t *enters);
 /* Tests: how many reaps of p's ring found completions the kernel had
@@ -107,15 +100,6 @@ static inline bool pt__ring_flush(struct pt__ring *r)
 {
     (void)r;
     return false;
-}
-static inline bool pt__ring_tagged(const void *udata)
-{
-    (void)udata;
-    return false;
-}
-static inline void pt__ring_event(void *udata)
-{
-    (void)udata;
 }
 static inline int pt__ring_queue(struct pt__ring *r, struct pt__uop *u)
 {

@@ -50,6 +50,8 @@ static struct pt__fd *slot(int fd, bool make)
         if (!n)
             return NULL;
         memset(n, 0, CHUNK_LEN * sizeof *n); /* unlocked, FREE, no refs, empty sides */
+        for (unsigned i = 0; i < CHUNK_LEN; i++)
+            n[i].pollee.ready = pt__fd_ready;
         if (atomic_compare_exchange_strong_explicit(cp, &c, n, memory_order_acq_rel,
                                                     memory_order_acquire))
             c = n;

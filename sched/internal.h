@@ -105,6 +105,14 @@ enum { PT__G_DO_YIELD = 1, PT__G_DO_PARK, PT__G_DO_EXIT, PT__G_DO_PREEMPT, PT__G
 struct pt__p;
 struct pt__m;
 
+/* What the udata of the scheduler's own netpoll registrations points
+ * to (a descriptor's record, a P ring's eventfd): the core hands each
+ * event to its ready function, which knows its kind (Go's netpollready,
+ * for more than one kind of registration). Each record has it first. */
+struct pt__pollee {
+    void (*ready)(struct pt__pollee *pe, pt_sched *s, unsigned events);
+};
+
 struct pt_g {
     /* First, right above the G's stack (g.c): what a write running up
      * off the stack's top frame hits first. */

@@ -179,9 +179,8 @@ static bool start_spinning(struct pt__m *m)
     uint64_t n =
         (uint64_t)atomic_fetch_add_explicit(&s->idle.nmspinning, 1, memory_order_acq_rel) + 1;
     uint64_t max = atomic_load_explicit(&s->st.spinning_max, memory_order_relaxed);
-    while (n > max && !atomic_compare_exchange_weak_explicit(&s->st.spinning_max, &max, n,
-                                                             memory_order_relaxed,
-                                                             memory_order_relaxed))
+    while (n > max && !atomic_compare_exchange_weak_explicit(
+                          &s->st.spinning_max, &max, n, memory_order_relaxed, memory_order_relaxed))
         ;
     return true;
 }
@@ -357,6 +356,17 @@ bool pt__poller_try(pt_sched *s)
            !atomic_exchange_explicit(&s->idle.polling, 1, memory_order_acquire);
 }
 
+/* Hands each event to its registration's ready function (readies the Gs
+ * it is for). */
+static void dispatch(pt_sched *s, const pt_poll_event *ev, int n)
+{
+    for (int i = 0; i < n; i++) {
+        struct pt__pollee *pe = ev[i].udata;
+        if (pe)
+            pe->ready(pe, s, ev[i].events);
+    }
+}
+
 /* Go's non-blocking netpoll in findrunnable (and sysmon's): with
  * descriptors registered and nobody in the netpoller, take what is ready
  * now. */
@@ -370,7 +380,7 @@ bool pt__poll_ready_fds(pt_sched *s)
     pt__poller_release(s);
     if (n <= 0)
         return false;
-    pt__fd_dispatch(s, ev, n);
+    dispatch(s, ev, n);
     return true;
 }
 
@@ -500,7 +510,7 @@ static pt_g *find_runnable(struct pt__m *m)
             atomic_store_explicit(&s->last_poll, pt_nanotime(), memory_order_relaxed);
             pt__poller_release(s);
             if (n > 0)
-                pt__fd_dispatch(s, ev, n); /* readies the Gs the events are for */
+                dispatch(s, ev, n); /* readies the Gs the events are for */
         } else {
             atomic_fetch_add_explicit(&s->st.parks, 1, memory_order_relaxed);
             pt__futex_wait(&s->idle.park_word, seen, 0);
