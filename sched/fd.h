@@ -1,15 +1,12 @@
 /* The descriptors Gs do I/O on (fdtab.c: found by number, registered on
  * first use, unregistered at close; fdio.c: timed I/O on them, parking on
- * a side, the netpoller's events). Included by those two and by the
- * scheduler's files that hand them events (proc.c) or forget them at
- * destroy (sched.c). */
+ * a side, the netpoller's events). Included by those two, fdring.c, and
+ * sched.c, which forgets them at destroy. */
 #ifndef PTIMER_SCHED_FD_H
 #define PTIMER_SCHED_FD_H
 
 #include "sched/fdring.h"
 #include "sched/internal.h"
-
-#define PT__POLL_BATCH 64
 
 /* A G parked on a side of a descriptor: on its stack, in the side's list
  * while `queued` (both under the descriptor's lock). */

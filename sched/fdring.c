@@ -85,6 +85,7 @@ enum { UOP_INFLIGHT, UOP_DONE, UOP_WAITING };
 
 struct pt__ring {
     struct pt__pollee pollee; /* first: its eventfd's netpoll events point to it */
+    struct pt__p_queue queue; /* what the P's M calls at its rounds (p->queue) */
     struct io_uring ring;
     _Atomic uint32_t sq_lock;
     _Atomic uint32_t queued;           /* requests not yet submitted (written under sq_lock) */
@@ -175,6 +176,8 @@ static int ring_init(struct io_uring *ring, uint32_t cq, bool coop)
 }
 
 static void ring_ready(struct pt__pollee *pe, pt_sched *s, unsigned events);
+static bool queue_flush(struct pt__p_queue *q);
+static bool queue_owes(struct pt__p_queue *q);
 
 int pt__ring_open(pt_sched *s, struct pt__p *p)
 {
@@ -183,6 +186,7 @@ int pt__ring_open(pt_sched *s, struct pt__p *p)
         return -ENOMEM;
     memset(r, 0, sizeof *r);
     r->pollee.ready = ring_ready;
+    r->queue = (struct pt__p_queue){.flush = queue_flush, .owes = queue_owes};
     /* Cooperative task running (5.19): a completion's last step runs when
      * the submitting M next enters the kernel (its round's submit, any
      * system call, a tick) instead of an interrupt to its CPU, which
@@ -217,6 +221,7 @@ int pt__ring_open(pt_sched *s, struct pt__p *p)
     /* counted as a descriptor: an M looking for work polls the netpoller */
     atomic_fetch_add_explicit(&s->nfds, 1, memory_order_relaxed);
     p->ring = r;
+    p->queue = &r->queue;
     return 0;
 }
 
@@ -231,6 +236,7 @@ void pt__ring_close(struct pt__p *p)
     close(r->efd);
     pt__free_lines(r);
     p->ring = NULL;
+    p->queue = NULL;
 }
 
 struct pt__ring *pt__ring_here(void)
@@ -287,7 +293,7 @@ static bool refuse_submit(void)
 
 /* sq_lock held: submits what is queued. 0, or the kernel's -errno for a
  * submission it refused (what it did not take stays queued, for a retry:
- * pt__ring_owes). */
+ * ring_owes). */
 static int submit_locked(struct pt__ring *r)
 {
     int err = refuse_submit() ? -EAGAIN : io_uring_submit(&r->ring);
@@ -386,12 +392,6 @@ int pt__ring_cancel_start(struct pt__uop *u, struct pt__ring_cancel *c)
     return cancel_try(c);
 }
 
-void pt__ring_backoff(void)
-{
-    struct timespec ts = {0, 1000000};
-    nanosleep(&ts, NULL);
-}
-
 /* The key may outlive u once the lock is let go: u's request completes,
  * its G forgets it, and the G's next request may sit at the same
  * address. Cancelling that one is harmless: it ends with -ECANCELED on
@@ -399,10 +399,10 @@ void pt__ring_backoff(void)
 void pt__ring_cancel_finish(struct pt__ring_cancel *c)
 {
     while (cancel_try(c) < 0)
-        pt__ring_backoff(); /* the kernel is short of memory */
+        pt__backoff(); /* the kernel is short of memory */
 }
 
-bool pt__ring_owes(struct pt__ring *r)
+static bool ring_owes(struct pt__ring *r)
 {
     return atomic_load_explicit(&r->queued, memory_order_relaxed) != 0;
 }
@@ -473,7 +473,7 @@ static bool work_waiting(struct pt__ring *r)
     return (__atomic_load_n(r->ring.sq.kflags, __ATOMIC_RELAXED) & IORING_SQ_TASKRUN) != 0;
 }
 
-bool pt__ring_flush(struct pt__ring *r)
+static bool ring_flush(struct pt__ring *r)
 {
     if (atomic_load_explicit(&r->queued, memory_order_relaxed) != 0) {
         pt__lock(&r->sq_lock);
@@ -494,6 +494,16 @@ static void ring_ready(struct pt__pollee *pe, pt_sched *s, unsigned events)
     uint64_t v;
     (void)!read(r->efd, &v, sizeof v);
     reap(r);
+}
+
+static bool queue_flush(struct pt__p_queue *q)
+{
+    return ring_flush((struct pt__ring *)((char *)q - offsetof(struct pt__ring, queue)));
+}
+
+static bool queue_owes(struct pt__p_queue *q)
+{
+    return ring_owes((struct pt__ring *)((char *)q - offsetof(struct pt__ring, queue)));
 }
 
 /* park's commit for the wait after a cancel. */

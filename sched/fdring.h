@@ -1,8 +1,9 @@
 /* A P's io_uring for its Gs' socket reads and writes (PT_FD_IO_URING;
  * fdring.c): a read or write is a request on the ring of the P the G
  * runs on, the G parks until its completion, and the P submits what its
- * Gs queued in one io_uring_enter when it runs out of Gs to run. Included
- * by fdio.c (the calls), proc.c (the P's round) and sched.c (a P's life). */
+ * Gs queued in one io_uring_enter when it runs out of Gs to run (the
+ * core calls the ring's p->queue for that, internal.h). Included by
+ * fdio.c (the calls) and sched.c (a P's life). */
 #ifndef PTIMER_SCHED_FDRING_H
 #define PTIMER_SCHED_FDRING_H
 
@@ -76,14 +77,6 @@ void pt__ring_settle(struct pt__uop *u);
 /* u, settled, is off f's list for good (f's lock): the CQ room kept for
  * a cancel it never had is given back. */
 void pt__ring_forget(struct pt__uop *u);
-/* The P's round (its M): submits what is queued and readies the Gs whose
- * requests completed. true if it readied any. */
-bool pt__ring_flush(struct pt__ring *r);
-/* Whether r holds requests the kernel refused to take (a failed
- * submission): the P's M must not sleep on them (proc.c). */
-bool pt__ring_owes(struct pt__ring *r);
-/* The pause between such retries. */
-void pt__ring_backoff(void);
 /* Adds p's counts (pt_sched_stats' ring_requests and ring_enters). */
 void pt__ring_read_stats(const struct pt__p *p, uint64_t *requests, uint64_t *enters);
 /* Tests: how many reaps of p's ring found completions the kernel had
@@ -95,11 +88,6 @@ uint64_t pt__ring_overflows(const struct pt__p *p);
 static inline struct pt__ring *pt__ring_here(void)
 {
     return NULL;
-}
-static inline bool pt__ring_flush(struct pt__ring *r)
-{
-    (void)r;
-    return false;
 }
 static inline int pt__ring_queue(struct pt__ring *r, struct pt__uop *u)
 {
@@ -125,12 +113,6 @@ static inline void pt__ring_forget(struct pt__uop *u)
 {
     (void)u;
 }
-static inline bool pt__ring_owes(struct pt__ring *r)
-{
-    (void)r;
-    return false;
-}
-static inline void pt__ring_backoff(void) {}
 static inline void pt__ring_read_stats(const struct pt__p *p, uint64_t *requests, uint64_t *enters)
 {
     (void)p;

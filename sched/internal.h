@@ -113,6 +113,18 @@ struct pt__pollee {
     void (*ready)(struct pt__pollee *pe, pt_sched *s, unsigned events);
 };
 
+/* A queue of its Gs' requests that a P submits at its rounds (a P's
+ * io_uring, fdring.c, embeds it): the core calls it as it runs out of Gs,
+ * never naming the service behind it. */
+struct pt__p_queue {
+    /* Submits what was queued and takes what completed: true if that
+     * readied Gs. */
+    bool (*flush)(struct pt__p_queue *q);
+    /* True while a submission the kernel refused waits to be retried:
+     * the M must not sleep on it. */
+    bool (*owes)(struct pt__p_queue *q);
+};
+
 struct pt_g {
     /* First, right above the G's stack (g.c): what a write running up
      * off the stack's top frame hits first. */
@@ -160,6 +172,7 @@ struct pt__p {
         n_handoffs, n_gs_created;
     struct pt__p_time time; /* Go's time package: its timer cache, its count (time.c) */
     struct pt__ring *ring;  /* PT_FD_IO_URING: its Gs' socket reads and writes (fdring.c) */
+    struct pt__p_queue *queue; /* ... as the core sees it: NULL, or ring's */
 };
 
 /* A machine: an OS thread bound to one P for life. */

@@ -31,7 +31,6 @@
 #include "base/futex.h"
 #include "base/lock.h"
 #include "base/rng.h"
-#include "sched/fd.h"
 #include "sched/internal.h"
 
 static inline int32_t load_i32(_Atomic int32_t *v)
@@ -356,6 +355,9 @@ bool pt__poller_try(pt_sched *s)
            !atomic_exchange_explicit(&s->idle.polling, 1, memory_order_acquire);
 }
 
+/* Events taken from the netpoller per call. */
+#define POLL_BATCH 64
+
 /* Hands each event to its registration's ready function (readies the Gs
  * it is for). */
 static void dispatch(pt_sched *s, const pt_poll_event *ev, int n)
@@ -374,8 +376,8 @@ bool pt__poll_ready_fds(pt_sched *s)
 {
     if (atomic_load_explicit(&s->nfds, memory_order_relaxed) == 0 || !pt__poller_try(s))
         return false;
-    pt_poll_event ev[PT__POLL_BATCH];
-    int n = pt_netpoll_wait(s->np, 0, ev, PT__POLL_BATCH);
+    pt_poll_event ev[POLL_BATCH];
+    int n = pt_netpoll_wait(s->np, 0, ev, POLL_BATCH);
     atomic_store_explicit(&s->last_poll, pt_nanotime(), memory_order_relaxed);
     pt__poller_release(s);
     if (n <= 0)
@@ -405,9 +407,9 @@ static void retire(struct pt__m *m)
     atomic_store_explicit(&p->dead, 1, memory_order_release);
     /* its Gs' queued requests go in; completions come through the
      * netpoller from now on (readied Gs go to the global queue) */
-    if (p->ring)
-        while (pt__ring_flush(p->ring), pt__ring_owes(p->ring))
-            pt__ring_backoff(); /* the kernel refused them: nobody else would retry */
+    if (p->queue)
+        while (p->queue->flush(p->queue), p->queue->owes(p->queue))
+            pt__backoff(); /* the kernel refused them: nobody else would retry */
     pt__runq_put_slow_all(p);
     /* P 0 is never removed. Its wake function breaks the poller if it
      * gained an earlier timer. Moving needs room on P 0 (-ENOMEM leaves
@@ -447,14 +449,14 @@ static pt_g *find_runnable(struct pt__m *m)
         pt_g *g = NULL;
         if (atomic_load_explicit(&p->schedtick, memory_order_relaxed) % 61 == 0) {
             g = pt__globq_get(s, p, 1);
-            if (p->ring)
-                pt__ring_flush(p->ring); /* a P never out of Gs still submits */
+            if (p->queue)
+                p->queue->flush(p->queue); /* a P never out of Gs still submits */
         }
         if (g || (g = pt__runq_get(p)) || (g = pt__globq_get(s, p, 0)))
             return found(m, g);
         /* out of Gs: what they queued on the ring goes in, what completed
          * comes back (one system call for every read and write queued) */
-        if (p->ring && pt__ring_flush(p->ring) && (g = pt__runq_get(p)))
+        if (p->queue && p->queue->flush(p->queue) && (g = pt__runq_get(p)))
             return found(m, g);
         if (pt__poll_ready_fds(s) && (g = pt__runq_get(p)))
             return found(m, g);
@@ -462,10 +464,10 @@ static pt_g *find_runnable(struct pt__m *m)
             return found(m, g);
         if (run_all_due_timers(m, pt_nanotime()))
             continue;
-        if (p->ring && pt__ring_owes(p->ring)) {
+        if (p->queue && p->queue->owes(p->queue)) {
             /* the kernel refused the round's submission (short of memory):
              * its Gs wait on it, so the M retries instead of sleeping */
-            pt__ring_backoff();
+            pt__backoff();
             continue;
         }
 
@@ -492,7 +494,7 @@ static pt_g *find_runnable(struct pt__m *m)
              * `polling` (pt__wake_timers). */
             until = earliest_timer(s);
             now = pt_nanotime();
-            pt_poll_event ev[PT__POLL_BATCH];
+            pt_poll_event ev[POLL_BATCH];
             /* A wakep that read `polling` before the claim signalled by the
              * parking word alone, which the netpoller does not watch: with
              * the word moved since `seen`, do not sleep (that wake-up was
@@ -506,7 +508,7 @@ static pt_g *find_runnable(struct pt__m *m)
                 atomic_fetch_add_explicit(&s->st.netpoll_waits, 1, memory_order_relaxed);
                 timeout = until == 0 ? -1 : until > now ? until - now : 0;
             }
-            int n = pt_netpoll_wait(s->np, timeout, ev, PT__POLL_BATCH);
+            int n = pt_netpoll_wait(s->np, timeout, ev, POLL_BATCH);
             atomic_store_explicit(&s->last_poll, pt_nanotime(), memory_order_relaxed);
             pt__poller_release(s);
             if (n > 0)

@@ -2,6 +2,7 @@
  * numbers. A leaf: it calls nothing of the scheduler's. */
 #include <errno.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "base/rng.h"
 #include "sched/internal.h"
@@ -41,4 +42,10 @@ uint32_t pt__fastrand(void)
     if (*r == 0)
         *r = (uint64_t)(uintptr_t)&x ^ (uint64_t)pt_nanotime() ^ 0x9e3779b97f4a7c15ull;
     return (uint32_t)(pt__xorshift64(r) >> 16);
+}
+
+void pt__backoff(void)
+{
+    struct timespec ts = {0, 1000000};
+    nanosleep(&ts, NULL);
 }

@@ -19,5 +19,8 @@ void pt__set_cur_m(struct pt__m *m);
 int pt__errno(void);
 /* A pseudo-random number for the calling thread (select's choice). */
 uint32_t pt__fastrand(void);
+/* The calling thread's pause before retrying what the kernel refused for
+ * want of memory (a ring's submission): a millisecond. */
+void pt__backoff(void);
 
 #endif
