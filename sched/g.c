@@ -80,7 +80,6 @@ static pt_g *g_new(pt_sched *s)
     g->s = s;
     g->park.tt_task = PT_INVALID_TASK_ID;
     atomic_init(&g->status, PT__G_IDLE);
-    pt__g_timer_init(g);
     return g;
 }
 
@@ -88,7 +87,10 @@ static void g_free(pt_g *g)
 {
     struct pt__stack st = g->stack; /* g is in it */
     pt_sched *s = g->s;
-    pt__g_timer_fini(g);
+    /* a deadline's callback may still run on another M (it lost the
+     * claim): the G's memory outlives it */
+    if (g->park.timer_made)
+        pt__ptimer_stop_sync(pt__lheap(s), &g->park.timer);
     pt__fiber_destroy(&g->fiber);
     pt__stack_free(&s->stacks, &st);
 }

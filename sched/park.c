@@ -56,16 +56,6 @@ static void deadline_task(void *arg)
     atomic_fetch_sub_explicit(&g->park.tt_pending, 1, memory_order_release);
 }
 
-void pt__g_timer_init(pt_g *g)
-{
-    pt__ptimer_init(pt__lheap(g->s), &g->park.timer, deadline_fired, g);
-}
-
-void pt__g_timer_fini(pt_g *g)
-{
-    pt__ptimer_stop_sync(pt__lheap(g->s), &g->park.timer);
-}
-
 bool pt__g_claim(pt_g *g)
 {
     uintptr_t t = atomic_load_explicit(&g->park.wake_token, memory_order_acquire);
@@ -89,6 +79,10 @@ static bool arm_deadline(pt_g *g)
         /* out of memory: the P's heap instead */
     }
     struct pt__m *m = pt__cur_m(); /* on the M, not the G: no migration here */
+    if (!g->park.timer_made) { /* the G's first deadline on a heap */
+        pt__ptimer_init(pt__lheap(g->s), &g->park.timer, deadline_fired, g);
+        g->park.timer_made = true;
+    }
     if (pt__ptimer_modify(pt__lheap(g->s), &m->p->timers, &g->park.timer, g->park.deadline, 0,
                           deadline_fired, g, g->park.seq) >= 0)
         return true;
@@ -140,7 +134,7 @@ bool pt__park_until(pt_g *g, bool (*commit)(void *), void *arg, pt_nanos deadlin
             atomic_load_explicit(&g->park.tt_pending, memory_order_acquire) != 0) {
             if (pt_timerthread_unschedule(g->s->tt, g->park.tt_task) == 0)
                 atomic_fetch_sub_explicit(&g->park.tt_pending, 1, memory_order_relaxed);
-        } else {
+        } else if (g->park.timer_made) {
             pt__ptimer_stop(pt__lheap(g->s), &g->park.timer);
         }
     }

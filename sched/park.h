@@ -26,14 +26,13 @@ struct pt__g_park {
     pt_nanos deadline; /* 0: none */
     bool (*timed_commit)(void *);
     void *timed_commit_arg;
-    union pt__ptimer timer;      /* the deadline in per-P modes (initialised once, reused) */
+    union pt__ptimer timer;      /* the deadline in per-P modes (made at the first, reused) */
+    bool timer_made;             /* ... made: g.c stops it, synchronously, as the G is freed */
     pt_task_id tt_task;          /* ... in TimerThread mode */
     _Atomic uint32_t tt_pending; /* its deadline tasks not yet finished */
     _Atomic uint32_t arming;     /* 1 while the parking M still arms the deadline */
 };
 
-void pt__g_timer_init(pt_g *g);
-void pt__g_timer_fini(pt_g *g);
 /* Parks the calling G g until a waker claims it
  * (pt__g_claim, then pt_ready) or the deadline passes (0: none). commit is
  * pt_park's: it publishes the G to its wakers (and may refuse). Returns
