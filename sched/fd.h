@@ -49,23 +49,7 @@ struct pt__fd {
     pt_pollfd pd;
 };
 
-/* The descriptor of fd, registered with s on first use, with a reference
- * held: 0; -EBADF (not open, or closing); -EINVAL (fd too large, or
- * registered with another scheduler); -ENOMEM; the netpoll's error. */
-int pt__fd_acquire(pt_sched *s, int fd, struct pt__fd **out);
-void pt__fd_release(struct pt__fd *f);
-/* The descriptor of fd if one was ever made, else NULL (no allocation). */
-struct pt__fd *pt__fd_find(int fd);
-/* The end of pt_fd_close, once f is closing and its waiters are woken:
- * waits for the calls in flight, unregisters, closes the fd. 0 or -errno. */
-int pt__fd_finish_close(struct pt__fd *f, int fd);
-/* Destroy: unregisters every fd s still holds (they stay open). */
-void pt__fd_forget_sched(pt_sched *s);
-/* Calls fn on every descriptor the table ever made, whatever its state
- * or owner, with no lock held. */
-void pt__fd_walk(void (*fn)(struct pt__fd *f, void *arg), void *arg);
-/* A descriptor's ready function (its pollee's): an event from s's
- * netpoller readies the Gs waiting on those sides (fdio.c). */
-void pt__fd_ready(struct pt__pollee *pe, pt_sched *s, unsigned events);
+#include "sched/fdio.h"
+#include "sched/fdtab.h"
 
 #endif

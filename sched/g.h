@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "ptimer/clock.h"
 #include "ptimer/sched.h"
 
 struct pt__m;
@@ -19,5 +20,13 @@ void pt__park(pt_g *g, bool (*commit)(void *), void *arg);
 void pt__execute(struct pt__m *m, pt_g *g);
 /* Bytes at the top of each stack slot that hold its G (g.c). */
 size_t pt__g_room(void);
+
+/* ---- the pools of finished Gs (their state: gpool.h) ---- */
+/* Destroy: frees every pooled G and its stack. */
+void pt__g_free_all(pt_sched *s);
+/* The monitor's: frees the global pool's Gs that a whole period did not
+ * use, and their stacks; returns the time it wants to look again, 0 if
+ * the pool holds no more than it keeps. */
+pt_nanos pt__g_trim(pt_sched *s, pt_nanos now);
 
 #endif

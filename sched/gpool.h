@@ -32,10 +32,4 @@ struct pt__gpool {
     pt_nanos trim_at;      /* the next trim (the monitor's) */
 };
 
-void pt__g_free_all(pt_sched *s);
-/* The monitor's: frees the global pool's Gs that a whole period did not
- * use, and their stacks; returns the time it wants to look again, 0 if
- * the pool holds no more than it keeps. */
-pt_nanos pt__g_trim(pt_sched *s, pt_nanos now);
-
 #endif

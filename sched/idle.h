@@ -31,19 +31,4 @@ struct pt__idle {
     _Atomic uint32_t poll_wanted;
 };
 
-/* Gets an idle M looking for work if none is spinning. */
-void pt__wakep(pt_sched *s);
-/* Wakes every idle M (destroy, set_procs). */
-void pt__wake_all(pt_sched *s);
-/* Go's non-blocking netpoll: with descriptors registered and nobody in
- * the netpoller, takes what is ready now and readies its Gs (onto the
- * calling M's P, or the global queue from sysmon). True if any event. */
-bool pt__poll_ready_fds(pt_sched *s);
-/* The netpoller's claim (polling) for a poll that does not sleep: true
- * if the caller now holds it. */
-bool pt__poller_try(pt_sched *s);
-/* Drops the claim, any poller's: wakes a parked M if one parked because
- * the claim was taken (proc.c says why). */
-void pt__poller_release(pt_sched *s);
-
 #endif
