@@ -1,33 +1,14 @@
-/* The scheduler's own structures, shared by its files:
- *   g.c       Gs: creation, the pools, go, yield, park, ready
- *   proc.c    an M's life: schedule, findrunnable, idling, wakep
- *   runq.c    a P's local run queue and the global queue
- *   sched.c   create, wait, destroy, set_procs, stats
- *   park.c    the timed park every wait stands on, and its claim
- *   sleep.c   sleeps: a timed park nobody wakes, or a plain thread's
- *   time.c    Go's time package: Timer, AfterFunc, Ticker
- *   chan.c    channels; select.c, select over them
- *   sysmon.c  the monitor thread
- *   preempt.c asynchronous preemption of the regions Gs mark
- *   wg.c      the wait group
- *   fdtab.c   the descriptors of fds used for I/O: found by number,
- *             registered on first use, unregistered at close
- *   fdio.c    timed I/O on them: parking on a side, the netpoller's
- *             events, read, write, accept, connect, close (their
- *             structures in sched/fd.h)
- *   fdring.c  the same I/O through a P's io_uring (PT_FD_IO=uring)
- *   stack.c   G stacks and their guards; fiber.c, the switch between
- *             them (and what the sanitizers are told of it)
- *   crash.c   the crash reports; self.c, the calling thread's M, errno
- *             and random numbers: leaves, calling nothing of the rest
+/* The scheduler's own structures: the G, the P, the M and the scheduler
+ * (DESIGN.md's sched section maps the files and their layers).
  *
  * Each part's state sits in the header named for the file that owns it,
  * which says who else may touch it: runq.h (runq.c), gpool.h (g.c's pools
  * of finished Gs), idle.h (proc.c's idle and spinning Ms), sysmon.h,
  * time.h, park.h (park.c's timed parks), preempt.h (the M's alarm),
  * stack.h, fiber.h, ptimers.h (a P's timers in either per-P mode), fd.h
- * and chan.h. This file ties them into the G, the P, the M and the
- * scheduler, and declares what each file offers the others.
+ * and chan.h; what each .c offers the others is declared in the header
+ * named after it (g.h, proc.h, park.h, ...). This file ties the state
+ * into the four structs, each with its rule of who writes what.
  *
  * Locks, outermost first: a descriptor's lock (fdtab.c; held around its
  * netpoll registration, so before the netpoll's own), s->lock (the global
@@ -86,22 +67,6 @@ enum {
  * G that handed the M straight back to the one whose park was refused). */
 enum { PT__G_DO_YIELD = 1, PT__G_DO_PARK, PT__G_DO_EXIT, PT__G_DO_PREEMPT, PT__G_DO_NEXT };
 
-/* A G in a preemptible region that has held its P this long while other
- * Gs wait is preempted (pt_sched_set_preempt_slice): about Linux's base
- * slice; Go's is 10 ms, but Go preempts whether or not anyone waits. */
-#define PT__PREEMPT_SLICE_NS 500000
-
-/* With a CPU to spare for the monitor, an M's alarm (preempt.c) fires
- * this much after the timer it is for, so that the monitor, which wakes
- * then too, acts first: it runs the timers due by its wake, a batch,
- * where the alarm's exact time would preempt the G for the first few. */
-#define PT__ALARM_GRACE_NS 50000
-
-/* An M's alarm is set at least this far ahead (the monitor's shortest
- * round): set sooner, with a tiny slice, it fired before the M had
- * switched to the G it was set for, and was lost. */
-#define PT__ALARM_AHEAD_NS 20000
-
 struct pt__p;
 struct pt__m;
 
@@ -125,13 +90,16 @@ struct pt__p_queue {
     bool (*owes)(struct pt__p_queue *q);
 };
 
+/* A G. Its fields are its own: written by the G, or by g.c while no
+ * one else can see it (made, or reused from a pool, before pt_go
+ * publishes it), and read by the M running it; except as noted. */
 struct pt_g {
     /* First, right above the G's stack (g.c): what a write running up
      * off the stack's top frame hits first. */
     uint64_t canary;
     struct pt__fiber fiber;
     struct pt__stack stack;
-    _Atomic uint32_t status;
+    _Atomic uint32_t status; /* any thread: parks and readies race on it (g.c) */
     /* PT__G_DO_*, for the M; a preempted G's stays PREEMPT until the G
      * is back in its handler, which clears it (preempt.c) */
     uint32_t action;
@@ -140,10 +108,16 @@ struct pt_g {
     void *arg;
     bool (*commit)(void *); /* pt_park's, run on the M after the switch */
     void *commit_arg;
-    pt_g *next;             /* in the global queue, a pool, or a wait group */
+    /* The link of the one list that holds the G, under that list's
+     * guard: the global queue or the global pool (s->lock), a P's pool
+     * (its M), a wait group's waiters (the group's lock). */
+    pt_g *next;
     pt_g *pool_batch; /* the first G of a batch in the global pool (gpool.h): the next batch */
-    uint32_t pool_n;        /* ... and its batch's length */
-    void *wake_sg;          /* the channel wait (struct pt__sudog) a waker completed */
+    uint32_t pool_n;  /* ... and its batch's length (both s->lock) */
+    /* The channel wait (struct pt__sudog) a waker completed: written by
+     * the waker under the channel's lock before it readies the G, read
+     * and cleared by the G once it runs again (chan.c, select.c). */
+    void *wake_sg;
     uint64_t id;
     /* The clock as the G read it just before parking (a sleep's start),
      * for its M's look at the P's timers as it switches out: a read
@@ -155,7 +129,9 @@ struct pt_g {
     _Atomic uint32_t preemptible;
 };
 
-/* A processor. Fields marked (M) are touched only by the M holding it. */
+/* A processor. Its fields are its M's (one M per P, for life): written
+ * by that M only, read elsewhere with relaxed loads where atomic; except
+ * as noted. */
 struct pt__p {
     int id;
     pt_sched *s;
@@ -175,16 +151,18 @@ struct pt__p {
     struct pt__p_queue *queue; /* ... as the core sees it: NULL, or ring's */
 };
 
-/* A machine: an OS thread bound to one P for life. */
+/* A machine: an OS thread bound to one P for life. Its fields are its
+ * thread's own, except as noted. */
 struct pt__m {
     pthread_t thread;
-    struct pt__p *p;
+    struct pt__p *p; /* set before the thread starts (sched.c), then read-only */
     pt_sched *s;
     struct pt__fiber g0; /* the thread's own stack: where schedule runs */
     pt_g *_Atomic curg;  /* the G it runs now, NULL on g0 (sysmon reads it) */
     bool spinning;       /* looking for work, counted in s->idle.nmspinning */
     uint64_t rng;        /* steal order */
-    _Atomic uint32_t retired_word; /* futex: a removed P's M waits here until regrown */
+    _Atomic uint32_t retired_word; /* futex: a removed P's M waits here until set_procs or
+                                    * destroy bumps it */
     /* A G that switched straight to the running one (g.c): what it asked
      * for is still to be done, by the G it switched to (M only). */
     pt_g *handoff;
@@ -199,12 +177,14 @@ struct pt__m {
     struct pt__m_preempt pre; /* preemption: the monitor's request, the alarm (preempt.h) */
 };
 
+/* A scheduler. Its fields are set by pt_sched_create before any of its
+ * threads starts and read-only after; except as noted. */
 struct pt_sched {
     uint32_t magic;
     pt_sched_options opt;
     struct pt__stack_pool stacks; /* every G's stack and its G (g.c, stack.c) */
     struct pt__p *ps[PT__MAX_PROCS];   /* created on demand, freed by destroy */
-    _Atomic int nprocs;                /* GOMAXPROCS */
+    _Atomic int nprocs;                /* GOMAXPROCS: set_procs, under s->lock */
     int cpus;                          /* CPUs the process could run on at creation */
     _Atomic int maxprocs_made;         /* Ps created so far (written under s->lock) */
 
@@ -215,22 +195,26 @@ struct pt_sched {
     struct pt__idle idle; /* idle and spinning Ms, the netpoller's claim (proc.c) */
     pt_netpoll *np;
 
-    _Alignas(64) _Atomic int64_t gcount; /* Gs started and not finished */
+    /* Counts and flags any thread updates atomically: */
+    _Alignas(64) _Atomic int64_t gcount; /* Gs started and not finished (pt_go, a G's end) */
     _Atomic uint32_t gdone_word;         /* futex for pt_sched_wait: bumped when gcount hits 0 */
-    _Atomic uint64_t next_gid;
+    _Atomic uint64_t next_gid; /* G ids not yet handed out, in batches to the Ps (g.c) */
+    /* Set once, by destroy (seq_cst), before it wakes every M; every M
+     * and the monitor read it (acquire) before they sleep. */
     _Atomic uint32_t stopping;
     _Atomic uint32_t nfds;               /* descriptors registered for Gs (fdtab.c) */
     _Atomic uint32_t fds_cancelled;      /* pt_sched_cancel_fds was called (fdio.c) */
-    _Atomic pt_nanos last_poll;          /* when an M or sysmon last took the netpoller's events */
+    _Atomic pt_nanos last_poll; /* when an M or sysmon last took the netpoller's events
+                                 * (relaxed: the monitor's hint to poll) */
     _Atomic int64_t time_timers;         /* pt_time_* timers made off the Ps, less those freed
                                           * off them (time.c) */
 
     struct pt__sysmon sysmon; /* the monitor's thread and sleep (sysmon.c) */
 
     pt_timerthread *tt;                  /* PT_TIMERS_TIMERTHREAD: the process's */
-    _Atomic pt_nanos preempt_slice;      /* 0: regions refused, nobody preempted */
+    _Atomic pt_nanos preempt_slice; /* 0: regions refused, nobody preempted (any thread, relaxed) */
 
-    struct {
+    struct { /* counters: relaxed, summed by pt_sched_read_stats */
         _Atomic uint64_t gs_created, timers_sysmon, netpoll_waits, netpoll_breaks, parks,
             spinning_max, sysmon_wakeps, preempt_signals, preempts;
     } st;

@@ -13,6 +13,22 @@
 #include "ptimer/clock.h"
 #include "ptimer/sched.h"
 
+/* A G in a preemptible region that has held its P this long while other
+ * Gs wait is preempted (pt_sched_set_preempt_slice): about Linux's base
+ * slice; Go's is 10 ms, but Go preempts whether or not anyone waits. */
+#define PT__PREEMPT_SLICE_NS 500000
+
+/* With a CPU to spare for the monitor, an M's alarm (preempt.c) fires
+ * this much after the timer it is for, so that the monitor, which wakes
+ * then too, acts first: it runs the timers due by its wake, a batch,
+ * where the alarm's exact time would preempt the G for the first few. */
+#define PT__ALARM_GRACE_NS 50000
+
+/* An M's alarm is set at least this far ahead (the monitor's shortest
+ * round): set sooner, with a tiny slice, it fired before the M had
+ * switched to the G it was set for, and was lost. */
+#define PT__ALARM_AHEAD_NS 20000
+
 struct pt__m_preempt {
     pt_g *_Atomic preempt_g; /* the G the monitor asked to preempt */
     /* The M's alarm (preempt.c): a POSIX timer that sends this thread
