@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Proof that ptstress catches bugs: copy the sources to a temporary
-# directory, apply one seeded mistake at a time (sed), build ptstress there
-# and run it briefly per scenario; print a mutation x scenario table.
+# directory, apply one seeded mistake at a time (sed), rebuild ptstress
+# there (one build; a mutation recompiles its file) and run it briefly per
+# scenario; print a mutation x scenario table.
 #   stress/mutate.sh [-T SEC] [-d DESIGNS] [-m NAMES] [-f] [-k]
 #     -T  seconds per scenario run (default 1)
 #     -d  designs to run each scenario against (default pheap,pheap-sync;
@@ -9,7 +10,8 @@
 #         sched-lheap for the lheap mutations)
 #     -m  only these mutations (comma-separated names)
 #     -f  fast: no scenario runs once one has caught the mutation (CI)
-#     -k  keep the temporary directory
+#     -k  keep the temporary directory (each mutation's logs and its
+#         mutated file; the one build there holds the last mutation)
 # A cell is "caught" (a named violation, whether the run then ended with
 # its verdict or the library aborted on the state the bug left), "crash"
 # (only the library's abort on a status it found corrupt, a signal or a
@@ -88,6 +90,11 @@ SCENARIOS=(modtimer ticker churn move sched)
 # A clean copy of the tree once; each mutation gets its own copy of it.
 mkdir -p "$TMP/src"
 (cd "$ROOT" && git ls-files -z | xargs -0 cp --parents -t "$TMP/src")
+# the unmutated build, once; each mutation then rebuilds only its file
+cmake -S "$TMP/src" -B "$TMP/build" -DCMAKE_BUILD_TYPE=Release -DPT_BUILD_TESTS=OFF \
+  -DPT_WERROR=OFF >/dev/null
+cmake --build "$TMP/build" -j"$JOBS" --target ptstress >"$TMP/build.log" 2>&1 ||
+  { echo "mutate.sh: the unmutated sources do not build ($TMP/build.log)" >&2; cat "$TMP/build.log" >&2; exit 2; }
 
 printf '%-36s' "mutation"
 for s in "${SCENARIOS[@]}"; do printf ' %-9s' "$s"; done
@@ -96,19 +103,21 @@ missed=0
 for m in "${MUTATIONS[@]}"; do
   IFS='#' read -r name file expr <<<"$m"
   if [ -n "$ONLY" ] && [[ ",$ONLY," != *",$name,"* ]]; then continue; fi
-  dir=$TMP/$name
-  rm -rf "$dir"
-  cp -a "$TMP/src" "$dir"
-  sed -i "$expr" "$dir/$file"
-  if cmp -s "$TMP/src/$file" "$dir/$file"; then
+  dir=$TMP/$name # its logs
+  rm -rf "$dir" && mkdir -p "$dir"
+  # One tree, one build: the mutation goes into the file, the build
+  # recompiles that file alone, and the file is put back after the runs.
+  cp "$TMP/src/$file" "$TMP/orig"
+  sed -i "$expr" "$TMP/src/$file"
+  if cmp -s "$TMP/orig" "$TMP/src/$file"; then
     printf '%-36s (no longer applies: %s unchanged)\n' "$name" "$file"
     missed=1
     continue
   fi
-  if ! { cmake -S "$dir" -B "$dir/build" -DCMAKE_BUILD_TYPE=Release -DPT_BUILD_TESTS=OFF \
-           -DPT_WERROR=OFF >/dev/null &&
-         cmake --build "$dir/build" -j"$JOBS" --target ptstress >"$dir/build.log" 2>&1; }; then
+  cp "$TMP/src/$file" "$dir/mutated-$(basename "$file")"
+  if ! cmake --build "$TMP/build" -j"$JOBS" --target ptstress >"$dir/build.log" 2>&1; then
     printf '%-36s (does not build: %s/build.log)\n' "$name" "$dir"
+    cp "$TMP/orig" "$TMP/src/$file"
     missed=1
     continue
   fi
@@ -139,7 +148,7 @@ for m in "${MUTATIONS[@]}"; do
         # In a subshell whose stderr is dropped (the exit keeps it from
         # exec'ing the run): a run the mutation makes abort is a cell of the
         # table, not a shell message across it.
-        (timeout -k 5 $((${T%.*} + 90)) "$dir/build/stress/ptstress" --design "$d" --scenario "$s" \
+        (timeout -k 5 $((${T%.*} + 90)) "$TMP/build/stress/ptstress" --design "$d" --scenario "$s" \
           --threads 2 --outsiders 1 --duration "$T" --seed "$seed" >"$log" 2>&1; exit $?) \
           2>/dev/null || rc=$?
         [ "$rc" = 0 ] || grep -q '^SKIP' "$log" && break
@@ -182,6 +191,7 @@ for m in "${MUTATIONS[@]}"; do
     [ "$caught_any" = 1 ] && echo "$name: only the library's own abort saw it (a gap in the oracles)" >>"$TMP/gaps.txt"
     [ "$caught_any" = 1 ] || echo "$name: caught by no scenario" >>"$TMP/gaps.txt"
   fi
+  cp "$TMP/orig" "$TMP/src/$file"
   [ "$KEEP" = 1 ] || rm -rf "$dir"
 done
 if [ -f "$TMP/kinds.txt" ]; then
