@@ -9,6 +9,23 @@
 #include "ptimer/clock.h"
 #include "ptimer/sched.h"
 
+/* A G's status. Transitions: Runnable -> Running (an M takes it),
+ * Running -> Runnable (yield), Running -> Waiting (park: set on the M,
+ * after the G is off its stack), Waiting -> Runnable (ready: a CAS, so a
+ * G is readied once), Running -> Dead (its function returned). */
+enum {
+    PT__G_IDLE,     /* in a pool */
+    PT__G_RUNNABLE, /* in a run queue */
+    PT__G_RUNNING,  /* on an M */
+    PT__G_WAITING,  /* parked */
+    PT__G_DEAD,     /* finished, not yet pooled */
+};
+
+/* What a G asks of its M when it switches out: done on g0, or by the G
+ * it handed its M to (g.c). NEXT: back to the head of its P's queue (a
+ * G that handed the M straight back to the one whose park was refused). */
+enum { PT__G_DO_YIELD = 1, PT__G_DO_PARK, PT__G_DO_EXIT, PT__G_DO_PREEMPT, PT__G_DO_NEXT };
+
 struct pt__m;
 
 /* pt_park for g, the calling G (found once by the caller: a G's lookup
