@@ -5,6 +5,8 @@
 #ifndef PTIMER_SCHED_FD_H
 #define PTIMER_SCHED_FD_H
 
+#include <stddef.h>
+
 #include "sched/fdring.h"
 #include "sched/internal.h"
 
@@ -48,6 +50,8 @@ struct pt__fd {
     struct pt__uop *uops; /* its Gs' requests on P rings (fdring.h), for a close to end */
     pt_pollfd pd;
 };
+
+_Static_assert(offsetof(struct pt__fd, pollee) == 0, "a netpoll event's pollee is its record");
 
 #include "sched/fdio.h"
 #include "sched/fdtab.h"

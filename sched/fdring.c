@@ -56,6 +56,7 @@
  * event). A descriptor's lock is taken before sq_lock (fdio.c queues
  * and cancels under it), never inside either ring lock. */
 #include <errno.h>
+#include <stddef.h>
 #include <liburing.h>
 #include <limits.h>
 #include <stdio.h>
@@ -103,6 +104,7 @@ struct pt__ring {
     pt_pollfd pd;
     pt_sched *s;
 };
+_Static_assert(offsetof(struct pt__ring, pollee) == 0, "a netpoll event's pollee is its ring");
 
 _Noreturn static void ring_bad(struct pt__ring *r, const char *what, int err)
 {

@@ -74,7 +74,7 @@ static int do_register(struct pt__fd *f, pt_sched *s, int fd)
     int fl = fcntl(fd, F_GETFL);
     if (fl < 0)
         return -errno;
-    int err = pt_pollfd_open(s->np, &f->pd, fd, PT_POLL_READ | PT_POLL_WRITE, f);
+    int err = pt_pollfd_open(s->np, &f->pd, fd, PT_POLL_READ | PT_POLL_WRITE, &f->pollee);
     if (err < 0 && err != -EPERM)
         return err;
     f->pollable = err == 0;

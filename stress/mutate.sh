@@ -38,13 +38,14 @@ while getopts "T:d:m:fk" o; do
     m) ONLY=$OPTARG ;;
     f) FAST=1 ;;
     k) KEEP=1 ;;
-    *) sed -n '2,22p' "$0"; exit 2 ;;
+    *) sed -n '2,27p' "$0"; exit 2 ;;
   esac
 done
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 TMP=$(mktemp -d)
-[ "$KEEP" = 1 ] || trap 'rm -rf "$TMP"' EXIT
+mutated= # the file a mutation is in now, put back on any exit
+trap '[ -z "$mutated" ] || cp "$TMP/orig" "$TMP/src/$mutated"; [ "$KEEP" = 1 ] || rm -rf "$TMP"' EXIT
 JOBS=${JOBS:-2}
 
 # name # file # sed expression (tt-*: run against timerthread; lheap-*: lheap;
@@ -87,7 +88,8 @@ MUTATIONS=(
 )
 SCENARIOS=(modtimer ticker churn move sched)
 
-# A clean copy of the tree once; each mutation gets its own copy of it.
+# A clean copy of the tree once; each mutation edits it in place and puts
+# the file back (on any exit too, so a kept tree is the clean one).
 mkdir -p "$TMP/src"
 (cd "$ROOT" && git ls-files -z | xargs -0 cp --parents -t "$TMP/src")
 # the unmutated build, once; each mutation then rebuilds only its file
@@ -108,9 +110,12 @@ for m in "${MUTATIONS[@]}"; do
   # One tree, one build: the mutation goes into the file, the build
   # recompiles that file alone, and the file is put back after the runs.
   cp "$TMP/src/$file" "$TMP/orig"
+  mutated=$file
   sed -i "$expr" "$TMP/src/$file"
   if cmp -s "$TMP/orig" "$TMP/src/$file"; then
     printf '%-36s (no longer applies: %s unchanged)\n' "$name" "$file"
+    cp "$TMP/orig" "$TMP/src/$file"
+    mutated=
     missed=1
     continue
   fi
@@ -118,6 +123,7 @@ for m in "${MUTATIONS[@]}"; do
   if ! cmake --build "$TMP/build" -j"$JOBS" --target ptstress >"$dir/build.log" 2>&1; then
     printf '%-36s (does not build: %s/build.log)\n' "$name" "$dir"
     cp "$TMP/orig" "$TMP/src/$file"
+    mutated=
     missed=1
     continue
   fi
@@ -192,6 +198,7 @@ for m in "${MUTATIONS[@]}"; do
     [ "$caught_any" = 1 ] || echo "$name: caught by no scenario" >>"$TMP/gaps.txt"
   fi
   cp "$TMP/orig" "$TMP/src/$file"
+  mutated=
   [ "$KEEP" = 1 ] || rm -rf "$dir"
 done
 if [ -f "$TMP/kinds.txt" ]; then

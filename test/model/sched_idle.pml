@@ -401,7 +401,7 @@ top:
     if
     :: got ->
         got = 0;
-        fire();                                   /* pt__fd_dispatch readies the G here */
+        fire();                                   /* pt__fd_ready readies the G here */
         if
         :: d_step { lrq[me] > 0 -> lrq[me]-- } -> goto found
         :: else
@@ -507,7 +507,7 @@ polled:
     dl = 0; user = 0;
     poller_release();
     if
-    :: got -> got = 0; fire()                     /* pt__fd_dispatch */
+    :: got -> got = 0; fire()                     /* pt__fd_ready */
     :: else
     fi;
     goto awake;
@@ -596,7 +596,7 @@ end_sleep:
 #endif
         poll_ready_fds();
         if
-        :: got -> got = 0; gq++; wakep()          /* pt__fd_dispatch: Gs to the global queue */
+        :: got -> got = 0; gq++; wakep()          /* pt__fd_ready: Gs to the global queue */
         :: else
         fi
     od
