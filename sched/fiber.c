@@ -75,7 +75,7 @@ void pt__fiber_make(struct pt__fiber *f, void *lo, size_t size, void (*entry)(vo
 {
     /* A TSan fiber is made once and kept while its G is pooled (and then
      * in tsan_pool): creating one builds a whole TSan thread state (a
-     * vector clock of about 130 KB, zeroed in fresh memory) and destroying
+     * vector clock and more, zeroed in fresh memory) and destroying
      * it unmaps that again, which made every G start under TSan cost
      * milliseconds. Reuse is sound because the fiber's shadow call stack
      * is empty again when its G ends: entry and pt__fiber_exit push no

@@ -32,8 +32,8 @@
 #endif
 
 /* Gs alive at once in a herd. Under TSan each holds a fiber, a TSan
- * thread state of about 800 KB that the runtime zeroes when it makes one
- * (several ms here, far more beside another test faulting pages), so a
+ * thread state that the runtime zeroes in fresh memory when it makes one
+ * (its cost: bench/journal/2026-12-02-tsan-fibers.md), so a
  * TSan run keeps its herds small: the races are what it watches, and a
  * hundred Gs meet the same ones ten thousand would. */
 #ifdef PT__TSAN
