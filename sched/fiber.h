@@ -89,6 +89,18 @@ void pt__fiber_switch(struct pt__fiber *from, struct pt__fiber *to);
  * runs again. */
 PT__FIBER_FRAMELESS _Noreturn void pt__fiber_exit(struct pt__fiber *from, struct pt__fiber *to);
 
+/* An exited fiber gives back what it holds between lives (under TSan its
+ * TSan fiber, to a pool; the next make takes one at its first switch).
+ * Not from itself: from whoever handles its exit. */
+#ifdef PT__TSAN
+void pt__fiber_retire(struct pt__fiber *f);
+#else
+static inline void pt__fiber_retire(struct pt__fiber *f)
+{
+    (void)f;
+}
+#endif
+
 /* TSan forgets it (not for thread fibers). For a fiber that exited or never started, and not
  * from itself. Leaves it as zeroed, ready for pt__fiber_make. */
 void pt__fiber_destroy(struct pt__fiber *f);

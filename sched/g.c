@@ -287,6 +287,7 @@ static bool g_finish(struct pt__m *m, pt_g *g)
         return false;
     case PT__G_DO_EXIT: {
         pt_sched *s = g->s;
+        pt__fiber_retire(&g->fiber);
         atomic_store_explicit(&g->status, PT__G_DEAD, memory_order_relaxed);
         g_put(m->p, g);
         g_exit(s);

@@ -6,6 +6,19 @@
 #include <string.h>
 
 #include "ptimer/clock.h"
+#include "sched/sanitizer.h"
+
+#ifdef PT__TSAN
+/* TSan waits a second before a process exits if any other thread of its
+ * is alive (a pooled TSan fiber counts), to catch races with exit: each
+ * test is its own process, so that second was most of a TSan run. The
+ * tests join what they start. TSAN_OPTIONS still overrides it. */
+const char *__tsan_default_options(void);
+const char *__tsan_default_options(void)
+{
+    return "atexit_sleep_ms=0";
+}
+#endif
 
 int pt_test_threads_named(const char *prefix)
 {

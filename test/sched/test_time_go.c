@@ -265,9 +265,16 @@ void test_time_select_on_a_timer_channel(void)
 
 /* ---- TestTimerStopStress: stopped before they fire, none fires ------------------- */
 
+/* every G has started before any arms its timer: what is tested is the
+ * stop, not how fast a G first runs (under TSan its first switch builds
+ * a TSan fiber, and a hundred of them can take longer than the 300 ms) */
+static pt_wg stop_started;
+
 static void stop_before_firing(void *arg)
 {
     (void)arg;
+    CHECK_EQ(pt_wg_done(&stop_started), 0);
+    CHECK_EQ(pt_wg_wait(&stop_started), 0);
     pt_time_timer *t;
     CHECK_EQ(pt_time_after_func(&t, 300 * MS, must_not_run, NULL), 0);
     pt_sleep(5 * MS);
@@ -280,9 +287,12 @@ static void stop_stress(enum pt_timer_mode mode)
 {
     atomic_store(&stray_fired, 0);
     pt_sched *s = make_sched(2, mode);
-    pt_nanos t0 = pt_nanotime();
+    CHECK_EQ(pt_wg_init(&stop_started), 0);
+    CHECK_EQ(pt_wg_add(&stop_started, 100), 0);
     for (int i = 0; i < 100; i++)
         CHECK_EQ(pt_go(s, stop_before_firing, NULL), 0);
+    CHECK_EQ(pt_wg_wait(&stop_started), 0); /* the timers are armed after */
+    pt_nanos t0 = pt_nanotime();
     CHECK_EQ(pt_sched_wait(s), 0);
     while (pt_nanotime() < t0 + 400 * MS) /* past their time */
         nap_ms();
