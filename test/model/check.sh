@@ -15,7 +15,8 @@
 # idle Ms, the netpoller's claim and the monitor. Each run names its model
 # by setting `model` before it (back to ptimer.pml after).
 #
-# Needs spin and gcc (scripts/verify.sh installs spin). About three
+# Needs spin and gcc; clang if present (scripts/verify.sh installs spin
+# and clang). About three
 # minutes on two cores for `all` (a minute of it sched_idle.pml's); see
 # README.md for what each run proves.
 set -euo pipefail
@@ -57,7 +58,11 @@ one_run() {
     else
         cflags="$cflags -DSAFETY -DNOCLAIM"
     fi
-    (cd "$dir" && gcc $cflags -o pan pan.c 2>gcc.log) || { echo "FAIL $name: pan did not build"; cat "$dir/gcc.log"; return 1; }
+    # at -O0 clang builds pan.c in half gcc's time, and the search runs
+    # as fast; gcc builds faster at -O2
+    local cc=gcc
+    [ "$opt" = -O0 ] && command -v clang >/dev/null && cc="clang -w"
+    (cd "$dir" && $cc $cflags -o pan pan.c 2>cc.log) || { echo "FAIL $name: pan did not build"; cat "$dir/cc.log"; return 1; }
     (cd "$dir" && ./pan $pflags >pan.log 2>&1) || true
     local log="$dir/pan.log" errors states
     errors=$(sed -n 's/.*errors: \([0-9]*\).*/\1/p' "$log" | tail -1)
@@ -99,9 +104,17 @@ run() {
     ( if one_run "$@" >"$work/$2.result" 2>&1; then echo ok >"$work/$2.status"; else echo fail >"$work/$2.status"; fi ) &
 }
 
+# heading TEXT: a group's heading, printed before its results. The groups
+# share one pool of JOBS (no wait between them: a group's last long run
+# would leave a core idle), so results are printed at the end.
+heading() {
+    names+=("== $1")
+}
+
 finish() {
     wait
     for n in "${names[@]}"; do
+        case $n in "== "*) echo "$n"; continue ;; esac
         cat "$work/$n.result"
         [ "$(cat "$work/$n.status" 2>/dev/null)" = ok ] || fails=$((fails+1))
     done
@@ -109,7 +122,7 @@ finish() {
 }
 
 if [ "$group" = safety ] || [ "$group" = all ]; then
-    echo "== safety: assertions, heap invariants at every unlock, end state"
+    heading "safety: assertions, heap invariants at every unlock, end state"
     run pass race          ""
     run pass move          "-DCFG_MOVE"
     run pass help          "-DCFG_HELP"
@@ -132,33 +145,34 @@ if [ "$group" = safety ] || [ "$group" = all ]; then
     # where wakep's old one-signal flag lost a wake-up (seeded below)
     run pass idle.m1.fd_g     "-DNM=1 -DEV_FD -DEV_G"
     model="$here/ptimer.pml"
-    finish
 fi
 if [ "$group" = liveness ] || [ "$group" = all ]; then
-    echo "== liveness under weak fairness"
+    heading "liveness under weak fairness"
+    # the two longest first, so the short runs after fill the other core
+    # (-O2: 113 s at -O0, 90 s with the compile)
+    run pass eager.terminates    "-DCFG_EAGER" terminates "" "" -O2
+    # two Ms under weak fairness (without it one M may idle for ever while
+    # the other never runs), the monitor's polls left out: the Ms' own
+    # non-blocking polls contend for the claim
+    # (-O2: 130 s at -O0, some 70 s with the compile)
+    model="$here/sched_idle.pml"
+    run pass idle.m2.fd.taken    "-DNM=2 -DEV_FD -DCFG_NOSPIN -DMONPOLLS=0 -DNOWATCH" taken "" "" -O2
+    model="$here/ptimer.pml"
     run pass race.t0_runs     "" t0_runs
     run pass race.t1_runs     "" t1_runs
     run pass race.terminates  "" terminates
     run pass syncmove.terminates "-DCFG_SYNCMOVE" terminates
     run pass syncmove.t0_runs    "-DCFG_SYNCMOVE" t0_runs
-    # (-O2: 113 s at -O0, 90 s with the compile)
-    run pass eager.terminates    "-DCFG_EAGER" terminates "" "" -O2
     run pass eagermove.t0_runs   "-DCFG_EAGER -DCFG_EAGERMOVE" t0_runs
     model="$here/sched_idle.pml"
     # no fairness needed (the monitor's polls bounded): every run, fair
     # or not, ends with the work taken, a stall included (see one_run)
     run pass idle.m1.fd.taken    "-DNM=1 -DEV_FD -DMONPOLLS=2 -DNOWATCH" taken "" nofair
     run pass idle.m1.fd_g.taken  "-DNM=1 -DEV_FD -DEV_G -DMONPOLLS=2 -DNOWATCH" taken "" nofair
-    # two Ms under weak fairness (without it one M may idle for ever while
-    # the other never runs), the monitor's polls left out: the Ms' own
-    # non-blocking polls contend for the claim
-    # (-O2: 130 s at -O0, some 70 s with the compile)
-    run pass idle.m2.fd.taken    "-DNM=2 -DEV_FD -DCFG_NOSPIN -DMONPOLLS=0 -DNOWATCH" taken "" "" -O2
     model="$here/ptimer.pml"
-    finish
 fi
 if [ "$group" = seeded ] || [ "$group" = all ]; then
-    echo "== seeded bugs: each must be caught"
+    heading "seeded bugs: each must be caught"
     run seeded bug_stop_no_cas          "-DBUG_STOP_NO_CAS" "" "assertion violated"
     run seeded bug_no_modified_earliest "-DBUG_NO_MODIFIED_EARLIEST" "" "assertion violated"
     run seeded bug_revive_no_count      "-DBUG_REVIVE_NO_COUNT" "" "assertion violated ((ndel"
@@ -195,15 +209,14 @@ if [ "$group" = seeded ] || [ "$group" = all ]; then
     # two idle Ms pass the claim back and forth, the descriptor never polled
     run seeded idle.seen_skips_poll   "-DNM=2 -DEV_FD -DCFG_NOSPIN -DMONPOLLS=0 -DNOWATCH -DBUG_SEEN_SKIPS_POLL" taken "acceptance cycle"
     model="$here/ptimer.pml"
-    finish
 fi
 if [ "$group" = known ] || [ "$group" = all ]; then
-    echo "== known library bugs: each must still be found"
+    heading "known library bugs: each must still be found"
     # Library bugs the model has found and the library has not fixed yet
     # (none now):
     #   model="$here/<file>.pml"; run known <name> "<-D flags>" "" "<error text>"
-    finish
 fi
+finish
 
 if [ $fails -ne 0 ]; then
     echo "model: $fails run(s) failed"
