@@ -15,6 +15,7 @@
 #define PT__NETPOLL_MAGIC 0x6e706f6cu /* "npol" */
 #define PT__POLLFD_OPEN 0x70646f70u   /* "pdop" */
 #define PT__POLLFD_CLOSED 0x7064636cu /* "pdcl" */
+#define PT__POLLREG_CLOSING 0x70646367u /* "pdcg": a bare registration's close runs */
 
 /* Side states (rg, wg): the table in netpoll.h. */
 #define PD_NIL 0u
@@ -141,6 +142,14 @@ void pt__np_signal(pt_netpoll *np, uint32_t why);
 void pt__np_own_wake(void *ctx, pt_nanos when);
 /* Reads the break eventfd empty. */
 void pt__np_drain_break(pt_netpoll *np);
+
+/* pollreg.c: what opening either record shares. Checks the arguments and
+ * initialises r (-EINVAL, -EBADF, -EBUSY; r untouched on failure); the
+ * caller registers it, then marks it open. */
+int pt__reg_open(pt_netpoll *np, pt_pollreg *r, int fd, unsigned events, void *udata, bool waits);
+void pt__reg_opened(pt_pollreg *r);
+/* 0 if r is open; -EBADF closed or closing; -EINVAL not a record. */
+int pt__reg_check(const pt_pollreg *r);
 
 /* pollfd.c: an event arrived for pd (np->lock held). mode is READ/WRITE. */
 void pt__pd_ready(pt_pollfd *pd, unsigned mode);

@@ -266,40 +266,42 @@ static void dispatch(pt_netpoll *np, const struct np_raw *raw, int nraw, pt_poll
         }
         if (TAG_KIND(tag) != TAG_FD)
             continue;
-        pt_pollfd *pd = pt__np_slot_pd(np, tag);
-        if (!pd)
+        pt_pollreg *r = pt__np_slot_reg(np, tag);
+        if (!r)
             continue; /* closed or re-armed since the kernel queued it */
-        unsigned events = atomic_load_explicit(&pd->events, memory_order_relaxed);
+        unsigned events = atomic_load_explicit(&r->events, memory_order_relaxed);
         uint32_t mask = raw[i].res >= 0 ? (uint32_t)raw[i].res : 0;
         if (raw[i].flags & NP_RAW_ENDED) {
             /* An io_uring multishot poll ended: cancelled because the
              * thread that armed it exited (-ECANCELED), or the CQ
              * overflowed. Re-arm it from here; the new poll reports the
              * fd at once if it is still ready. Other errors are reported
-             * and leave the poll off until the next pt_pollfd_arm. */
+             * and leave the poll off until the next arm. */
             if (raw[i].res >= 0 || raw[i].res == -ECANCELED)
-                np->ops->add(np, pd->fd, tag, events);
+                np->ops->add(np, r->fd, tag, events);
             else
                 mask = EPOLLERR;
         }
         unsigned mode = pt__np_mask_to_mode(mask) & events;
-        if (mode & PT_POLL_READ)
+        pt_pollfd *pd = r->waits ? (pt_pollfd *)r : NULL;
+        if (pd && (mode & PT_POLL_READ))
             pt__pd_ready(pd, PT_POLL_READ);
-        if (mode & PT_POLL_WRITE)
+        if (pd && (mode & PT_POLL_WRITE))
             pt__pd_ready(pd, PT_POLL_WRITE);
         unsigned flags =
             mode | (mask & EPOLLERR ? PT_POLL_ERR : 0) | (mask & EPOLLHUP ? PT_POLL_HUP : 0);
         if (!flags)
             continue;
-        if (pd->batch == np->batch) {
-            ev[pd->out].events |= flags; /* io_uring may post one fd twice */
+        if (r->batch == np->batch) {
+            ev[r->out].events |= flags; /* io_uring may post one fd twice */
         } else {
-            pd->batch = np->batch;
-            pd->out = *n;
+            r->batch = np->batch;
+            r->out = *n;
             ev[*n].pd = pd;
-            ev[*n].udata = pd->udata;
-            ev[*n].fd = pd->fd;
+            ev[*n].udata = r->udata;
+            ev[*n].fd = r->fd;
             ev[*n].events = flags;
+            ev[*n].reg = r;
             ++*n;
         }
     }

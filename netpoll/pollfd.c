@@ -14,7 +14,6 @@
  * blocking step is what a scheduler will replace by parking a G.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 
 #include "netpoll/internal.h"
@@ -81,10 +80,7 @@ static bool is_closing(pt_pollfd *pd)
 /* open or closed; acquire: pairs with the release stores in open and close */
 static int check_magic(pt_pollfd *pd)
 {
-    if (!pd)
-        return -EINVAL;
-    uint32_t m = atomic_load_explicit(&pd->magic, memory_order_acquire);
-    return m == PT__POLLFD_OPEN ? 0 : m == PT__POLLFD_CLOSED ? -EBADF : -EINVAL;
+    return pt__reg_check(pd ? &pd->reg : NULL);
 }
 
 /* Every call but open and close holds a reference while it runs, so close
@@ -137,7 +133,7 @@ static void wait_refs(pt_pollfd *pd)
  * nothing. */
 static void deadline_fired(pt_pollfd *pd, uintptr_t seq, unsigned mode)
 {
-    pt_netpoll *np = pd->np;
+    pt_netpoll *np = pd->reg.np;
     pt__lock(&pd->lock);
     uintptr_t cur = mode == PT_POLL_READ ? pd->rseq : pd->wseq;
     if (seq != cur) {
@@ -198,7 +194,7 @@ int pt_pollfd_set_deadline(pt_pollfd *pd, unsigned mode, pt_nanos when, pt_timer
         return -EINVAL;
     }
     if (!ts)
-        ts = pd->np->timers;
+        ts = pd->reg.np->timers;
     pt_nanos d = when;
     if (when > 0 && when <= pt_nanotime())
         d = -1; /* already past: time out now, as Go does for d < 0 */
@@ -234,36 +230,21 @@ out:
 
 int pt_pollfd_open(pt_netpoll *np, pt_pollfd *pd, int fd, unsigned events, void *udata)
 {
-    if (!np_valid(np) || !pd || (events & ~(PT_POLL_READ | PT_POLL_WRITE)))
-        return -EINVAL;
-    if (fd < 0 || fcntl(fd, F_GETFD) < 0)
-        return -EBADF;
-    /* An open pd is refused before it is touched: re-initialising it
-     * would orphan its registration and the timers it has in a heap. */
-    if (atomic_load_explicit(&pd->magic, memory_order_acquire) == PT__POLLFD_OPEN)
-        return -EBUSY;
+    int err = pt__reg_open(np, pd ? &pd->reg : NULL, fd, events, udata, true);
+    if (err < 0)
+        return err;
     atomic_init(&pd->rg, PD_NIL);
     atomic_init(&pd->wg, PD_NIL);
     atomic_init(&pd->info, 0);
     atomic_init(&pd->refs, 0);
     pt__lock_init(&pd->lock);
-    atomic_init(&pd->events, 0);
-    /* magic is left as it was until the registration succeeds: a refused
-     * open leaves a closed pd closed */
-    pd->slot = 0;
-    pd->fd = fd;
-    pd->np = np;
-    pd->udata = udata;
     pd->rd = pd->wd = 0;
     pd->rseq = pd->wseq = 0;
-    pd->batch = 0;
-    pd->out = 0;
     pt_timer_init(&pd->rt, rd_fired, pd);
     pt_timer_init(&pd->wt, wd_fired, pd);
-    int err = pt__np_register(np, pd, events);
-    if (err < 0)
+    if ((err = pt__np_register(np, &pd->reg, events)) < 0)
         return err;
-    atomic_store_explicit(&pd->magic, PT__POLLFD_OPEN, memory_order_release);
+    pt__reg_opened(&pd->reg);
     return 0;
 }
 
@@ -275,7 +256,7 @@ int pt_pollfd_arm(pt_pollfd *pd, unsigned events)
     if (events & ~(PT_POLL_READ | PT_POLL_WRITE))
         err = -EINVAL;
     else
-        err = pt__np_rearm(pd->np, pd, events);
+        err = pt__np_rearm(pd->reg.np, &pd->reg, events);
     leave(pd);
     return err;
 }
@@ -336,7 +317,7 @@ int pt_pollfd_wait(pt_pollfd *pd, unsigned mode)
     if (err < 0)
         return err;
     if ((mode != PT_POLL_READ && mode != PT_POLL_WRITE) ||
-        !(atomic_load_explicit(&pd->events, memory_order_relaxed) & mode)) {
+        !(atomic_load_explicit(&pd->reg.events, memory_order_relaxed) & mode)) {
         leave(pd);
         return -EINVAL;
     }
@@ -376,8 +357,8 @@ int pt_pollfd_close(pt_pollfd *pd)
     pt_timer_stop_sync(&pd->rt);
     pt_timer_stop_sync(&pd->wt);
     /* After this the poller never touches pd again. */
-    pt__np_unregister(pd->np, pd);
+    pt__np_unregister(pd->reg.np, &pd->reg);
     wait_refs(pd);
-    atomic_store_explicit(&pd->magic, PT__POLLFD_CLOSED, memory_order_release);
+    atomic_store_explicit(&pd->reg.magic, PT__POLLFD_CLOSED, memory_order_release);
     return 0;
 }

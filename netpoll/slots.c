@@ -42,7 +42,7 @@ static int grow_slots(pt_netpoll *np)
     if (!s)
         return -ENOMEM;
     for (uint32_t i = np->slots.nslots; i < n; i++) {
-        s[i].pd = NULL;
+        s[i].reg = NULL;
         s[i].gen = 1;
         s[i].next = i + 1 < n ? i + 1 : UINT32_MAX;
     }
@@ -52,9 +52,9 @@ static int grow_slots(pt_netpoll *np)
     return 0;
 }
 
-int pt__np_register(pt_netpoll *np, pt_pollfd *pd, unsigned events)
+int pt__np_register(pt_netpoll *np, pt_pollreg *r, unsigned events)
 {
-    int fd = pd->fd, err;
+    int fd = r->fd, err;
     pt__lock(&np->lock);
     if ((uint32_t)fd < np->slots.fdmap_len && np->slots.fdmap[fd]) {
         err = -EEXIST;
@@ -67,9 +67,9 @@ int pt__np_register(pt_netpoll *np, pt_pollfd *pd, unsigned events)
     if ((err = np->ops->add(np, fd, np_tag_fd(s->gen, idx), events)) < 0)
         goto out;
     np->slots.free_head = s->next;
-    s->pd = pd;
-    pd->slot = idx;
-    atomic_store_explicit(&pd->events, events, memory_order_relaxed);
+    s->reg = r;
+    r->slot = idx;
+    atomic_store_explicit(&r->events, events, memory_order_relaxed);
     np->slots.fdmap[fd] = idx + 1;
     np->slots.nopen++;
 out:
@@ -77,40 +77,42 @@ out:
     return err;
 }
 
-int pt__np_rearm(pt_netpoll *np, pt_pollfd *pd, unsigned events)
+int pt__np_rearm(pt_netpoll *np, pt_pollreg *r, unsigned events)
 {
+    int err = -EBADF;
     pt__lock(&np->lock);
-    struct np_slot *s = &np->slots.v[pd->slot];
-    uint32_t gen = (s->gen + 1) & TAG_GEN_MASK;
-    int err =
-        np->ops->mod(np, pd->fd, np_tag_fd(s->gen, pd->slot), np_tag_fd(gen, pd->slot), events);
-    if (err == 0) {
-        /* Events queued under the old tag are stale from here on. */
-        s->gen = gen;
-        atomic_store_explicit(&pd->events, events, memory_order_relaxed);
+    struct np_slot *s = r->slot < np->slots.nslots ? &np->slots.v[r->slot] : NULL;
+    if (s && s->reg == r) {
+        uint32_t gen = (s->gen + 1) & TAG_GEN_MASK;
+        err = np->ops->mod(np, r->fd, np_tag_fd(s->gen, r->slot), np_tag_fd(gen, r->slot), events);
+        if (err == 0) {
+            /* Events queued under the old tag are stale from here on. */
+            s->gen = gen;
+            atomic_store_explicit(&r->events, events, memory_order_relaxed);
+        }
     }
     pt__unlock(&np->lock);
     return err;
 }
 
-void pt__np_unregister(pt_netpoll *np, pt_pollfd *pd)
+void pt__np_unregister(pt_netpoll *np, pt_pollreg *r)
 {
     pt__lock(&np->lock);
-    struct np_slot *s = &np->slots.v[pd->slot];
-    np->ops->del(np, pd->fd, np_tag_fd(s->gen, pd->slot));
-    s->pd = NULL;
+    struct np_slot *s = &np->slots.v[r->slot];
+    np->ops->del(np, r->fd, np_tag_fd(s->gen, r->slot));
+    s->reg = NULL;
     s->gen = (s->gen + 1) & TAG_GEN_MASK;
     s->next = np->slots.free_head;
-    np->slots.free_head = pd->slot;
-    np->slots.fdmap[pd->fd] = 0;
+    np->slots.free_head = r->slot;
+    np->slots.fdmap[r->fd] = 0;
     np->slots.nopen--;
     pt__unlock(&np->lock);
 }
 
-pt_pollfd *pt__np_slot_pd(pt_netpoll *np, uint64_t tag)
+pt_pollreg *pt__np_slot_reg(pt_netpoll *np, uint64_t tag)
 {
     uint32_t idx = (uint32_t)tag, gen = (uint32_t)(tag >> 32) & TAG_GEN_MASK;
     if (idx >= np->slots.nslots || np->slots.v[idx].gen != gen)
         return NULL;
-    return np->slots.v[idx].pd;
+    return np->slots.v[idx].reg;
 }

@@ -11,7 +11,7 @@
 #include "ptimer/netpoll.h"
 
 struct np_slot {
-    pt_pollfd *pd; /* NULL: free */
+    pt_pollreg *reg; /* NULL: free */
     uint32_t gen;  /* bumped on every close and re-arm */
     uint32_t next; /* free list */
 };
@@ -28,14 +28,15 @@ struct np_slots {
 void pt__np_slots_init(pt_netpoll *np);
 void pt__np_slots_free(pt_netpoll *np);
 
-/* Register pd (its fd, udata and events set) with the kernel; change its
- * interest; take it back. Each takes np->lock. */
-int pt__np_register(pt_netpoll *np, pt_pollfd *pd, unsigned events);
-int pt__np_rearm(pt_netpoll *np, pt_pollfd *pd, unsigned events);
-void pt__np_unregister(pt_netpoll *np, pt_pollfd *pd);
+/* Register r (its fd, udata and events set) with the kernel; change its
+ * interest (-EBADF if r no longer holds its slot: closed meanwhile); take
+ * it back. Each takes np->lock. */
+int pt__np_register(pt_netpoll *np, pt_pollreg *r, unsigned events);
+int pt__np_rearm(pt_netpoll *np, pt_pollreg *r, unsigned events);
+void pt__np_unregister(pt_netpoll *np, pt_pollreg *r);
 
-/* The descriptor an fd event's tag names, or NULL if the event is stale
+/* The registration an fd event's tag names, or NULL if the event is stale
  * (its slot was closed or re-armed since). np->lock held. */
-pt_pollfd *pt__np_slot_pd(pt_netpoll *np, uint64_t tag);
+pt_pollreg *pt__np_slot_reg(pt_netpoll *np, uint64_t tag);
 
 #endif

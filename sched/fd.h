@@ -33,7 +33,7 @@ enum { PT__FD_RD, PT__FD_WR };
 
 /* One per fd number, process-wide, never freed (a netpoll event that
  * names one after its close finds it closed: see fdtab.c). Fields other
- * than pd are guarded by `lock`; state is also read without it. */
+ * than reg are guarded by `lock`; state is also read without it. */
 struct pt__fd {
     struct pt__pollee pollee; /* first: what its netpoll events point to */
     _Atomic uint32_t lock;  /* pt__lock */
@@ -48,7 +48,9 @@ struct pt__fd {
     pt_g *closer;           /* a closing G waiting for refs to reach 0 */
     struct pt__fd_side side[2];
     struct pt__uop *uops; /* its Gs' requests on P rings (fdring.h), for a close to end */
-    pt_pollfd pd;
+    /* with s->np, while pollable: only the registration, as the sides,
+     * the waiters and the deadlines are this record's own */
+    pt_pollreg reg;
 };
 
 _Static_assert(offsetof(struct pt__fd, pollee) == 0, "a netpoll event's pollee is its record");

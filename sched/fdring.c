@@ -101,7 +101,7 @@ struct pt__ring {
     uint32_t cq_room; /* the CQ's entries (the kernel's, after its rounding) */
     uint32_t rw_max;  /* the most one read or write moves: the kernel's MAX_RW_COUNT */
     int efd;
-    pt_pollfd pd;
+    pt_pollreg reg; /* its eventfd's registration */
     pt_sched *s;
 };
 _Static_assert(offsetof(struct pt__ring, pollee) == 0, "a netpoll event's pollee is its ring");
@@ -211,7 +211,7 @@ int pt__ring_open(pt_sched *s, struct pt__p *p)
     else if ((r->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) < 0)
         err = -errno;
     else if ((err = io_uring_register_eventfd(&r->ring, r->efd)) == 0)
-        err = pt_pollfd_open(s->np, &r->pd, r->efd, PT_POLL_READ, &r->pollee);
+        err = pt_pollreg_open(s->np, &r->reg, r->efd, PT_POLL_READ, &r->pollee);
     if (err < 0) {
         if (r->efd >= 0)
             close(r->efd);
@@ -232,7 +232,7 @@ void pt__ring_close(struct pt__p *p)
     struct pt__ring *r = p->ring;
     if (!r)
         return;
-    pt_pollfd_close(&r->pd);
+    pt_pollreg_close(&r->reg);
     atomic_fetch_sub_explicit(&r->s->nfds, 1, memory_order_relaxed);
     io_uring_queue_exit(&r->ring);
     close(r->efd);

@@ -74,13 +74,13 @@ static int do_register(struct pt__fd *f, pt_sched *s, int fd)
     int fl = fcntl(fd, F_GETFL);
     if (fl < 0)
         return -errno;
-    int err = pt_pollfd_open(s->np, &f->pd, fd, PT_POLL_READ | PT_POLL_WRITE, &f->pollee);
+    int err = pt_pollreg_open(s->np, &f->reg, fd, PT_POLL_READ | PT_POLL_WRITE, &f->pollee);
     if (err < 0 && err != -EPERM)
         return err;
     f->pollable = err == 0;
     if (f->pollable && !(fl & O_NONBLOCK) && fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0) {
         err = -errno;
-        pt_pollfd_close(&f->pd);
+        pt_pollreg_close(&f->reg);
         return err;
     }
     int type;
@@ -170,7 +170,7 @@ int pt__fd_finish_close(struct pt__fd *f, int fd)
         }
     }
     if (f->pollable) {
-        pt_pollfd_close(&f->pd); /* before close(2): the number may be reused at once */
+        pt_pollreg_close(&f->reg); /* before close(2): the number may be reused at once */
         atomic_fetch_sub_explicit(&f->s->nfds, 1, memory_order_relaxed);
     }
     /* Linux frees the fd even when close is interrupted: EINTR is done */
@@ -207,7 +207,7 @@ static void forget_one(struct pt__fd *f, void *arg)
     if (f->s == s) {
         /* no G is left, so no call is in flight and none waits */
         if (f->pollable) {
-            pt_pollfd_close(&f->pd);
+            pt_pollreg_close(&f->reg);
             atomic_fetch_sub_explicit(&s->nfds, 1, memory_order_relaxed);
         }
         f->s = NULL;

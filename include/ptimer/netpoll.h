@@ -3,8 +3,10 @@
  *
  * A pt_netpoll waits for readiness of registered descriptors with a timeout
  * in nanoseconds, can be broken out of that wait from any thread, and gives
- * every descriptor (a pt_pollfd, Go's pollDesc) a read and a write deadline
- * built on per-P timers (ptimer.h). One interface, two backends:
+ * every waiting descriptor (a pt_pollfd, Go's pollDesc) a read and a write
+ * deadline built on per-P timers (ptimer.h); a bare registration
+ * (pt_pollreg) is for callers that handle the events themselves. One
+ * interface, two backends:
  *
  *   backend   timed wait                               precision
  *   epoll     epoll_pwait2 (Linux >= 5.11)             nanoseconds (hrtimer)
@@ -116,36 +118,50 @@ typedef struct pt_netpoll_options {
     pt_timers *timers;
 } pt_netpoll_options;
 
-/* One descriptor (Go's pollDesc). Embeddable; treat every field as
- * private. Any memory that is not an open pt_pollfd will do for
- * pt_pollfd_open; it is initialised there. */
+/* Two records, one for each kind of user:
+ *  - pt_pollreg, the bare registration: an fd's interest and the user data
+ *    its events carry, nothing else. For an event loop that handles
+ *    pt_netpoll_wait's events itself, or a scheduler that parks its own
+ *    waiters (ptimer's does): no side states, no deadline timers, no lock
+ *    or reference count of its own.
+ *  - pt_pollfd, the waiting descriptor (Go's pollDesc) built on one: the
+ *    read and write side states a thread waits on, and deadlines on ptimer
+ *    timers.
+ * Both are embeddable; treat every field as private. Any memory that is
+ * not an open record will do for its open; it is initialised there. */
+typedef struct pt_pollreg {
+    PT_ATOMIC(uint32_t) events; /* interest; written under the netpoll's lock */
+    PT_ATOMIC(uint32_t) magic;  /* open or closed: release store, acquire load */
+    uint32_t slot;              /* index in the netpoll's table (its lock) */
+    uint32_t waits;             /* set at open: this is the first member of a pt_pollfd */
+    int fd;
+    int out;        /* the waiter's: this fd's entry in the events of its wait */
+    uint64_t batch; /* the waiter's: merges one fd's events per wait */
+    pt_netpoll *np;
+    void *udata;
+} pt_pollreg;
+
 typedef struct pt_pollfd {
+    pt_pollreg reg;         /* first: a registration is the record's start */
     PT_ATOMIC(uint32_t) rg; /* read side: NIL, READY, WAIT; the waiter's futex word */
     PT_ATOMIC(uint32_t) wg; /* write side, the same */
     /* closing and expired-deadline bits, written under lock, read without
      * it by waiters (Go's atomicInfo) */
     PT_ATOMIC(uint32_t) info;
-    PT_ATOMIC(uint32_t) refs;   /* 2 x calls in flight, + 1 while close sleeps on it */
-    PT_ATOMIC(uint32_t) lock;   /* pt__lock: guards rd, wd, rseq, wseq, arming rt and wt */
-    PT_ATOMIC(uint32_t) events; /* interest; written under the netpoll's lock */
-    PT_ATOMIC(uint32_t) magic;  /* open or closed: release store, acquire load */
-    uint32_t slot;              /* index in the netpoll's table (its lock) */
-    int fd;
-    pt_netpoll *np;
-    void *udata;
-    pt_nanos rd, wd;      /* deadlines: 0 none, -1 expired, else when */
-    uintptr_t rseq, wseq; /* bumped on every deadline change (stale timers) */
-    uint64_t batch;       /* the waiter's: merges one fd's events per wait */
-    int out;
-    pt_timer rt, wt; /* the deadline timers */
+    PT_ATOMIC(uint32_t) refs; /* 2 x calls in flight, + 1 while close sleeps on it */
+    PT_ATOMIC(uint32_t) lock; /* pt__lock: guards rd, wd, rseq, wseq, arming rt and wt */
+    pt_nanos rd, wd;          /* deadlines: 0 none, -1 expired, else when */
+    uintptr_t rseq, wseq;     /* bumped on every deadline change (stale timers) */
+    pt_timer rt, wt;          /* the deadline timers */
 } pt_pollfd;
 
 /* What pt_netpoll_wait reports: one entry per ready descriptor. */
 typedef struct pt_poll_event {
-    pt_pollfd *pd;
-    void *udata; /* as given to pt_pollfd_open */
+    pt_pollfd *pd; /* NULL for a bare registration */
+    void *udata;   /* as given to its open */
     int fd;
     unsigned events; /* PT_POLL_READ | PT_POLL_WRITE | PT_POLL_ERR | PT_POLL_HUP */
+    pt_pollreg *reg; /* the registration (pd's own for a pt_pollfd) */
 } pt_poll_event;
 
 typedef struct pt_netpoll_stats {
@@ -213,7 +229,30 @@ PT_API void pt_netpoll_wake(void *np, pt_nanos when);
 /* Counters since create: all zero for a bad np; nothing with out NULL. */
 PT_API void pt_netpoll_read_stats(const pt_netpoll *np, pt_netpoll_stats *out);
 
-/* ---- descriptors --------------------------------------------------------- */
+/* ---- bare registrations ------------------------------------------------ */
+
+/* Registers fd with interest `events` (PT_POLL_READ and/or PT_POLL_WRITE;
+ * 0 is allowed: errors and hang-ups are still reported), its events to
+ * carry udata. 0; -EINVAL, -EBADF (fd not open), -EEXIST (fd already
+ * registered here), -EBUSY (r is open: close it first), -EPERM, -ENOMEM.
+ * A refused open leaves r as it was. */
+PT_API int pt_pollreg_open(pt_netpoll *np, pt_pollreg *r, int fd, unsigned events, void *udata);
+
+/* Changes the interest; if the fd is ready now for the new interest, that
+ * is reported once more. 0; -EINVAL, -EBADF (closed, or closed while this
+ * ran), -ENOMEM. */
+PT_API int pt_pollreg_arm(pt_pollreg *r, unsigned events);
+
+/* Unregisters r and tells the kernel; no wait that starts handing out its
+ * events after this returns names r (a wait hands out a batch under the
+ * netpoll's lock, which this takes). An event a wait already handed out
+ * may still carry udata: whoever reads it must find the owner closed.
+ * Calls on r racing this one return -EBADF or act before it; r's memory
+ * must outlive them. 0; -EBADF if already closed; -EINVAL. Does not close
+ * the fd. */
+PT_API int pt_pollreg_close(pt_pollreg *r);
+
+/* ---- waiting descriptors ------------------------------------------------ */
 
 /* Registers fd with interest `events` (PT_POLL_READ and/or PT_POLL_WRITE;
  * 0 is allowed: errors and hang-ups are still reported). 0; -EINVAL, -EBADF

@@ -76,8 +76,8 @@ static void make_npgood(struct npgood *g)
  * still reported (a byte put, seen, and taken again with its ready bit). */
 static void check_npgood_unchanged(struct npgood *g)
 {
-    CHECK_EQ(atomic_load(&g->pd.magic), PT__POLLFD_OPEN);
-    CHECK_EQ(atomic_load(&g->pd.events), R);
+    CHECK_EQ(atomic_load(&g->pd.reg.magic), PT__POLLFD_OPEN);
+    CHECK_EQ(atomic_load(&g->pd.reg.events), R);
     CHECK_EQ(g->pd.rd, g->rd);
     CHECK_EQ(g->pd.wd, 0);
     CHECK_EQ(atomic_load(&g->pd.info), 0);
@@ -351,7 +351,7 @@ static void row_pt_pollfd_arm(void)
         CHECK_EQ(pt_pollfd_arm(bad_pd(&b, i), R), bad_pd_err(i));
         CHECK_EQ(pt_pollfd_arm(bad_pd(&b, i), 0x10u), bad_pd_err(i));
     }
-    CHECK_EQ(atomic_load(&b.zero.magic), 0); /* not opened by a call on it */
+    CHECK_EQ(atomic_load(&b.zero.reg.magic), 0); /* not opened by a call on it */
     CHECK_EQ(pt_pollfd_arm(&g.pd, PT_POLL_ERR), -EINVAL);
     CHECK_EQ(pt_pollfd_arm(&g.pd, R | 0x10u), -EINVAL);
     CHECK_EQ(pt_pollfd_arm(&g.pd, ~0u), -EINVAL);
@@ -504,6 +504,112 @@ static void row_pt_pollfd_close(void)
     make_bad_pds(&b, np);
     for (int i = 0; i < N_BAD_PDS; i++)
         CHECK_EQ(pt_pollfd_close(bad_pd(&b, i)), bad_pd_err(i));
+    CHECK_EQ(atomic_load(&b.closed.reg.magic), PT__POLLFD_CLOSED);
+    np_free(np); /* nothing registered was left */
+}
+
+/* ---- bare registrations ----------------------------------------------------- */
+
+struct bad_regs {
+    pt_pollreg zero, garbage, closed;
+};
+
+static void make_bad_regs(struct bad_regs *b, pt_netpoll *np)
+{
+    memset(&b->zero, 0, sizeof b->zero);
+    memset(&b->garbage, 0xa5, sizeof b->garbage);
+    int fds[2];
+    kind_pipe.open(fds);
+    CHECK_EQ(pt_pollreg_open(np, &b->closed, fds[0], R, NULL), 0);
+    CHECK_EQ(pt_pollreg_close(&b->closed), 0);
+    kind_pipe.close(fds);
+}
+
+static pt_pollreg *bad_reg(struct bad_regs *b, int i)
+{
+    pt_pollreg *p[N_BAD_PDS] = {NULL, &b->zero, &b->garbage, &b->closed};
+    return p[i];
+}
+
+static void row_pt_pollreg_open(void)
+{
+    struct npgood g;
+    make_npgood(&g);
+    pt_pollreg r;
+    memset(&r, 0, sizeof r);
+    int fds[2];
+    kind_pipe.open(fds);
+    CHECK_EQ(pt_pollreg_open(NULL, &r, fds[0], R, NULL), -EINVAL);
+    CHECK_EQ(pt_pollreg_open(g.np, NULL, fds[0], R, NULL), -EINVAL);
+    static const unsigned bad_events[] = {PT_POLL_ERR, PT_POLL_HUP, R | 0x10u, ~0u};
+    for (size_t i = 0; i < sizeof bad_events / sizeof bad_events[0]; i++)
+        CHECK_EQ(pt_pollreg_open(g.np, &r, fds[0], bad_events[i], NULL), -EINVAL);
+    int gone[2];
+    kind_pipe.open(gone);
+    kind_pipe.close(gone);
+    CHECK_EQ(pt_pollreg_open(g.np, &r, -1, R, NULL), -EBADF);
+    CHECK_EQ(pt_pollreg_open(g.np, &r, INT_MIN, R, NULL), -EBADF);
+    CHECK_EQ(pt_pollreg_open(g.np, &r, gone[0], R, NULL), -EBADF);
+    /* an fd registered already, by the good pd (a pt_pollfd's fd counts) */
+    CHECK_EQ(pt_pollreg_open(g.np, &r, g.fds[0], R | W, NULL), -EEXIST);
+    char path[] = "/tmp/pt_badinput_XXXXXX";
+    int file = mkstemp(path);
+    CHECK(file >= 0);
+    CHECK_EQ(unlink(path), 0);
+    CHECK_EQ(pt_pollreg_open(g.np, &r, file, R, NULL), -EPERM);
+    CHECK_EQ(close(file), 0);
+    CHECK_EQ(pt_pollreg_close(&r), -EINVAL); /* never became open */
+    /* wrong state: an open registration, and the good pd's own */
+    CHECK_EQ(pt_pollreg_open(g.np, &r, fds[0], R, NULL), 0);
+    CHECK_EQ(pt_pollreg_open(g.np, &r, fds[0], R, NULL), -EBUSY);
+    CHECK_EQ(pt_pollreg_open(g.np, &g.pd.reg, fds[0], W, NULL), -EBUSY);
+    CHECK_EQ(pt_pollreg_close(&r), 0);
+    /* a closed registration a refused open leaves closed */
+    CHECK_EQ(pt_pollreg_open(g.np, &r, g.fds[0], R, NULL), -EEXIST);
+    CHECK_EQ(pt_pollreg_close(&r), -EBADF);
+    check_npgood_unchanged(&g);
+    /* not errors: interest 0, and a closed one opened again */
+    CHECK_EQ(pt_pollreg_open(g.np, &r, fds[0], 0, NULL), 0);
+    CHECK_EQ(pt_pollreg_close(&r), 0);
+    kind_pipe.close(fds);
+    check_npgood_unchanged(&g);
+    free_npgood(&g);
+}
+
+static void row_pt_pollreg_arm(void)
+{
+    struct npgood g;
+    make_npgood(&g);
+    struct bad_regs b;
+    make_bad_regs(&b, g.np);
+    for (int i = 0; i < N_BAD_PDS; i++) {
+        CHECK_EQ(pt_pollreg_arm(bad_reg(&b, i), R), bad_pd_err(i));
+        CHECK_EQ(pt_pollreg_arm(bad_reg(&b, i), 0x10u), bad_pd_err(i));
+    }
+    CHECK_EQ(atomic_load(&b.zero.magic), 0); /* not opened by a call on it */
+    CHECK_EQ(pt_pollreg_arm(&g.pd.reg, PT_POLL_ERR), -EINVAL);
+    CHECK_EQ(pt_pollreg_arm(&g.pd.reg, R | 0x10u), -EINVAL);
+    int fds[2];
+    kind_pipe.open(fds);
+    pt_pollreg r;
+    memset(&r, 0, sizeof r);
+    CHECK_EQ(pt_pollreg_open(g.np, &r, fds[0], R, NULL), 0);
+    CHECK_EQ(pt_pollreg_arm(&r, ~0u), -EINVAL);
+    CHECK_EQ(atomic_load(&r.events), R);
+    CHECK_EQ(pt_pollreg_close(&r), 0);
+    CHECK_EQ(pt_pollreg_arm(&r, R), -EBADF);
+    kind_pipe.close(fds);
+    check_npgood_unchanged(&g);
+    free_npgood(&g);
+}
+
+static void row_pt_pollreg_close(void)
+{
+    pt_netpoll *np = np_new(NP_EPOLL, NULL);
+    struct bad_regs b;
+    make_bad_regs(&b, np);
+    for (int i = 0; i < N_BAD_PDS; i++)
+        CHECK_EQ(pt_pollreg_close(bad_reg(&b, i)), bad_pd_err(i));
     CHECK_EQ(atomic_load(&b.closed.magic), PT__POLLFD_CLOSED);
     np_free(np); /* nothing registered was left */
 }
@@ -519,6 +625,9 @@ static const struct badinput_row netpoll_rows[] = {
     {"pt_netpoll_break", row_pt_netpoll_break},
     {"pt_netpoll_wake", row_pt_netpoll_wake},
     {"pt_netpoll_read_stats", row_pt_netpoll_read_stats},
+    {"pt_pollreg_open", row_pt_pollreg_open},
+    {"pt_pollreg_arm", row_pt_pollreg_arm},
+    {"pt_pollreg_close", row_pt_pollreg_close},
     {"pt_pollfd_open", row_pt_pollfd_open},
     {"pt_pollfd_arm", row_pt_pollfd_arm},
     {"pt_pollfd_prepare", row_pt_pollfd_prepare},
@@ -538,5 +647,5 @@ void test_every_netpoll_call_rejects_each_bad_argument_class(void)
 void test_bad_input_table_has_a_row_for_every_netpoll_h_function(void)
 {
     int n = pt_badinput_check_header(PT_SOURCE_DIR "/include/ptimer/netpoll.h", netpoll_table, 1);
-    CHECK(n >= 16); /* the parse found the API, not nothing */
+    CHECK(n >= 19); /* the parse found the API, not nothing */
 }

@@ -75,7 +75,7 @@ void test_negative_deadlines_and_bad_modes_return_einval_and_change_nothing(void
     CHECK_EQ(pt_pollfd_prepare(&pd, 0), -EINVAL);
     CHECK_EQ(pt_pollfd_prepare(&pd, 0x8), -EINVAL);
     CHECK_EQ(pt_pollfd_arm(&pd, 0x10), -EINVAL);
-    CHECK_EQ(atomic_load(&pd.events), R);
+    CHECK_EQ(atomic_load(&pd.reg.events), R);
 
     pt_poll_event ev[2];
     CHECK_EQ(pt_netpoll_wait(np, 0, ev, 0), -EINVAL);

@@ -109,7 +109,7 @@ unsigned poll_once(pt_netpoll *np, pt_pollfd *pd)
     unsigned bits = 0;
     for (int i = 0; i < n; i++)
         if (ev[i].pd == pd) {
-            CHECK(ev[i].fd == pd->fd);
+            CHECK(ev[i].fd == pd->reg.fd);
             bits |= ev[i].events;
         }
     return bits;
