@@ -242,8 +242,8 @@ set(nsched 0)
 # The scheduler's own suite covers it under TSan; this checks ptbench's
 # plumbing, which the release and ASan runs do.
 if(help MATCHES "sched-perp" AND NOT SANITIZE STREQUAL "thread")
-  set(sched_wls spawn pingpong chan-timeout sleep sleep-1 busy-lateness rpc-sched memory-g
-                spawn-burst)
+  set(sched_wls spawn pingpong chan-timeout sleep sleep-1 busy-lateness rpc-sched conn-churn
+                memory-g spawn-burst)
   string(REPLACE ";" "," swlist "${sched_wls}")
   execute_process(
     COMMAND ${PTBENCH} -w ${swlist} -d sched-perp,sched-lheap,sched-tt,kernel,floor,pheap -t 1,2 -r 1 -n 3000
@@ -294,6 +294,8 @@ if(help MATCHES "sched-perp" AND NOT SANITIZE STREQUAL "thread")
       string(REGEX REPLACE "^N=([0-9]+)k.*" "\\1000" want_gs "${variant}")
     elseif(workload STREQUAL "rpc-sched") # 64 clients, 64 servers
       set(want_gs 128)
+    elseif(workload STREQUAL "conn-churn") # the acceptor, 64 clients, a G per connection
+      math(EXPR want_gs "65 + (3000 * ${threads} + 63) / 64 * 64")
     elseif(workload STREQUAL "chan-timeout") # the body's own G only
       set(want_gs 0)
     else() # pingpong's ponger, sleep-1's sleeper
@@ -317,10 +319,10 @@ if(help MATCHES "sched-perp" AND NOT SANITIZE STREQUAL "thread")
     if(design STREQUAL "floor") # a client thread per P
       set(requests ${per_p})
     endif()
-    if(workload STREQUAL "rpc-sched" AND NOT ops EQUAL requests)
-      message(FATAL_ERROR "rpc-sched: ${ops} requests answered, not ${requests}: ${line}")
+    if(workload MATCHES "^(rpc-sched|conn-churn)$" AND NOT ops EQUAL requests)
+      message(FATAL_ERROR "${workload}: ${ops} answered, not ${requests}: ${line}")
     endif()
-    if(workload MATCHES "^(sleep|sleep-1|busy-lateness|rpc-sched|memory-g|chan-timeout|spawn-burst)$"
+    if(workload MATCHES "^(sleep|sleep-1|busy-lateness|rpc-sched|conn-churn|memory-g|chan-timeout|spawn-burst)$"
        AND NOT ops EQUAL wakes)
       message(FATAL_ERROR "${workload}: ${ops} ops but ${wakes} wakes: ${line}")
     endif()
@@ -361,6 +363,7 @@ if(help MATCHES "sched-perp" AND NOT SANITIZE STREQUAL "thread")
             "pingpong;2;ns/op/thr" "sleep;1;ns/op/thr" "sleep;2;ns/op/thr" "sleep-1;1;p99 us"
             "sleep-1;2;p99 us" "busy-lateness;1;p99 us" "busy-lateness;2;p99 us"
             "rpc-sched;1;ns/op/thr" "rpc-sched;2;ns/op/thr"
+            "conn-churn;1;ns/op/thr" "conn-churn;2;ns/op/thr"
             "memory-g N=2k guard=auto;1;B/G" "memory-g N=2k guard=pages;1;B/G"
             "spawn-burst N=2k guard=auto;1;ns/G" "spawn-burst N=3k guard=pages;2;ns/G")
     list(GET v 0 wl)

@@ -60,12 +60,19 @@ int pt__np_register(pt_netpoll *np, pt_pollreg *r, unsigned events)
         err = -EEXIST;
         goto out;
     }
-    if ((err = grow_fdmap(np, fd)) < 0 || (err = grow_slots(np)) < 0)
+    if ((err = grow_slots(np)) < 0)
         goto out;
     uint32_t idx = np->slots.free_head;
     struct np_slot *s = &np->slots.v[idx];
+    /* the kernel's word first: a number that is no open fd (-EBADF) must
+     * not grow the fd map to its size */
     if ((err = np->ops->add(np, fd, np_tag_fd(s->gen, idx), events)) < 0)
         goto out;
+    if ((err = grow_fdmap(np, fd)) < 0) {
+        np->ops->del(np, fd, np_tag_fd(s->gen, idx));
+        s->gen = (s->gen + 1) & TAG_GEN_MASK; /* an event of the add is stale */
+        goto out;
+    }
     np->slots.free_head = s->next;
     s->reg = r;
     r->slot = idx;

@@ -308,11 +308,11 @@ static ssize_t do_write(struct pt__fd *f, int fd, struct iovec *win, int k, pt_n
 /* ---- the calls ------------------------------------------------------------- */
 
 /* The descriptor of fd for a call from a G, referenced. */
-static int enter(int fd, pt_nanos deadline, struct pt__fd **f)
+static int enter_known(int fd, pt_nanos deadline, unsigned known, struct pt__fd **f)
 {
     if (deadline < 0)
         return -EINVAL;
-    int r = pt__fd_acquire(pt_sched_current(), fd, f);
+    int r = pt__fd_acquire_known(pt_sched_current(), fd, known, f);
     if (r == 0 && atomic_load_explicit(&pt_sched_current()->fds_cancelled, memory_order_acquire)) {
         /* acquire: pairs with pt_sched_cancel_fds's release store (the
          * flag is read again under the lock wherever the G would park) */
@@ -320,6 +320,11 @@ static int enter(int fd, pt_nanos deadline, struct pt__fd **f)
         r = -ECANCELED;
     }
     return r;
+}
+
+static int enter(int fd, pt_nanos deadline, struct pt__fd **f)
+{
+    return enter_known(fd, deadline, 0, f);
 }
 
 ssize_t pt_fd_read(int fd, void *buf, size_t n, pt_nanos deadline)
@@ -475,7 +480,8 @@ int pt_fd_accept(int lfd, struct sockaddr *sa, socklen_t *len, pt_nanos deadline
         if (nfd >= 0) {
             /* registered with the listener's scheduler, as Go's newFD */
             struct pt__fd *nf;
-            r = pt__fd_acquire(f->s, nfd, &nf);
+            r = pt__fd_acquire_known(f->s, nfd, PT__FD_KNOWN_NONBLOCK | PT__FD_KNOWN_SOCKET,
+                                     &nf);
             if (r < 0) {
                 close(nfd);
                 break;
@@ -537,7 +543,9 @@ int pt_fd_connect(int fd, const struct sockaddr *sa, socklen_t len, pt_nanos dea
     if (!sa)
         return -EINVAL;
     struct pt__fd *f;
-    int r = enter(fd, deadline, &f);
+    /* what connects is a socket (a first use need not ask), or connect
+     * says it is not, and the record learns so */
+    int r = enter_known(fd, deadline, PT__FD_KNOWN_SOCKET, &f);
     if (r < 0)
         return r;
     if (expired(deadline)) {
@@ -545,6 +553,11 @@ int pt_fd_connect(int fd, const struct sockaddr *sa, socklen_t len, pt_nanos dea
     } else {
         uint32_t seen = side_seq(f, PT__FD_WR);
         r = connect(fd, sa, len) < 0 ? -pt__errno() : 0;
+        if (r == -ENOTSOCK) {
+            pt__lock(&f->lock);
+            f->sock = false;
+            pt__unlock(&f->lock);
+        }
         if (r == -EISCONN)
             r = 0;
         else if ((r == -EINPROGRESS || r == -EALREADY || r == -EINTR) && f->pollable)

@@ -68,11 +68,12 @@ struct pt__fd *pt__fd_find(int fd)
 
 /* FREE -> OPEN, registered with s (f->lock held). Go's FD.Init: an fd
  * the kernel cannot poll (epoll's EPERM: a regular file) is used with
- * plain system calls. */
-static int do_register(struct pt__fd *f, pt_sched *s, int fd)
+ * plain system calls. What `known` says is not asked: a connection churn
+ * makes one registration per connection, where each system call counts. */
+static int do_register(struct pt__fd *f, pt_sched *s, int fd, unsigned known)
 {
-    int fl = fcntl(fd, F_GETFL);
-    if (fl < 0)
+    int fl = O_NONBLOCK;
+    if (!(known & PT__FD_KNOWN_NONBLOCK) && (fl = fcntl(fd, F_GETFL)) < 0)
         return -errno;
     int err = pt_pollreg_open(s->np, &f->reg, fd, PT_POLL_READ | PT_POLL_WRITE, &f->pollee);
     if (err < 0 && err != -EPERM)
@@ -85,7 +86,8 @@ static int do_register(struct pt__fd *f, pt_sched *s, int fd)
     }
     int type;
     socklen_t len = sizeof type;
-    f->sock = getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0;
+    f->sock = (known & PT__FD_KNOWN_SOCKET) ||
+              getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &len) == 0;
     atomic_store_explicit(&f->tcp, -1, memory_order_relaxed);
     f->s = s;
     if (f->pollable)
@@ -95,6 +97,11 @@ static int do_register(struct pt__fd *f, pt_sched *s, int fd)
 }
 
 int pt__fd_acquire(pt_sched *s, int fd, struct pt__fd **out)
+{
+    return pt__fd_acquire_known(s, fd, 0, out);
+}
+
+int pt__fd_acquire_known(pt_sched *s, int fd, unsigned known, struct pt__fd **out)
 {
     if (fd < 0)
         return -EBADF;
@@ -107,7 +114,7 @@ int pt__fd_acquire(pt_sched *s, int fd, struct pt__fd **out)
     pt__lock(&f->lock);
     uint32_t st = atomic_load_explicit(&f->state, memory_order_relaxed);
     if (st == PT__FD_FREE)
-        err = do_register(f, s, fd);
+        err = do_register(f, s, fd, known);
     else if (st == PT__FD_CLOSING)
         err = -EBADF;
     else if (f->s != s)

@@ -11,6 +11,12 @@ struct pt__fd;
  * held: 0; -EBADF (not open, or closing); -EINVAL (fd too large, or
  * registered with another scheduler); -ENOMEM; the netpoll's error. */
 int pt__fd_acquire(pt_sched *s, int fd, struct pt__fd **out);
+/* The same, told what the caller knows of fd (PT__FD_KNOWN_*), so that a
+ * first use does not ask the kernel: an accepted connection is a
+ * non-blocking socket, an fd a G connects is a socket. Ignored once the
+ * descriptor is registered. */
+enum { PT__FD_KNOWN_NONBLOCK = 1, PT__FD_KNOWN_SOCKET = 2 };
+int pt__fd_acquire_known(pt_sched *s, int fd, unsigned known, struct pt__fd **out);
 void pt__fd_release(struct pt__fd *f);
 /* The descriptor of fd if one was ever made, else NULL (no allocation). */
 struct pt__fd *pt__fd_find(int fd);

@@ -72,7 +72,8 @@ static void usage(FILE *f)
             "  compare               the standard comparison: every design and peer on the\n"
             "                        workloads that decide which design, when (rpc,\n"
             "                        rpc-pending, reset, latency, ticker T=1000, memory;\n"
-            "                        spawn, pingpong, chan-timeout, sleep, rpc-sched; http at\n"
+            "                        spawn, pingpong, chan-timeout, sleep, rpc-sched,\n"
+            "                        conn-churn; http at\n"
             "                        1000 connections), 1 and 2 threads, 3 repetitions\n"
             "      --full            the whole comparison instead: every workload, the\n"
             "                        defaults below (options given still win)\n"
@@ -262,7 +263,7 @@ static const struct option long_options[] = {
  * thread counts and rows, and more repetitions. */
 static const char *const quick_workloads[] = {
     "rpc",   "rpc-pending", "reset",        "latency", "ticker",    "memory",
-    "spawn", "pingpong",    "chan-timeout", "sleep",   "rpc-sched", "http",
+    "spawn", "pingpong",    "chan-timeout", "sleep",   "rpc-sched", "conn-churn", "http",
 };
 
 static void defaults(struct options *o, bool full)

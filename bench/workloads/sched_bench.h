@@ -60,7 +60,8 @@ void sched_count_finished(struct sched_ctx *c, uint64_t base);
 int sched_run(const struct workload *wl, const struct sched_design *d, int procs,
               const struct run_config *cfg, struct run_result *out);
 
-/* The bodies (sched_workloads.c, sched_memory.c, sched_burst.c, sched_rpc.c). */
+/* The bodies (sched_workloads.c, sched_memory.c, sched_burst.c, sched_rpc.c,
+ * sched_conn.c). */
 void sched_spawn(struct sched_ctx *c);
 void sched_pingpong(struct sched_ctx *c);
 void sched_chan_timeout(struct sched_ctx *c);
@@ -71,5 +72,6 @@ void sched_memory_g(struct sched_ctx *c);
 void sched_spawn_burst(struct sched_ctx *c);
 void sched_rpc(struct sched_ctx *c);
 void sched_rpc_plain(struct sched_ctx *c);
+void sched_conn_churn(struct sched_ctx *c);
 
 #endif

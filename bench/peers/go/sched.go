@@ -24,7 +24,7 @@ import (
 
 func isSched(w string) bool {
 	switch w {
-	case "spawn", "pingpong", "chan-timeout", "sleep", "sleep-1", "busy-lateness", "memory-g", "spawn-burst", "rpc-sched":
+	case "spawn", "pingpong", "chan-timeout", "sleep", "sleep-1", "busy-lateness", "memory-g", "spawn-burst", "rpc-sched", "conn-churn":
 		return true
 	}
 	return false
@@ -450,6 +450,115 @@ func schedRPC(r *schedResult) {
 	r.ops = r.wakes
 }
 
+// conn-churn: 64 client goroutines each dial a listener on 127.0.0.1, send
+// one 64-byte request, read the answer and close, over and over; the
+// accept loop starts a goroutine per connection that reads the request
+// under a 1 s read deadline, writes it back and closes first. late holds
+// each connection's dial-to-answer time.
+type churnClient struct {
+	opened, answered int64
+	err              error
+	rtt              []int64
+}
+
+func schedConnChurn(r *schedResult) {
+	const clients = 64
+	ln, err := net.ListenTCP("tcp", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "ptbench-go: conn-churn: %v\n", err)
+		os.Exit(1)
+	}
+	addr := ln.Addr().(*net.TCPAddr)
+	var served, started int64
+	var handlers sync.WaitGroup
+	want := opsWanted()
+	quota := (want + clients - 1) / clients
+	cs := make([]churnClient, clients)
+	var wg sync.WaitGroup
+	base := runtime.NumGoroutine()
+	r.begin()
+	handlers.Add(1)
+	go func() {
+		defer handlers.Done()
+		for {
+			c, err := ln.AcceptTCP()
+			if err != nil {
+				if errors.Is(err, net.ErrClosed) {
+					return
+				}
+				continue
+			}
+			handlers.Add(1)
+			atomic.AddInt64(&started, 1)
+			go func(c *net.TCPConn) {
+				defer handlers.Done()
+				buf := make([]byte, 64)
+				c.SetReadDeadline(time.Now().Add(time.Second))
+				if _, err := io.ReadFull(c, buf); err == nil {
+					if _, err := c.Write(buf); err == nil {
+						atomic.AddInt64(&served, 1)
+					}
+				}
+				c.Close()
+			}(c)
+		}
+	}()
+	wg.Add(clients)
+	for i := range cs {
+		go func(p *churnClient) {
+			defer wg.Done()
+			req, rep := bytes.Repeat([]byte{'q'}, 64), make([]byte, 64)
+			for {
+				t := time.Now()
+				if quota > 0 && p.opened >= quota || quota == 0 && !t.Before(r.end) {
+					break
+				}
+				binary.LittleEndian.PutUint64(req, uint64(p.opened))
+				p.opened++
+				c, err := net.DialTCP("tcp", nil, addr)
+				if err == nil {
+					c.SetDeadline(t.Add(time.Second))
+					_, err = c.Write(req)
+					if err == nil {
+						_, err = io.ReadFull(c, rep)
+					}
+					c.Close()
+				}
+				if err == nil && !bytes.Equal(req, rep) {
+					err = errors.New("an answer that is not its request")
+				}
+				if err != nil {
+					p.err = err
+					break
+				}
+				p.answered++
+				p.rtt = append(p.rtt, int64(time.Since(t)))
+			}
+		}(&cs[i])
+	}
+	wg.Wait()
+	ln.Close()
+	handlers.Wait()
+	r.finish()
+	r.gsStarted = 1 + clients + started
+	r.countFinished(base)
+	for i := range cs {
+		r.waits += cs[i].opened
+		r.wakes += cs[i].answered
+		r.late = append(r.late, cs[i].rtt...)
+		if err == nil {
+			err = cs[i].err
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "ptbench-go: conn-churn: a connection failed: %v\n", err)
+	}
+	if served != r.wakes {
+		r.wakes = served
+	}
+	r.ops = r.wakes
+}
+
 func runSched() {
 	var r schedResult
 	switch *workload {
@@ -473,6 +582,8 @@ func runSched() {
 		schedSpawnBurst(&r)
 	case "rpc-sched":
 		schedRPC(&r)
+	case "conn-churn":
+		schedConnChurn(&r)
 	}
 	sort.Slice(r.late, func(i, j int) bool { return r.late[i] < r.late[j] })
 	extra := fmt.Sprintf(",\"gs_started\":%d,\"gs_finished\":%d,\"waits\":%d,\"wakes\":%d,"+

@@ -1,5 +1,6 @@
 //! The workloads ptbench runs inside its scheduler (bench/workloads/sched_workloads.c,
-//! bench/workloads/sched_memory.c, bench/workloads/sched_rpc.c) as tokio tasks: the programs of
+//! bench/workloads/sched_memory.c, bench/workloads/sched_rpc.c, bench/workloads/sched_conn.c) as
+//! tokio tasks: the programs of
 //! bench/peers/go/sched.go with tokio's idioms where Go's have none (a
 //! bounded channel of one for an unbuffered one, `timeout` around a
 //! receive for a select with a timer). Each counts what must add up as
@@ -9,7 +10,7 @@ use crate::{late_ns, rss, Flags, Phase, Row, SchedCounts};
 use std::sync::atomic::{AtomicI64, Ordering::AcqRel, Ordering::Acquire, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::UnixStream;
+use tokio::net::{TcpListener, TcpStream, UnixStream};
 use tokio::runtime::Runtime;
 use tokio::sync::{mpsc, Notify, Semaphore};
 use tokio::time::{sleep, timeout};
@@ -26,6 +27,7 @@ pub fn runs(w: &str) -> bool {
             | "memory-g"
             | "spawn-burst"
             | "rpc-sched"
+            | "conn-churn"
     )
 }
 
@@ -427,6 +429,94 @@ async fn rpc(r: &mut Run, end: Instant) {
     r.ops = r.c.wakes;
 }
 
+/// conn-churn: 64 client tasks each connect to a listener on 127.0.0.1,
+/// send one 64-byte request, read the answer and drop the stream, over
+/// and over; the accept loop spawns a task per connection that reads the
+/// request under a `timeout` of a second, writes it back and drops its
+/// end first. late holds each connection's connect-to-answer time.
+async fn conn_churn(r: &mut Run, end: Instant) {
+    const CLIENTS: i64 = 64;
+    let quota = (ops_wanted(r.f) + CLIENTS - 1) / CLIENTS;
+    let ln = TcpListener::bind("127.0.0.1:0").await.unwrap_or_else(|e| {
+        eprintln!("ptbench-tokio: conn-churn: listener: {}", e);
+        std::process::exit(1)
+    });
+    let addr = ln.local_addr().unwrap();
+    let served: &'static AtomicI64 = shared();
+    let started: &'static AtomicI64 = shared();
+    let handlers: &'static WaitGroup = shared();
+    let acceptor = tokio::spawn(async move {
+        loop {
+            let Ok((mut s, _)) = ln.accept().await else { continue };
+            handlers.add(1);
+            started.fetch_add(1, Relaxed);
+            tokio::spawn(async move {
+                let mut buf = [0u8; 64];
+                if let Ok(Ok(_)) = timeout(Duration::from_secs(1), s.read_exact(&mut buf)).await {
+                    if s.write_all(&buf).await.is_ok() {
+                        served.fetch_add(1, Relaxed);
+                    }
+                }
+                drop(s);
+                handlers.done();
+            });
+        }
+    });
+    let mut clients: Handles<(i64, i64, Vec<i64>, Option<String>)> = Vec::new();
+    for _ in 0..CLIENTS {
+        clients.push(tokio::spawn(async move {
+            let (mut req, mut rep) = ([b'q'; 64], [0u8; 64]);
+            let (mut opened, mut answered, mut rtt, mut err) = (0i64, 0i64, Vec::new(), None);
+            loop {
+                let t = Instant::now();
+                if (quota > 0 && opened >= quota) || (quota == 0 && t >= end) {
+                    break;
+                }
+                req[..8].copy_from_slice(&(opened as u64).to_le_bytes());
+                opened += 1;
+                let exchange = async {
+                    let mut c = TcpStream::connect(addr).await?;
+                    c.write_all(&req).await?;
+                    c.read_exact(&mut rep).await
+                };
+                match timeout(Duration::from_secs(1), exchange).await {
+                    Ok(Ok(_)) if rep == req => {}
+                    Ok(Ok(_)) => err = Some("an answer that is not its request".to_string()),
+                    Ok(Err(e)) => err = Some(e.to_string()),
+                    Err(_) => err = Some("timed out".to_string()),
+                }
+                if err.is_some() {
+                    break;
+                }
+                answered += 1;
+                rtt.push(late_ns(Instant::now(), t));
+            }
+            (opened, answered, rtt, err)
+        }));
+    }
+    for h in clients {
+        let (opened, answered, rtt, err) = h.await.unwrap();
+        r.c.gs_finished += 1;
+        r.c.waits += opened;
+        r.c.wakes += answered;
+        r.late.extend_from_slice(&rtt);
+        if let Some(e) = err {
+            eprintln!("ptbench-tokio: conn-churn: a connection failed: {}", e);
+        }
+    }
+    acceptor.abort(); /* its listener goes with it */
+    let _ = acceptor.await;
+    handlers.wait().await;
+    let started = started.load(Relaxed);
+    r.c.gs_started = 1 + CLIENTS + started;
+    r.c.gs_finished += 1 + started;
+    let served = served.load(Relaxed);
+    if served != r.c.wakes {
+        r.c.wakes = served;
+    }
+    r.ops = r.c.wakes;
+}
+
 pub fn run(f: &'static Flags, rt: &Runtime) -> Row {
     rt.block_on(async {
         tokio::spawn(async move {
@@ -462,6 +552,7 @@ pub fn run(f: &'static Flags, rt: &Runtime) -> Row {
                 "memory-g" => memory_g(&mut r, &mut ph).await,
                 "spawn-burst" => spawn_burst(&mut r, &ph).await,
                 "rpc-sched" => rpc(&mut r, end).await,
+                "conn-churn" => conn_churn(&mut r, end).await,
                 w => unreachable!("{}", w),
             }
             let spent = ph.finish();
