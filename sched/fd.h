@@ -25,6 +25,14 @@ struct pt__fd_waiter {
  * before the call and READY after it, in one word). */
 struct pt__fd_side {
     _Atomic uint32_t seq;            /* written under the lock, read without */
+    /* Read side only: a seq at which it was known to have nothing: set
+     * at registration (whose report says otherwise with an event: one
+     * always comes for what is readable then) and at each EAGAIN. While
+     * seq is still there, a read waits for the event without asking the
+     * kernel first, as tokio's readiness does: the first read of a fresh
+     * connection, and one after an EAGAIN with nothing since, cost no
+     * system call that could only say EAGAIN. */
+    _Atomic uint32_t idle;
     struct pt__fd_waiter *head, *tail; /* parked Gs (the lock) */
 };
 

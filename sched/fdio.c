@@ -24,6 +24,7 @@
  */
 #define _GNU_SOURCE /* accept4 */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -259,6 +260,15 @@ static ssize_t ring_call(struct pt__uop *u, pt_nanos deadline)
     return st != PT__FD_OPEN ? -EBADF : stop ? -ECANCELED : expired(deadline) ? -ETIMEDOUT : -EINTR;
 }
 
+/* Whether f's read side is known to have nothing at `seen` (fd.h's idle):
+ * a pollable fd read with system calls (a ring's request waits for data
+ * itself). */
+static bool known_empty(struct pt__fd *f, uint32_t seen)
+{
+    return f->pollable && !(f->sock && pt__ring_here()) &&
+           atomic_load_explicit(&f->side[PT__FD_RD].idle, memory_order_relaxed) == seen;
+}
+
 /* A read: on the P's ring for a socket in ring mode, else recv or read. The
  * count or -errno (fdio's loops: -EAGAIN waits for readiness, -EINTR
  * tries again). */
@@ -308,11 +318,12 @@ static ssize_t do_write(struct pt__fd *f, int fd, struct iovec *win, int k, pt_n
 /* ---- the calls ------------------------------------------------------------- */
 
 /* The descriptor of fd for a call from a G, referenced. */
-static int enter_known(int fd, pt_nanos deadline, unsigned known, struct pt__fd **f)
+static int enter_known(int fd, pt_nanos deadline, unsigned known, bool *registered,
+                       struct pt__fd **f)
 {
     if (deadline < 0)
         return -EINVAL;
-    int r = pt__fd_acquire_known(pt_sched_current(), fd, known, f);
+    int r = pt__fd_acquire_known(pt_sched_current(), fd, known, registered, f);
     if (r == 0 && atomic_load_explicit(&pt_sched_current()->fds_cancelled, memory_order_acquire)) {
         /* acquire: pairs with pt_sched_cancel_fds's release store (the
          * flag is read again under the lock wherever the G would park) */
@@ -324,7 +335,7 @@ static int enter_known(int fd, pt_nanos deadline, unsigned known, struct pt__fd 
 
 static int enter(int fd, pt_nanos deadline, struct pt__fd **f)
 {
-    return enter_known(fd, deadline, 0, f);
+    return enter_known(fd, deadline, 0, NULL, f);
 }
 
 ssize_t pt_fd_read(int fd, void *buf, size_t n, pt_nanos deadline)
@@ -344,8 +355,12 @@ ssize_t pt_fd_read(int fd, void *buf, size_t n, pt_nanos deadline)
     else
         for (;;) {
             uint32_t seen = side_seq(f, PT__FD_RD);
-            if ((r = do_read(f, fd, buf, n, deadline)) == -EINTR)
+            if (known_empty(f, seen))
+                r = -EAGAIN; /* no event since it had nothing: wait for one */
+            else if ((r = do_read(f, fd, buf, n, deadline)) == -EINTR)
                 continue;
+            if (r == -EAGAIN)
+                atomic_store_explicit(&f->side[PT__FD_RD].idle, seen, memory_order_relaxed);
             if (r != -EAGAIN || !f->pollable || (r = wait_side(f, PT__FD_RD, seen, deadline)) < 0)
                 break;
         }
@@ -481,7 +496,7 @@ int pt_fd_accept(int lfd, struct sockaddr *sa, socklen_t *len, pt_nanos deadline
             /* registered with the listener's scheduler, as Go's newFD */
             struct pt__fd *nf;
             r = pt__fd_acquire_known(f->s, nfd, PT__FD_KNOWN_NONBLOCK | PT__FD_KNOWN_SOCKET,
-                                     &nf);
+                                     NULL, &nf);
             if (r < 0) {
                 close(nfd);
                 break;
@@ -507,8 +522,12 @@ int pt_fd_accept(int lfd, struct sockaddr *sa, socklen_t *len, pt_nanos deadline
 }
 
 /* Go's netFD.connect after an EINPROGRESS: wait until writable, then ask
- * the socket how the handshake went. */
-static int connect_wait(struct pt__fd *f, int fd, uint32_t seen, pt_nanos deadline)
+ * the socket how the handshake went. `verify`: the descriptor was
+ * registered before the connect, so a wake-up may come before the
+ * handshake ends (its registration's own report, golang/go#14548,
+ * #19289), and the peer's name confirms it, as Go does; registered after
+ * the connect, its first write-ready event is the handshake's end. */
+static int connect_wait(struct pt__fd *f, int fd, uint32_t seen, pt_nanos deadline, bool verify)
 {
     for (;;) {
         int r = wait_side(f, PT__FD_WR, seen, deadline);
@@ -521,12 +540,10 @@ static int connect_wait(struct pt__fd *f, int fd, uint32_t seen, pt_nanos deadli
             return -pt__errno();
         if (err == EINPROGRESS || err == EALREADY || err == EINTR)
             continue;
-        if (err == EISCONN)
+        if (err == EISCONN || (err == 0 && !verify))
             return 0;
         if (err != 0)
             return -err;
-        /* Go checks that it is really connected: a wake-up may come before
-         * the handshake ends (golang/go#14548, #19289) */
         struct sockaddr_storage peer;
         socklen_t plen = sizeof peer;
         if (getpeername(fd, (struct sockaddr *)&peer, &plen) == 0)
@@ -536,33 +553,52 @@ static int connect_wait(struct pt__fd *f, int fd, uint32_t seen, pt_nanos deadli
     }
 }
 
+static bool connect_pending(int r)
+{
+    return r == -EINPROGRESS || r == -EALREADY || r == -EINTR;
+}
+
+/* A socket whose first use here is its connect is made non-blocking,
+ * connected, and only then registered, in Go's and tokio's order: no
+ * wake-up can then come before the handshake ends, and what connects is
+ * known to be a socket. One already registered connects as it is. */
 int pt_fd_connect(int fd, const struct sockaddr *sa, socklen_t len, pt_nanos deadline)
 {
     if (!pt_g_current())
         return -EPERM;
-    if (!sa)
+    if (!sa || deadline < 0)
         return -EINVAL;
-    struct pt__fd *f;
-    /* what connects is a socket (a first use need not ask), or connect
-     * says it is not, and the record learns so */
-    int r = enter_known(fd, deadline, PT__FD_KNOWN_SOCKET, &f);
-    if (r < 0)
-        return r;
-    if (expired(deadline)) {
-        r = -ETIMEDOUT; /* Go's Dial does not start past its deadline */
-    } else {
-        uint32_t seen = side_seq(f, PT__FD_WR);
+    if (fd >= 0 && !pt__fd_in_range(fd))
+        return -EINVAL;
+    if (expired(deadline))
+        return -ETIMEDOUT; /* Go's Dial does not start past its deadline */
+    struct pt__fd *f0 = pt__fd_find(fd);
+    bool first = !f0 || atomic_load_explicit(&f0->state, memory_order_relaxed) == PT__FD_FREE;
+    /* a record not open takes no event: its seq holds until registered */
+    uint32_t seen = f0 ? side_seq(f0, PT__FD_WR) : 0;
+    int r = 0;
+    if (first) {
+        int fl = fcntl(fd, F_GETFL);
+        if (fl < 0 || (!(fl & O_NONBLOCK) && fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0))
+            return -pt__errno();
         r = connect(fd, sa, len) < 0 ? -pt__errno() : 0;
-        if (r == -ENOTSOCK) {
-            pt__lock(&f->lock);
-            f->sock = false;
-            pt__unlock(&f->lock);
-        }
-        if (r == -EISCONN)
-            r = 0;
-        else if ((r == -EINPROGRESS || r == -EALREADY || r == -EINTR) && f->pollable)
-            r = connect_wait(f, fd, seen, deadline);
+        if (r != 0 && !connect_pending(r))
+            return r == -EISCONN ? 0 : r;
     }
+    struct pt__fd *f;
+    bool registered = false;
+    int e = enter_known(fd, deadline, first ? PT__FD_KNOWN_NONBLOCK | PT__FD_KNOWN_SOCKET : 0,
+                        &registered, &f);
+    if (e < 0)
+        return e;
+    if (!first) {
+        seen = side_seq(f, PT__FD_WR);
+        r = connect(fd, sa, len) < 0 ? -pt__errno() : 0;
+    }
+    if (r == -EISCONN)
+        r = 0;
+    else if (connect_pending(r) && f->pollable)
+        r = connect_wait(f, fd, seen, deadline, !registered);
     pt__fd_release(f);
     return r;
 }

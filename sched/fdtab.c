@@ -61,6 +61,11 @@ static struct pt__fd *slot(int fd, bool make)
     return c ? &c[(unsigned)fd & (CHUNK_LEN - 1)] : NULL;
 }
 
+bool pt__fd_in_range(int fd)
+{
+    return fd >= 0 && (unsigned)fd < CHUNK_LEN * NCHUNKS;
+}
+
 struct pt__fd *pt__fd_find(int fd)
 {
     return slot(fd, false);
@@ -75,6 +80,11 @@ static int do_register(struct pt__fd *f, pt_sched *s, int fd, unsigned known)
     int fl = O_NONBLOCK;
     if (!(known & PT__FD_KNOWN_NONBLOCK) && (fl = fcntl(fd, F_GETFL)) < 0)
         return -errno;
+    /* nothing readable as of the registration but what its report says
+     * (fd.h); no event moves seq while the record is not open */
+    struct pt__fd_side *rd = &f->side[PT__FD_RD];
+    atomic_store_explicit(&rd->idle, atomic_load_explicit(&rd->seq, memory_order_relaxed),
+                          memory_order_relaxed);
     int err = pt_pollreg_open(s->np, &f->reg, fd, PT_POLL_READ | PT_POLL_WRITE, &f->pollee);
     if (err < 0 && err != -EPERM)
         return err;
@@ -98,10 +108,11 @@ static int do_register(struct pt__fd *f, pt_sched *s, int fd, unsigned known)
 
 int pt__fd_acquire(pt_sched *s, int fd, struct pt__fd **out)
 {
-    return pt__fd_acquire_known(s, fd, 0, out);
+    return pt__fd_acquire_known(s, fd, 0, NULL, out);
 }
 
-int pt__fd_acquire_known(pt_sched *s, int fd, unsigned known, struct pt__fd **out)
+int pt__fd_acquire_known(pt_sched *s, int fd, unsigned known, bool *registered,
+                         struct pt__fd **out)
 {
     if (fd < 0)
         return -EBADF;
@@ -113,7 +124,8 @@ int pt__fd_acquire_known(pt_sched *s, int fd, unsigned known, struct pt__fd **ou
     int err = 0;
     pt__lock(&f->lock);
     uint32_t st = atomic_load_explicit(&f->state, memory_order_relaxed);
-    if (st == PT__FD_FREE)
+    bool now = st == PT__FD_FREE;
+    if (now)
         err = do_register(f, s, fd, known);
     else if (st == PT__FD_CLOSING)
         err = -EBADF;
@@ -125,6 +137,8 @@ int pt__fd_acquire_known(pt_sched *s, int fd, unsigned known, struct pt__fd **ou
     pt__unlock(&f->lock);
     if (err == 0)
         *out = f;
+    if (registered)
+        *registered = now && err == 0;
     return err;
 }
 

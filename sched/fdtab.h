@@ -3,6 +3,8 @@
 #ifndef PTIMER_SCHED_FDTAB_H
 #define PTIMER_SCHED_FDTAB_H
 
+#include <stdbool.h>
+
 #include "ptimer/sched.h"
 
 struct pt__fd;
@@ -14,10 +16,14 @@ int pt__fd_acquire(pt_sched *s, int fd, struct pt__fd **out);
 /* The same, told what the caller knows of fd (PT__FD_KNOWN_*), so that a
  * first use does not ask the kernel: an accepted connection is a
  * non-blocking socket, an fd a G connects is a socket. Ignored once the
- * descriptor is registered. */
+ * descriptor is registered; *registered (if not NULL) says whether this
+ * call registered it. */
 enum { PT__FD_KNOWN_NONBLOCK = 1, PT__FD_KNOWN_SOCKET = 2 };
-int pt__fd_acquire_known(pt_sched *s, int fd, unsigned known, struct pt__fd **out);
+int pt__fd_acquire_known(pt_sched *s, int fd, unsigned known, bool *registered,
+                         struct pt__fd **out);
 void pt__fd_release(struct pt__fd *f);
+/* Whether the table has room for fd's number (below 2^20). */
+bool pt__fd_in_range(int fd);
 /* The descriptor of fd if one was ever made, else NULL (no allocation). */
 struct pt__fd *pt__fd_find(int fd);
 /* The end of pt_fd_close, once f is closing and its waiters are woken:
