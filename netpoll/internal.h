@@ -68,8 +68,8 @@ struct np_ops {
     /* Creates the backend's kernel objects and registers np->breakfd. */
     int (*init)(pt_netpoll *np);
     void (*fini)(pt_netpoll *np);
-    /* Register, re-register (new tag, new interest), unregister; called
-     * with np->lock held. */
+    /* Register, re-register (new tag, new interest), unregister: add and
+     * del without np->lock (slots.c says why), mod with it held. */
     int (*add)(pt_netpoll *np, int fd, uint64_t tag, unsigned events);
     int (*mod)(pt_netpoll *np, int fd, uint64_t old_tag, uint64_t tag, unsigned events);
     void (*del)(pt_netpoll *np, int fd, uint64_t tag);
@@ -107,10 +107,11 @@ struct pt_netpoll {
      * next. */
     _Atomic uint32_t waiting;
 
-    /* pt__lock: guards the slot table, fdmap, nopen, each open pd's slot and
-     * events, and the backends' (un)registration. Held by the waiter while
-     * it dispatches a batch of events, so a pd is never touched after its
-     * close took the slot back. */
+    /* pt__lock: guards the slot table, fdmap, nopen, each open record's
+     * slot and events, and the backends' re-arming (not their add and
+     * del: slots.c). Held by the waiter while it dispatches a batch of
+     * events, so a record is never touched after its close took the slot
+     * back. */
     _Atomic uint32_t lock;
     struct np_slots slots;
     uint64_t batch; /* waiter-only: one per pt_netpoll_wait call */

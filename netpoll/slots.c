@@ -52,35 +52,63 @@ static int grow_slots(pt_netpoll *np)
     return 0;
 }
 
+/* Puts slot idx back on the free list, its generation moved on so that
+ * an event under its old tag is stale. np->lock held. */
+static void slot_release(pt_netpoll *np, uint32_t idx)
+{
+    struct np_slot *s = &np->slots.v[idx];
+    s->reg = NULL;
+    s->gen = (s->gen + 1) & TAG_GEN_MASK;
+    s->next = np->slots.free_head;
+    np->slots.free_head = idx;
+}
+
+/* The kernel is told outside np->lock, which a waiter holds while it hands
+ * out a batch: a register or a close on another thread would otherwise
+ * queue behind the batch and then hold every other one up for the length
+ * of a system call (a connection churn on two Ps spent most of its futex
+ * calls there). The slot is taken, and r in it, before the kernel knows
+ * the fd, so an event of the new tag finds r; an event for a slot given
+ * back finds it stale before the kernel is told to stop. */
 int pt__np_register(pt_netpoll *np, pt_pollreg *r, unsigned events)
 {
     int fd = r->fd, err;
     pt__lock(&np->lock);
     if ((uint32_t)fd < np->slots.fdmap_len && np->slots.fdmap[fd]) {
-        err = -EEXIST;
-        goto out;
+        pt__unlock(&np->lock);
+        return -EEXIST;
     }
-    if ((err = grow_slots(np)) < 0)
-        goto out;
+    if ((err = grow_slots(np)) < 0) {
+        pt__unlock(&np->lock);
+        return err;
+    }
     uint32_t idx = np->slots.free_head;
     struct np_slot *s = &np->slots.v[idx];
-    /* the kernel's word first: a number that is no open fd (-EBADF) must
-     * not grow the fd map to its size */
-    if ((err = np->ops->add(np, fd, np_tag_fd(s->gen, idx), events)) < 0)
-        goto out;
-    if ((err = grow_fdmap(np, fd)) < 0) {
-        np->ops->del(np, fd, np_tag_fd(s->gen, idx));
-        s->gen = (s->gen + 1) & TAG_GEN_MASK; /* an event of the add is stale */
-        goto out;
-    }
     np->slots.free_head = s->next;
     s->reg = r;
     r->slot = idx;
     atomic_store_explicit(&r->events, events, memory_order_relaxed);
-    np->slots.fdmap[fd] = idx + 1;
-    np->slots.nopen++;
-out:
+    uint64_t tag = np_tag_fd(s->gen, idx);
     pt__unlock(&np->lock);
+
+    /* the kernel's word first: a number that is no open fd (-EBADF) must
+     * not grow the fd map to its size */
+    err = np->ops->add(np, fd, tag, events);
+    bool added = err == 0;
+    pt__lock(&np->lock);
+    if (added && (uint32_t)fd < np->slots.fdmap_len && np->slots.fdmap[fd])
+        err = -EEXIST; /* registered by another thread meanwhile */
+    else if (added)
+        err = grow_fdmap(np, fd);
+    if (err == 0) {
+        np->slots.fdmap[fd] = idx + 1;
+        np->slots.nopen++;
+    } else {
+        slot_release(np, idx);
+    }
+    pt__unlock(&np->lock);
+    if (added && err != 0)
+        np->ops->del(np, fd, tag);
     return err;
 }
 
@@ -105,15 +133,14 @@ int pt__np_rearm(pt_netpoll *np, pt_pollreg *r, unsigned events)
 void pt__np_unregister(pt_netpoll *np, pt_pollreg *r)
 {
     pt__lock(&np->lock);
-    struct np_slot *s = &np->slots.v[r->slot];
-    np->ops->del(np, r->fd, np_tag_fd(s->gen, r->slot));
-    s->reg = NULL;
-    s->gen = (s->gen + 1) & TAG_GEN_MASK;
-    s->next = np->slots.free_head;
-    np->slots.free_head = r->slot;
+    uint64_t tag = np_tag_fd(np->slots.v[r->slot].gen, r->slot);
+    slot_release(np, r->slot);
     np->slots.fdmap[r->fd] = 0;
     np->slots.nopen--;
     pt__unlock(&np->lock);
+    /* stale from here on in the slot table; the kernel next (see
+     * pt__np_register) */
+    np->ops->del(np, r->fd, tag);
 }
 
 pt_pollreg *pt__np_slot_reg(pt_netpoll *np, uint64_t tag)

@@ -49,8 +49,8 @@ struct pt__fd {
     _Atomic uint32_t refs;  /* calls in flight (the lock; a closing thread sleeps on it) */
     bool pollable;          /* registered with s->np (not a regular file) */
     bool sock;              /* a socket: writes use send(MSG_NOSIGNAL) */
-    /* A TCP socket, so what it accepts gets TCP_NODELAY: -1 until the
-     * first accept asks (only a listener needs to know) */
+    /* What its accepts give TCP_NODELAY (fdio.c, listener_nodelay): -1
+     * until the first accept asks (only a listener needs to know) */
     _Atomic signed char tcp;
     pt_sched *s;            /* whose netpoller reports it */
     pt_g *closer;           /* a closing G waiting for refs to reach 0 */

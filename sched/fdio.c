@@ -459,20 +459,33 @@ ssize_t pt_fd_write(int fd, const void *buf, size_t n, pt_nanos deadline)
     return pt_fd_writev(fd, &one, 1, deadline, NULL);
 }
 
-/* Whether listener f is TCP: asked of the kernel at its first accept,
- * not at every registration (an accepted socket never needs it).
- * Relaxed: every G that asks stores the same answer. */
-static bool listener_is_tcp(struct pt__fd *f, int lfd)
+/* Go's newTCPConn gives a TCP connection TCP_NODELAY: a request/response
+ * protocol wants its small writes sent now, not held for the last one's
+ * ack. Linux copies the option from the listener into each connection
+ * its handshake completes, so the listener gets it once, at its first
+ * accept, and from then on only the connections already queued then need
+ * it set on their own. f->tcp: -1 not asked yet; 0 not TCP; 1 TCP, set on
+ * the listener, connections set one by one; 2 TCP, and an accept has
+ * found the queue empty since it was set: every connection after that
+ * has it from the listener. Relaxed: each step is stored by whoever
+ * learns it, and a late reader only sets the option once more. */
+enum { NODELAY_UNKNOWN = -1, NODELAY_NOT_TCP, NODELAY_EACH, NODELAY_INHERITED };
+
+static signed char listener_nodelay(struct pt__fd *f, int lfd)
 {
     signed char tcp = atomic_load_explicit(&f->tcp, memory_order_relaxed);
-    if (tcp < 0) {
+    if (tcp == NODELAY_UNKNOWN) {
         int proto;
         socklen_t len = sizeof proto;
         tcp = f->sock && getsockopt(lfd, SOL_SOCKET, SO_PROTOCOL, &proto, &len) == 0 &&
-              proto == IPPROTO_TCP;
+                      proto == IPPROTO_TCP
+                  ? NODELAY_EACH
+                  : NODELAY_NOT_TCP;
+        if (tcp == NODELAY_EACH)
+            (void)setsockopt(lfd, IPPROTO_TCP, TCP_NODELAY, &(int){1}, sizeof(int));
         atomic_store_explicit(&f->tcp, tcp, memory_order_relaxed);
     }
-    return tcp > 0;
+    return tcp;
 }
 
 int pt_fd_accept(int lfd, struct sockaddr *sa, socklen_t *len, pt_nanos deadline)
@@ -489,6 +502,8 @@ int pt_fd_accept(int lfd, struct sockaddr *sa, socklen_t *len, pt_nanos deadline
     r = expired(deadline) ? -ETIMEDOUT : 0;
     while (r == 0) {
         uint32_t seen = side_seq(f, PT__FD_RD);
+        /* read before the accept: see listener_nodelay */
+        signed char nodelay = listener_nodelay(f, lfd);
         if (len)
             *len = len0;
         int nfd = accept4(lfd, sa, len, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -502,14 +517,14 @@ int pt_fd_accept(int lfd, struct sockaddr *sa, socklen_t *len, pt_nanos deadline
                 break;
             }
             pt__fd_release(nf);
-            /* Go's newTCPConn: a request/response protocol wants its
-             * small writes sent now, not held for the last one's ack */
-            if (listener_is_tcp(f, lfd))
+            if (nodelay == NODELAY_EACH)
                 (void)setsockopt(nfd, IPPROTO_TCP, TCP_NODELAY, &(int){1}, sizeof(int));
             r = nfd;
             break;
         }
         r = -pt__errno();
+        if (r == -EAGAIN && nodelay == NODELAY_EACH)
+            atomic_store_explicit(&f->tcp, NODELAY_INHERITED, memory_order_relaxed);
         /* ECONNABORTED: the connection was reset in the queue; Go tries
          * the next one */
         if (r == -EINTR || r == -ECONNABORTED)

@@ -421,7 +421,9 @@ PT_API ssize_t pt_fd_writev(int fd, const struct iovec *iov, int iovcnt, pt_nano
  * close-on-exec and registered like lfd; its address in sa, *len as for
  * accept(2) (sa and len may both be NULL). A connection aborted before it
  * was accepted is skipped, as Go does. A TCP connection comes with
- * TCP_NODELAY set, as Go's do (clear it for Nagle's batching). Go's other
+ * TCP_NODELAY set, as Go's do (clear it for Nagle's batching): the
+ * listener gets it at its first accept, and Linux copies it into every
+ * connection it completes after that. Go's other
  * default, a 15 s keep-alive probe, is left off: a server here holds a
  * read deadline on every connection, which ends a vanished peer sooner
  * (set SO_KEEPALIVE where a connection may idle without one). */

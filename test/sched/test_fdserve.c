@@ -212,7 +212,7 @@ void test_fd_read_and_writev_of_4_gib_move_what_one_call_can(void)
 
 /* ---- accept's socket defaults ------------------------------------------------ */
 
-static int nd_tcp, nd_unix;
+static int nd_tcp, nd_unix, nd_early;
 static struct sockaddr_in nd_addr;
 static struct sockaddr_un nd_uaddr;
 
@@ -241,11 +241,29 @@ static void nd_dial(void *arg)
 static void nd_accept(void *arg)
 {
     (void)arg;
-    CHECK_EQ(pt_go(NULL, nd_dial, NULL), 0);
+    /* one queued before the listener was first asked, so before it had
+     * the option to hand down: set on its own */
     int a = pt_fd_accept(nd_tcp, NULL, NULL, pt_nanotime() + BOUND);
+    CHECK(a >= 0);
+    CHECK(nodelay(a) != 0);
+    CHECK_EQ(pt_fd_close(a), 0);
+    CHECK_EQ(close(nd_early), 0);
+    CHECK_EQ(pt_go(NULL, nd_dial, NULL), 0);
+    a = pt_fd_accept(nd_tcp, NULL, NULL, pt_nanotime() + BOUND);
     CHECK(a >= 0);
     CHECK(nodelay(a) != 0); /* Go's default for a TCP connection */
     CHECK_EQ(pt_fd_close(a), 0);
+    CHECK(nodelay(nd_tcp) != 0); /* the listener has it, for the kernel to copy */
+    /* connections queued before the first accept, and those after the
+     * queue was once empty (which have it from the listener) */
+    for (int i = 0; i < 3; i++)
+        CHECK_EQ(pt_go(NULL, nd_dial, NULL), 0);
+    for (int i = 0; i < 3; i++) {
+        a = pt_fd_accept(nd_tcp, NULL, NULL, pt_nanotime() + BOUND);
+        CHECK(a >= 0);
+        CHECK(nodelay(a) != 0);
+        CHECK_EQ(pt_fd_close(a), 0);
+    }
     /* a Unix socket has no Nagle to turn off: accepted as before */
     CHECK_EQ(pt_go(NULL, nd_dial, (void *)1), 0);
     a = pt_fd_accept(nd_unix, NULL, NULL, pt_nanotime() + BOUND);
@@ -272,6 +290,9 @@ void test_fd_accept_gives_tcp_connections_nodelay(void)
     snprintf(nd_uaddr.sun_path + 1, sizeof nd_uaddr.sun_path - 1, "ptimer-nd-%d", (int)getpid());
     CHECK_EQ(bind(nd_unix, (struct sockaddr *)&nd_uaddr, sizeof nd_uaddr), 0);
     CHECK_EQ(listen(nd_unix, 16), 0);
+    nd_early = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    CHECK(nd_early >= 0);
+    CHECK_EQ(connect(nd_early, (struct sockaddr *)&nd_addr, sizeof nd_addr), 0);
     pt_sched *s = make_sched(2, PT_TIMERS_PER_P);
     CHECK_EQ(pt_go(s, nd_accept, NULL), 0);
     finish_sched(s);
