@@ -5,6 +5,7 @@
 #define PTBENCH_SCHED_BENCH_H
 
 #include <stdbool.h>
+#include <sys/types.h>
 
 #include "ptimer/sched.h"
 #include "workload.h"
@@ -73,5 +74,8 @@ void sched_spawn_burst(struct sched_ctx *c);
 void sched_rpc(struct sched_ctx *c);
 void sched_rpc_plain(struct sched_ctx *c);
 void sched_conn_churn(struct sched_ctx *c);
+/* Exactly n bytes from a G's fd by the deadline (0: none); n, 0 at end of
+ * file, or -errno (sched_rpc.c). */
+ssize_t sched_read_full(int fd, char *buf, size_t n, pt_nanos deadline);
 
 #endif

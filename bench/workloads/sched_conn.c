@@ -49,20 +49,6 @@ struct conn_client {
     struct hist rtt;
 };
 
-/* Exactly n bytes by the deadline (0: none); n, 0 at end of file, or
- * -errno. */
-static ssize_t conn_read_full(int fd, char *buf, size_t n, pt_nanos deadline)
-{
-    size_t got = 0;
-    while (got < n) {
-        ssize_t r = pt_fd_read(fd, buf + got, n - got, deadline);
-        if (r <= 0)
-            return got && !r ? -ECONNRESET : r;
-        got += (size_t)r;
-    }
-    return (ssize_t)got;
-}
-
 struct conn_handler_arg {
     struct conn_server *srv;
     int fd;
@@ -73,7 +59,7 @@ static void conn_handler(void *arg)
     struct conn_handler_arg a = *(struct conn_handler_arg *)arg;
     free(arg);
     char buf[CONN_MSG];
-    if (conn_read_full(a.fd, buf, sizeof buf, pt_nanotime() + CONN_DEADLINE) == CONN_MSG &&
+    if (sched_read_full(a.fd, buf, sizeof buf, pt_nanotime() + CONN_DEADLINE) == CONN_MSG &&
         pt_fd_write(a.fd, buf, sizeof buf, 0) == CONN_MSG)
         atomic_fetch_add_explicit(&a.srv->served, 1, memory_order_relaxed);
     else
@@ -129,7 +115,7 @@ static void conn_client(void *arg)
         if (r == 0)
             r = pt_fd_write(fd, req, sizeof req, deadline);
         if (r == CONN_MSG)
-            r = conn_read_full(fd, rep, sizeof rep, deadline);
+            r = sched_read_full(fd, rep, sizeof rep, deadline);
         if (fd >= 0)
             pt_fd_close(fd);
         if (r != CONN_MSG || memcmp(req, rep, sizeof req) != 0) {

@@ -36,9 +36,7 @@ struct rpc_pair {
     struct hist rtt; /* this client's alone: merged after the run */
 };
 
-/* Exactly n bytes by the deadline (0: none); n, 0 at end of file, or
- * -errno. */
-static ssize_t read_full(int fd, char *buf, size_t n, pt_nanos deadline)
+ssize_t sched_read_full(int fd, char *buf, size_t n, pt_nanos deadline)
 {
     size_t got = 0;
     while (got < n) {
@@ -55,7 +53,7 @@ static void rpc_server(void *arg)
 {
     struct rpc_pair *p = arg;
     char buf[RPC_MSG];
-    while (read_full(p->sfd, buf, sizeof buf, 0) == RPC_MSG) {
+    while (sched_read_full(p->sfd, buf, sizeof buf, 0) == RPC_MSG) {
         p->served++;
         if (pt_fd_write(p->sfd, buf, sizeof buf, 0) != RPC_MSG)
             break;
@@ -78,7 +76,7 @@ static void rpc_client(void *arg)
         p->sent++;
         ssize_t r = pt_fd_write(p->cfd, req, sizeof req, deadline);
         if (r == RPC_MSG)
-            r = read_full(p->cfd, rep, sizeof rep, deadline);
+            r = sched_read_full(p->cfd, rep, sizeof rep, deadline);
         if (r != RPC_MSG || memcmp(req, rep, sizeof req) != 0) {
             p->err = r < 0 ? (int)r : -EPROTO;
             break;

@@ -230,22 +230,6 @@ PT_TEST_BOTH_BACKENDS(ready_bit_is_consumed_by_one_wait_or_by_prepare, ready_bit
 
 /* Descriptors closed and freed while events for them are in flight: the
  * poller must never touch a closed pd (ASan checks the memory). */
-struct churn {
-    int fds[16][2];
-    _Atomic int stop;
-};
-
-static void *churn_writer(void *arg)
-{
-    struct churn *c = arg;
-    while (!atomic_load(&c->stop))
-        for (int i = 0; i < 16; i++) {
-            ssize_t r = write(c->fds[i][1], "z", 1);
-            (void)r;
-        }
-    return NULL;
-}
-
 static void close_under_events(enum np_kind b)
 {
     const int rounds = 300;

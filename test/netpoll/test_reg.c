@@ -85,22 +85,6 @@ PT_TEST_BOTH_BACKENDS(bare_registration_events_carry_it_and_its_udata, bare_even
  * events and a writer keeps making them ready: the netpoll never touches
  * one after its close (ASan and TSan check the memory), and arms racing
  * the close either act before it or answer -EBADF. */
-struct reg_churn {
-    int fds[16][2];
-    _Atomic int stop;
-};
-
-static void *reg_writer(void *arg)
-{
-    struct reg_churn *c = arg;
-    while (!atomic_load(&c->stop))
-        for (int i = 0; i < 16; i++) {
-            ssize_t w = write(c->fds[i][1], "z", 1);
-            (void)w;
-        }
-    return NULL;
-}
-
 static void reg_close_under_events(enum np_kind b)
 {
     const int rounds = 300;
@@ -110,7 +94,7 @@ static void reg_close_under_events(enum np_kind b)
     poller_start(&p, np);
     int before = count_fds();
     for (int round = 0; round < rounds; round++) {
-        struct reg_churn c;
+        struct churn c;
         atomic_init(&c.stop, 0);
         pt_pollreg *regs[16];
         for (int i = 0; i < 16; i++) {
@@ -121,7 +105,7 @@ static void reg_close_under_events(enum np_kind b)
             CHECK_EQ(pt_pollreg_open(np, regs[i], c.fds[i][0], R, NULL), 0);
         }
         pthread_t th;
-        CHECK_EQ(pthread_create(&th, NULL, reg_writer, &c), 0);
+        CHECK_EQ(pthread_create(&th, NULL, churn_writer, &c), 0);
         for (int i = 0; i < 16; i++) {
             kind_pipe.drain(c.fds[i][0]);
             CHECK_EQ(pt_pollreg_arm(regs[i], i % 2 ? R : 0), 0);

@@ -298,3 +298,14 @@ static void tcp_open(int fds[2])
 }
 
 const struct fdkind kind_tcp = {"tcp", tcp_open, put_byte, drain_all, fill_all, close_two};
+
+void *churn_writer(void *arg)
+{
+    struct churn *c = arg;
+    while (!atomic_load(&c->stop))
+        for (int i = 0; i < 16; i++) {
+            ssize_t r = write(c->fds[i][1], "z", 1);
+            (void)r;
+        }
+    return NULL;
+}

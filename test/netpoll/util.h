@@ -98,4 +98,12 @@ void fixture_close(pt_netpoll *np, struct poller *p, const struct fdkind *fk, in
     void test_##name##_on_epoll(void) { fn(arg, NP_EPOLL); }                                   \
     void test_##name##_on_uring(void) { fn(arg, NP_URING); }
 
+/* Sixteen pipes and a thread writing to all of them until stop: events
+ * arriving while the test closes what they are for. */
+struct churn {
+    int fds[16][2];
+    _Atomic int stop;
+};
+void *churn_writer(void *arg);
+
 #endif
