@@ -4,7 +4,7 @@
 # libFuzzer targets, each run for a bounded time. The fault-injection,
 # bad-input and fuzz-replay tests are ordinary ctest tests (suite verify)
 # and run with every scripts/test.sh.
-#   scripts/verify.sh                 model, then each fuzz target for 30 s
+#   scripts/verify.sh                 model, then each fuzz target for 20 s
 #   scripts/verify.sh model|fuzz      one of the two
 #   PT_FUZZ_SECONDS=600 scripts/verify.sh fuzz    a longer fuzzing session
 # A fuzz target that fails leaves the input under build-vf-fuzz/artifacts/;
@@ -14,7 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/deps.sh spin clang libclang-rt-14-dev
 what="${1:-all}"
-seconds="${PT_FUZZ_SECONDS:-30}"
+seconds="${PT_FUZZ_SECONDS:-20}"
 start=$SECONDS
 
 if [ "$what" = all ] || [ "$what" = model ]; then

@@ -44,8 +44,16 @@
 /* Pairs of moves up to this many points apart: the whole of the lookup
  * of the G (a thread-local, then its M's curg) and what follows. Each
  * step is a signal: every pair of a whole call would take minutes. */
+#ifndef PT__ASAN
 #define PAIR_SPAN 12
 #define RANDOM_RUNS 200
+#else
+/* Under ASan each call has several times the points, each a signal: the
+ * single moves stay whole, the pairs and the random plans are cut to
+ * what keeps the run near the plain build's time (those run whole) */
+#define PAIR_SPAN 4
+#define RANDOM_RUNS 50
+#endif
 
 /* A plan: the points (counted from 0, in the order met) at which the G
  * moves, and what the M it leaves shows then. With a random_seed,
