@@ -174,8 +174,8 @@ void sched_conn_churn(struct sched_ctx *c)
         err = err ? err : ps[i].err;
     }
     uint64_t served = atomic_load(&srv.served);
-    if (served != r->wakes) /* an answer written twice, or one lost */
-        r->wakes = served < r->wakes ? served : r->wakes + (served - r->wakes);
+    if (served != r->wakes) /* an answer written twice, or one lost: the counts differ */
+        r->wakes = served;
     r->ops = r->wakes;
     r->spawn_error = r->spawn_error ? r->spawn_error : srv.go_err;
     if (err)
