@@ -181,7 +181,9 @@ static void ring_ready(struct pt__pollee *pe, pt_sched *s, unsigned events);
 static bool queue_flush(struct pt__p_queue *q);
 static bool queue_owes(struct pt__p_queue *q);
 
-int pt__ring_open(pt_sched *s, struct pt__p *p)
+/* p's ring, its eventfd registered with s's netpoller: 0 or -errno (the
+ * kernel's io_uring_setup error). */
+static int ring_open(pt_sched *s, struct pt__p *p)
 {
     struct pt__ring *r = pt__alloc_lines(sizeof *r);
     if (!r)
@@ -227,7 +229,8 @@ int pt__ring_open(pt_sched *s, struct pt__p *p)
     return 0;
 }
 
-void pt__ring_close(struct pt__p *p)
+/* At a P's end: nothing may be in flight (every G has ended). */
+static void ring_close(struct pt__p *p)
 {
     struct pt__ring *r = p->ring;
     if (!r)
@@ -537,11 +540,12 @@ void pt__ring_forget(struct pt__uop *u)
         give_back(u->ring, 1);
 }
 
-void pt__ring_read_stats(const struct pt__p *p, uint64_t *requests, uint64_t *enters)
+/* Adds p's counts to pt_sched_stats' ring_requests and ring_enters */
+static void ring_read_stats(const struct pt__p *p, pt_sched_stats *out)
 {
     if (p->ring) {
-        *requests += atomic_load_explicit(&p->ring->requests, memory_order_relaxed);
-        *enters += atomic_load_explicit(&p->ring->enters, memory_order_relaxed);
+        out->ring_requests += atomic_load_explicit(&p->ring->requests, memory_order_relaxed);
+        out->ring_enters += atomic_load_explicit(&p->ring->enters, memory_order_relaxed);
     }
 }
 
@@ -549,3 +553,12 @@ uint64_t pt__ring_overflows(const struct pt__p *p)
 {
     return p->ring ? atomic_load_explicit(&p->ring->overflows, memory_order_relaxed) : 0;
 }
+
+/* A ring for each P of a scheduler that asked for them (PT_FD_IO_URING) */
+static int ring_p_open(pt_sched *s, struct pt__p *p)
+{
+    return s->opt.fd_io == PT_FD_IO_URING ? ring_open(s, p) : 0;
+}
+
+const struct pt__service pt__ring_service = {
+    .p_open = ring_p_open, .p_close = ring_close, .p_stats = ring_read_stats};

@@ -51,11 +51,6 @@ struct pt__ring_cancel {
 
 #ifdef PT_HAVE_URING
 
-/* p's ring, its eventfd registered with s's netpoller: 0 or -errno (the
- * kernel's io_uring_setup error). */
-int pt__ring_open(pt_sched *s, struct pt__p *p);
-/* At a P's end: nothing may be in flight (every G has ended). */
-void pt__ring_close(struct pt__p *p);
 /* The calling M's P's ring, NULL outside one or in poll mode. */
 struct pt__ring *pt__ring_here(void);
 /* Queues u on r (r's owner, inside u's G's park commit, f's lock held):
@@ -77,8 +72,6 @@ void pt__ring_settle(struct pt__uop *u);
 /* u, settled, is off f's list for good (f's lock): the CQ room kept for
  * a cancel it never had is given back. */
 void pt__ring_forget(struct pt__uop *u);
-/* Adds p's counts (pt_sched_stats' ring_requests and ring_enters). */
-void pt__ring_read_stats(const struct pt__p *p, uint64_t *requests, uint64_t *enters);
 /* Tests: how many reaps of p's ring found completions the kernel had
  * kept past the CQ (none, while its room is counted right). */
 uint64_t pt__ring_overflows(const struct pt__p *p);
@@ -112,12 +105,6 @@ static inline void pt__ring_settle(struct pt__uop *u)
 static inline void pt__ring_forget(struct pt__uop *u)
 {
     (void)u;
-}
-static inline void pt__ring_read_stats(const struct pt__p *p, uint64_t *requests, uint64_t *enters)
-{
-    (void)p;
-    (void)requests;
-    (void)enters;
 }
 static inline uint64_t pt__ring_overflows(const struct pt__p *p)
 {

@@ -237,7 +237,12 @@ static void forget_one(struct pt__fd *f, void *arg)
     pt__unlock(&f->lock);
 }
 
-void pt__fd_forget_sched(pt_sched *s)
+/* fds still registered (never pt_fd_close'd) would keep the netpoll
+ * busy: they are unregistered and left open */
+static void forget_sched(pt_sched *s)
 {
-    pt__fd_walk(forget_one, s);
+    if (s->np)
+        pt__fd_walk(forget_one, s);
 }
+
+const struct pt__service pt__fd_service = {.close = forget_sched};

@@ -29,8 +29,6 @@ struct pt__fd *pt__fd_find(int fd);
 /* The end of pt_fd_close, once f is closing and its waiters are woken:
  * waits for the calls in flight, unregisters, closes the fd. 0 or -errno. */
 int pt__fd_finish_close(struct pt__fd *f, int fd);
-/* Destroy: unregisters every fd s still holds (they stay open). */
-void pt__fd_forget_sched(pt_sched *s);
 /* Calls fn on every descriptor the table ever made, whatever its state
  * or owner, with no lock held. */
 void pt__fd_walk(void (*fn)(struct pt__fd *f, void *arg), void *arg);

@@ -7,8 +7,9 @@
  * time.h, park.h (park.c's timed parks), preempt.h (the M's alarm),
  * stack.h, fiber.h, ptimers.h (a P's timers in either per-P mode), fd.h
  * and chan.h; what each .c offers the others is declared in the header
- * named after it (g.h, proc.h, park.h, ...). This file ties the state
- * into the four structs, each with its rule of who writes what.
+ * named after it (g.h, proc.h, park.h, ...), and the shapes of the hooks
+ * through which the core calls the services in hooks.h. This file ties
+ * the state into the four structs, each with its rule of who writes what.
  *
  * Locks, outermost first: a descriptor's lock (fdtab.c; held around its
  * netpoll registration, so before the netpoll's own), s->lock (the global
@@ -38,6 +39,7 @@
 #include "sched/crash.h"
 #include "sched/fiber.h"
 #include "sched/gpool.h"
+#include "sched/hooks.h"
 #include "sched/idle.h"
 #include "sched/park.h"
 #include "sched/preempt.h"
@@ -50,29 +52,8 @@
 
 #define PT__MAX_PROCS 1024
 
-
 struct pt__p;
 struct pt__m;
-
-/* What the udata of the scheduler's own netpoll registrations points
- * to (a descriptor's record, a P ring's eventfd): the core hands each
- * event to its ready function, which knows its kind (Go's netpollready,
- * for more than one kind of registration). Each record has it first. */
-struct pt__pollee {
-    void (*ready)(struct pt__pollee *pe, pt_sched *s, unsigned events);
-};
-
-/* A queue of its Gs' requests that a P submits at its rounds (a P's
- * io_uring, fdring.c, embeds it): the core calls it as it runs out of Gs,
- * never naming the service behind it. */
-struct pt__p_queue {
-    /* Submits what was queued and takes what completed: true if that
-     * readied Gs. */
-    bool (*flush)(struct pt__p_queue *q);
-    /* True while a submission the kernel refused waits to be retried:
-     * the M must not sleep on it. */
-    bool (*owes)(struct pt__p_queue *q);
-};
 
 /* A G. Its fields are its own: written by the G, or by g.c while no
  * one else can see it (made, or reused from a pool, before pt_go

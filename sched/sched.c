@@ -11,7 +11,6 @@
 #include "base/alloc.h"
 #include "base/futex.h"
 #include "base/lock.h"
-#include "sched/fd.h"
 #include "sched/internal.h"
 
 static inline bool sched_valid(const pt_sched *s)
@@ -29,14 +28,33 @@ static int usable_cpus(void)
     return n > 0 ? (int)(n < PT__MAX_PROCS ? n : PT__MAX_PROCS) : 1;
 }
 
+/* The services' life-cycle hooks (hooks.h), in the order they open. */
+static const struct pt__service *const services[] = {
+    &pt__time_service,
+    &pt__fd_service,
+#ifdef PT_HAVE_URING
+    &pt__ring_service,
+#endif
+};
+enum { NSERVICES = sizeof services / sizeof services[0] };
+
 static void p_free(struct pt__p *p)
 {
-#ifdef PT_HAVE_URING
-    pt__ring_close(p);
-#endif
-    pt__time_cache_free(p);
+    for (int i = NSERVICES - 1; i >= 0; i--)
+        if (services[i]->p_close)
+            services[i]->p_close(p);
     pt__free_lines(p->m);
     pt__free_lines(p);
+}
+
+static int p_open_services(pt_sched *s, struct pt__p *p)
+{
+    for (int i = 0; i < NSERVICES; i++) {
+        int err = services[i]->p_open ? services[i]->p_open(s, p) : 0;
+        if (err < 0)
+            return err; /* p_free closes what opened: each p_close takes a P as it is */
+    }
+    return 0;
 }
 
 /* P number `id` and its M, thread not started. */
@@ -72,14 +90,12 @@ static int grow(pt_sched *s, int n)
         struct pt__p *p = p_new(s, i);
         if (!p)
             return -ENOMEM;
-#ifdef PT_HAVE_URING
-        int rerr = s->opt.fd_io == PT_FD_IO_URING ? pt__ring_open(s, p) : 0;
-        if (rerr < 0) {
+        int serr = p_open_services(s, p);
+        if (serr < 0) {
             pt__ptimers_destroy(pt__lheap(s), &p->timers);
             p_free(p);
-            return rerr;
+            return serr;
         }
-#endif
         s->ps[i] = p;
         /* release: the P is complete before scanners (made_procs) see it */
         atomic_store_explicit(&s->maxprocs_made, i + 1, memory_order_release);
@@ -121,12 +137,11 @@ static void free_all(pt_sched *s)
         }
         p_free(s->ps[i]);
     }
-    if (s->np) {
-        /* fds still registered (never pt_fd_close'd) would keep the
-         * netpoll busy: they are unregistered and left open */
-        pt__fd_forget_sched(s);
+    for (int i = NSERVICES - 1; i >= 0; i--)
+        if (services[i]->close)
+            services[i]->close(s);
+    if (s->np)
         pt_netpoll_destroy(s->np);
-    }
     s->magic = 0;
     pt__free_lines(s);
 }
@@ -323,7 +338,9 @@ void pt_sched_read_stats(pt_sched *s, pt_sched_stats *out)
         out->overflowed += LOAD(p->n_overflowed);
         out->handoffs += LOAD(p->n_handoffs);
         out->gs_created += LOAD(p->n_gs_created);
-        pt__ring_read_stats(p, &out->ring_requests, &out->ring_enters);
+        for (int k = 0; k < NSERVICES; k++)
+            if (services[k]->p_stats)
+                services[k]->p_stats(p, out);
     }
     out->timers_run_sysmon = LOAD(s->st.timers_sysmon);
     out->netpoll_waits = LOAD(s->st.netpoll_waits);

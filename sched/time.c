@@ -582,7 +582,8 @@ static bool cache_put(pt_time_timer *t, struct pt__p *p)
     return true;
 }
 
-void pt__time_cache_free(struct pt__p *p)
+/* The P's cached timers, at its end */
+static void cache_free(struct pt__p *p)
 {
     for (pt_time_timer *t = p->time.cache, *next; t; t = next) {
         next = t->cache_next;
@@ -592,6 +593,8 @@ void pt__time_cache_free(struct pt__p *p)
     p->time.cache = NULL;
     p->time.ncache = 0;
 }
+
+const struct pt__service pt__time_service = {.p_close = cache_free};
 
 static int make(pt_time_timer **out, enum kind kind, pt_nanos d, pt_nanos period, void (*f)(void *),
                 void *arg)

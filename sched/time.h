@@ -23,7 +23,6 @@ struct pt__p_time {
     _Atomic int64_t timers;
 };
 
-void pt__time_cache_free(struct pt__p *p); /* the P's cached timers (destroy) */
 /* A timer channel's side of its timer, for chan.c and select.c, never called with a
  * channel's lock held (the timer sends under its own lock): poll delivers
  * a value that has come due; block and unblock bracket a G's park on the
