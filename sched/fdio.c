@@ -577,23 +577,18 @@ static bool connect_pending(int r)
  * connected, and only then registered, in Go's and tokio's order: no
  * wake-up can then come before the handshake ends, and what connects is
  * known to be a socket. One already registered connects as it is. */
-int pt_fd_connect(int fd, const struct sockaddr *sa, socklen_t len, pt_nanos deadline)
+/* pt_fd_connect once its arguments are checked; `known`: what the
+ * caller knows of fd (PT__FD_KNOWN_NONBLOCK for a socket it made so). */
+static int connect_fd(int fd, const struct sockaddr *sa, socklen_t len, pt_nanos deadline,
+                      unsigned known)
 {
-    if (!pt_g_current())
-        return -EPERM;
-    if (!sa || deadline < 0)
-        return -EINVAL;
-    if (fd >= 0 && !pt__fd_in_range(fd))
-        return -EINVAL;
-    if (expired(deadline))
-        return -ETIMEDOUT; /* Go's Dial does not start past its deadline */
     struct pt__fd *f0 = pt__fd_find(fd);
     bool first = !f0 || atomic_load_explicit(&f0->state, memory_order_relaxed) == PT__FD_FREE;
     /* a record not open takes no event: its seq holds until registered */
     uint32_t seen = f0 ? side_seq(f0, PT__FD_WR) : 0;
     int r = 0;
     if (first) {
-        int fl = fcntl(fd, F_GETFL);
+        int fl = known & PT__FD_KNOWN_NONBLOCK ? O_NONBLOCK : fcntl(fd, F_GETFL);
         if (fl < 0 || (!(fl & O_NONBLOCK) && fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0))
             return -pt__errno();
         r = connect(fd, sa, len) < 0 ? -pt__errno() : 0;
@@ -616,6 +611,42 @@ int pt_fd_connect(int fd, const struct sockaddr *sa, socklen_t len, pt_nanos dea
         r = connect_wait(f, fd, seen, deadline, !registered);
     pt__fd_release(f);
     return r;
+}
+
+int pt_fd_connect(int fd, const struct sockaddr *sa, socklen_t len, pt_nanos deadline)
+{
+    if (!pt_g_current())
+        return -EPERM;
+    if (!sa || deadline < 0)
+        return -EINVAL;
+    if (fd >= 0 && !pt__fd_in_range(fd))
+        return -EINVAL;
+    if (expired(deadline))
+        return -ETIMEDOUT; /* Go's Dial does not start past its deadline */
+    return connect_fd(fd, sa, len, deadline, 0);
+}
+
+int pt_fd_dial(int type, const struct sockaddr *sa, socklen_t len, pt_nanos deadline)
+{
+    if (!pt_g_current())
+        return -EPERM;
+    if (!sa || len < (socklen_t)sizeof sa->sa_family || deadline < 0 ||
+        (type & (SOCK_NONBLOCK | SOCK_CLOEXEC)))
+        return -EINVAL;
+    if (expired(deadline))
+        return -ETIMEDOUT;
+    /* made non-blocking, as Go's sysSocket makes its sockets: the record
+     * is registered without asking the kernel what it already said */
+    int fd = socket(sa->sa_family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -pt__errno();
+    int r = pt__fd_in_range(fd) ? connect_fd(fd, sa, len, deadline, PT__FD_KNOWN_NONBLOCK)
+                                : -EMFILE;
+    if (r < 0) {
+        pt_fd_close(fd);
+        return r;
+    }
+    return fd;
 }
 
 int pt_fd_close(int fd)

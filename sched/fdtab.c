@@ -12,10 +12,14 @@
  * A descriptor's life: FREE -> OPEN on the first call on the fd (register
  * with the calling G's scheduler's netpoller, make the fd non-blocking)
  * -> CLOSING (pt_fd_close: new calls get -EBADF, waiters are woken) ->
- * FREE once the calls in flight have left, the registration is gone and
- * the fd is closed. The last step holds the lock across close(2), so a new
- * fd the kernel gives the same number is registered only once its
- * descriptor is FREE again, never refused as closing.
+ * FREE once the calls in flight have left and the registration is gone,
+ * and then the fd is closed, with the lock let go: a new fd the kernel
+ * gives the same number (it may, as soon as close(2) has begun) finds its
+ * descriptor FREE, never closing, and registers without waiting out the
+ * old socket's teardown. A call on the number made while its pt_fd_close
+ * is in close(2) is a call on a closed fd, as in C: it may register the
+ * old file, which the kernel then drops from the netpoller, and the
+ * number's next file is not watched until its record is closed.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -194,12 +198,16 @@ int pt__fd_finish_close(struct pt__fd *f, int fd)
         pt_pollreg_close(&f->reg); /* before close(2): the number may be reused at once */
         atomic_fetch_sub_explicit(&f->s->nfds, 1, memory_order_relaxed);
     }
-    /* Linux frees the fd even when close is interrupted: EINTR is done */
-    int err = close(fd) < 0 && pt__errno() != EINTR ? -pt__errno() : 0;
     f->s = NULL;
     atomic_store_explicit(&f->state, PT__FD_FREE, memory_order_relaxed);
     pt__unlock(&f->lock);
-    return err;
+    /* Outside the lock: a socket's close(2) is the costly half of its life
+     * (the stack's teardown), and the kernel frees the number early in it,
+     * so another M's accept4 may already hold the number again and wait
+     * to register it. The record is done with the old file: nothing here
+     * reads it after close. Linux frees the fd even when close is
+     * interrupted: EINTR is done. */
+    return close(fd) < 0 && pt__errno() != EINTR ? -pt__errno() : 0;
 }
 
 void pt__fd_walk(void (*fn)(struct pt__fd *f, void *arg), void *arg)

@@ -108,10 +108,8 @@ static void conn_client(void *arg)
         memcpy(req, &p->opened, sizeof p->opened);
         pt_nanos deadline = t + CONN_DEADLINE;
         p->opened++;
-        int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-        ssize_t r = fd < 0 ? -errno : 0;
-        if (r == 0)
-            r = pt_fd_connect(fd, (struct sockaddr *)&p->addr, sizeof p->addr, deadline);
+        int fd = pt_fd_dial(SOCK_STREAM, (struct sockaddr *)&p->addr, sizeof p->addr, deadline);
+        ssize_t r = fd < 0 ? fd : 0;
         if (r == 0)
             r = pt_fd_write(fd, req, sizeof req, deadline);
         if (r == CONN_MSG)

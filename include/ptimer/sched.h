@@ -434,10 +434,23 @@ PT_API int pt_fd_accept(int lfd, struct sockaddr *sa, socklen_t *len, pt_nanos d
  * way: close the socket, as Go's Dial does); -ECONNREFUSED and the like. */
 PT_API int pt_fd_connect(int fd, const struct sockaddr *sa, socklen_t len, pt_nanos deadline);
 
+/* net.Dial (G): a socket of sa's family and `type` (SOCK_STREAM,
+ * SOCK_DGRAM, ...), non-blocking and close-on-exec, connected to sa as
+ * pt_fd_connect connects one: the connected fd, to close with pt_fd_close.
+ * One system call fewer than socket(2) and pt_fd_connect on a socket not
+ * made here, whose flags must be asked. On failure the socket is closed:
+ * -EINVAL (type with SOCK_NONBLOCK or SOCK_CLOEXEC, which it sets
+ * itself, or a length short of a family), -EMFILE (a number of 2^20 or
+ * more), socket(2)'s or the connect's errors. */
+PT_API int pt_fd_dial(int type, const struct sockaddr *sa, socklen_t len, pt_nanos deadline);
+
 /* Closes fd, from a G or any thread: marks it closing, wakes the Gs
  * waiting on it (they return -EBADF), waits for the calls in flight on it
  * to return, unregisters it and closes it. An fd never used here is just
- * closed. 0; -EBADF (not open, or a close of it already under way). */
+ * closed. 0; -EBADF (not open, or a close of it already under way). As
+ * with close(2), the number is free once the close reaches the kernel: a
+ * call on it made after that is a call on whatever file the kernel gives
+ * the number next (a connection another G accepts, say). */
 PT_API int pt_fd_close(int fd);
 
 /* Stops every G of s that waits on a descriptor, for good: each pt_fd_*

@@ -1337,6 +1337,38 @@ static void row_pt_fd_connect(void)
     fdfix_close(&f);
 }
 
+static void dials_in_a_g(void *arg)
+{
+    struct fdfix *f = arg;
+    const struct sockaddr *sa = (const struct sockaddr *)&f->la;
+    int next = dup(0); /* the number a leaked socket would take */
+    CHECK(next >= 0);
+    CHECK_EQ(close(next), 0);
+    CHECK_EQ(pt_fd_dial(SOCK_STREAM, NULL, sizeof f->la, 0), -EINVAL);
+    CHECK_EQ(pt_fd_dial(SOCK_STREAM, sa, 1, 0), -EINVAL);
+    CHECK_EQ(pt_fd_dial(SOCK_STREAM, sa, sizeof f->la, -1), -EINVAL);
+    CHECK_EQ(pt_fd_dial(SOCK_STREAM | SOCK_NONBLOCK, sa, sizeof f->la, 0), -EINVAL);
+    CHECK_EQ(pt_fd_dial(SOCK_STREAM | SOCK_CLOEXEC, sa, sizeof f->la, 0), -EINVAL);
+    /* a deadline past: not started (the listener's queue stays empty) */
+    CHECK_EQ(pt_fd_dial(SOCK_STREAM, sa, sizeof f->la, 1), -ETIMEDOUT);
+    /* the system calls' answers, the socket closed after connect's */
+    struct sockaddr bad = {.sa_family = AF_MAX + 1};
+    CHECK_EQ(pt_fd_dial(SOCK_STREAM, &bad, sizeof bad, 0), -EAFNOSUPPORT);
+    CHECK_EQ(pt_fd_dial(SOCK_STREAM, sa, sizeof f->la - 1, 0), -EINVAL);
+    int after = dup(0);
+    CHECK_EQ(after, next); /* no socket left open */
+    CHECK_EQ(close(after), 0);
+}
+
+static void row_pt_fd_dial(void)
+{
+    struct fdfix f;
+    fdfix_open(&f);
+    CHECK_EQ(pt_fd_dial(SOCK_STREAM, (struct sockaddr *)&f.la, sizeof f.la, 0), -EPERM);
+    fd_rows_in_a_g(dials_in_a_g, &f);
+    fdfix_close(&f);
+}
+
 static void closes_in_a_g(void *arg)
 {
     struct fdfix *f = arg;
@@ -1701,6 +1733,7 @@ const struct badinput_row pt_badinput_sched_rows[] = {
     {"pt_fd_writev", row_pt_fd_writev},
     {"pt_fd_accept", row_pt_fd_accept},
     {"pt_fd_connect", row_pt_fd_connect},
+    {"pt_fd_dial", row_pt_fd_dial},
     {"pt_fd_close", row_pt_fd_close},
     {"pt_sched_cancel_fds", row_pt_sched_cancel_fds},
     {"pt_time_timer_new", row_pt_time_timer_new},

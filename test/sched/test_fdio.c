@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -380,6 +381,53 @@ void test_fd_accept_times_out_and_connect_reaches_a_listener(void)
     CHECK_EQ(pt_go(s, acceptor, NULL), 0);
     finish_sched(s);
     CHECK_EQ(atomic_load(&dialled), 1);
+}
+
+/* pt_fd_dial: a connected socket it made non-blocking and close-on-exec;
+ * a refused dial returns the socket's number to the kernel (the next
+ * number handed out is the one before it). */
+static void dial_and_refuse(void *arg)
+{
+    (void)arg;
+    int a = -1, c = pt_fd_dial(SOCK_STREAM, (struct sockaddr *)&lo_addr, sizeof lo_addr,
+                               pt_nanotime() + BOUND);
+    CHECK(c >= 0);
+    CHECK(fcntl(c, F_GETFL) & O_NONBLOCK);
+    CHECK(fcntl(c, F_GETFD) & FD_CLOEXEC);
+    CHECK((a = pt_fd_accept(lo_fd, NULL, NULL, pt_nanotime() + BOUND)) >= 0);
+    CHECK_EQ(pt_fd_write(c, "d", 1, pt_nanotime() + BOUND), 1);
+    char b;
+    CHECK_EQ(pt_fd_read(a, &b, 1, pt_nanotime() + BOUND), 1);
+    CHECK_EQ(b, 'd');
+    CHECK_EQ(pt_fd_close(a), 0);
+    CHECK_EQ(pt_fd_close(c), 0);
+
+    struct sockaddr_in none;
+    int holder = tcp_socket();
+    memset(&none, 0, sizeof none);
+    none.sin_family = AF_INET;
+    none.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    CHECK_EQ(bind(holder, (struct sockaddr *)&none, sizeof none), 0);
+    socklen_t plen = sizeof none;
+    CHECK_EQ(getsockname(holder, (struct sockaddr *)&none, &plen), 0);
+    int next = dup(holder);
+    CHECK(next >= 0);
+    CHECK_EQ(close(next), 0);
+    CHECK_EQ(pt_fd_dial(SOCK_STREAM, (struct sockaddr *)&none, sizeof none, pt_nanotime() + BOUND),
+             -ECONNREFUSED);
+    int after = dup(holder);
+    CHECK_EQ(after, next); /* the refused dial's socket is closed */
+    CHECK_EQ(close(after), 0);
+    CHECK_EQ(close(holder), 0);
+    CHECK_EQ(pt_fd_close(lo_fd), 0);
+}
+
+void test_fd_dial_makes_a_connected_nonblocking_socket_and_closes_a_refused_one(void)
+{
+    lo_fd = listen_loopback(0, &lo_addr);
+    pt_sched *s = make_sched(1, PT_TIMERS_PER_P);
+    CHECK_EQ(pt_go(s, dial_and_refuse, NULL), 0);
+    finish_sched(s);
 }
 
 /* ---- a hundred clients ------------------------------------------------------- */
