@@ -89,7 +89,14 @@ static void ep_fini(pt_netpoll *np)
 
 static int ep_add(pt_netpoll *np, int fd, uint64_t tag, unsigned events)
 {
-    return ctl(np, EPOLL_CTL_ADD, fd, to_epoll(events), tag);
+    int err = ctl(np, EPOLL_CTL_ADD, fd, to_epoll(events), tag);
+    /* The same file under the same number is still in the set: forgotten
+     * (pt_pollreg_forget) while another descriptor of it (a dup, a child's
+     * copy) kept it open, and then given this number again (dup2). Its
+     * entry is taken over; its old tag is stale in the slot table. */
+    if (err == -EEXIST)
+        err = ctl(np, EPOLL_CTL_MOD, fd, to_epoll(events), tag);
+    return err;
 }
 
 static int ep_mod(pt_netpoll *np, int fd, uint64_t old_tag, uint64_t tag, unsigned events)
@@ -172,5 +179,6 @@ const struct np_ops pt__np_epoll_ops = {
     .add = ep_add,
     .mod = ep_mod,
     .del = ep_del,
+    .close_unregisters = true,
     .wait = ep_wait,
 };

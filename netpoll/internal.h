@@ -73,6 +73,9 @@ struct np_ops {
     int (*add)(pt_netpoll *np, int fd, uint64_t tag, unsigned events);
     int (*mod)(pt_netpoll *np, int fd, uint64_t old_tag, uint64_t tag, unsigned events);
     void (*del)(pt_netpoll *np, int fd, uint64_t tag);
+    /* Whether closing an fd's last descriptor ends its registration by
+     * itself (epoll), so pt_pollreg_forget need not call del. */
+    bool close_unregisters;
     /* Waits until the CLOCK_MONOTONIC time `until` (0: poll, PT_MAXWHEN: no
      * limit) for up to max events; by the one waiter only. Returns the
      * number stored (0 on timeout or EINTR) or a negative errno. */

@@ -74,7 +74,7 @@ int pt_pollreg_arm(pt_pollreg *r, unsigned events)
     return pt__np_rearm(r->np, r, events);
 }
 
-int pt_pollreg_close(pt_pollreg *r)
+static int reg_close(pt_pollreg *r, bool forget)
 {
     int err = pt__reg_check(r);
     if (err < 0)
@@ -86,7 +86,20 @@ int pt_pollreg_close(pt_pollreg *r)
     if (!atomic_compare_exchange_strong_explicit(&r->magic, &open, PT__POLLREG_CLOSING,
                                                  memory_order_acq_rel, memory_order_acquire))
         return -EBADF;
-    pt__np_unregister(r->np, r);
+    if (forget)
+        pt__np_forget(r->np, r);
+    else
+        pt__np_unregister(r->np, r);
     atomic_store_explicit(&r->magic, PT__POLLFD_CLOSED, memory_order_release);
     return 0;
+}
+
+int pt_pollreg_close(pt_pollreg *r)
+{
+    return reg_close(r, false);
+}
+
+int pt_pollreg_forget(pt_pollreg *r)
+{
+    return reg_close(r, true);
 }

@@ -130,7 +130,8 @@ int pt__np_rearm(pt_netpoll *np, pt_pollreg *r, unsigned events)
     return err;
 }
 
-void pt__np_unregister(pt_netpoll *np, pt_pollreg *r)
+/* r's slot back (np->lock): its tag as it was, stale from here on */
+static uint64_t take_back(pt_netpoll *np, pt_pollreg *r)
 {
     pt__lock(&np->lock);
     uint64_t tag = np_tag_fd(np->slots.v[r->slot].gen, r->slot);
@@ -138,9 +139,21 @@ void pt__np_unregister(pt_netpoll *np, pt_pollreg *r)
     np->slots.fdmap[r->fd] = 0;
     np->slots.nopen--;
     pt__unlock(&np->lock);
-    /* stale from here on in the slot table; the kernel next (see
-     * pt__np_register) */
+    return tag;
+}
+
+void pt__np_unregister(pt_netpoll *np, pt_pollreg *r)
+{
+    uint64_t tag = take_back(np, r);
+    /* stale in the slot table; the kernel next (see pt__np_register) */
     np->ops->del(np, r->fd, tag);
+}
+
+void pt__np_forget(pt_netpoll *np, pt_pollreg *r)
+{
+    uint64_t tag = take_back(np, r);
+    if (!np->ops->close_unregisters)
+        np->ops->del(np, r->fd, tag);
 }
 
 pt_pollreg *pt__np_slot_reg(pt_netpoll *np, uint64_t tag)

@@ -34,6 +34,9 @@ void pt__np_slots_free(pt_netpoll *np);
 int pt__np_register(pt_netpoll *np, pt_pollreg *r, unsigned events);
 int pt__np_rearm(pt_netpoll *np, pt_pollreg *r, unsigned events);
 void pt__np_unregister(pt_netpoll *np, pt_pollreg *r);
+/* The slot taken back as by pt__np_unregister; the kernel is told only
+ * if closing the fd would not tell it (pt_pollreg_forget). */
+void pt__np_forget(pt_netpoll *np, pt_pollreg *r);
 
 /* The registration an fd event's tag names, or NULL if the event is stale
  * (its slot was closed or re-armed since). np->lock held. */

@@ -195,7 +195,9 @@ int pt__fd_finish_close(struct pt__fd *f, int fd)
         }
     }
     if (f->pollable) {
-        pt_pollreg_close(&f->reg); /* before close(2): the number may be reused at once */
+        /* before close(2), which may hand the number out at once; the
+         * close tells epoll, when it drops the file's last descriptor */
+        pt_pollreg_forget(&f->reg);
         atomic_fetch_sub_explicit(&f->s->nfds, 1, memory_order_relaxed);
     }
     f->s = NULL;

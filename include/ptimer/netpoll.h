@@ -252,6 +252,17 @@ PT_API int pt_pollreg_arm(pt_pollreg *r, unsigned events);
  * the fd. */
 PT_API int pt_pollreg_close(pt_pollreg *r);
 
+/* pt_pollreg_close for a caller that closes r's fd itself right after
+ * (nginx's close-event flag): where closing the fd's last descriptor ends
+ * the kernel's registration by itself (the epoll backend), the kernel is
+ * not told, one system call less a connection. If another descriptor of
+ * the file stays open (a dup, a forked child's copy), the kernel keeps
+ * reporting the file under r's old tag until that one closes too: those
+ * events are recognised as stale and dropped, and registering the same
+ * file under the same number again works. On io_uring the same as
+ * pt_pollreg_close (a poll holds its file open). Same returns. */
+PT_API int pt_pollreg_forget(pt_pollreg *r);
+
 /* ---- waiting descriptors ------------------------------------------------ */
 
 /* Registers fd with interest `events` (PT_POLL_READ and/or PT_POLL_WRITE;

@@ -614,6 +614,17 @@ static void row_pt_pollreg_close(void)
     np_free(np); /* nothing registered was left */
 }
 
+static void row_pt_pollreg_forget(void)
+{
+    pt_netpoll *np = np_new(NP_EPOLL, NULL);
+    struct bad_regs b;
+    make_bad_regs(&b, np);
+    for (int i = 0; i < N_BAD_PDS; i++)
+        CHECK_EQ(pt_pollreg_forget(bad_reg(&b, i)), bad_pd_err(i));
+    CHECK_EQ(atomic_load(&b.closed.magic), PT__POLLFD_CLOSED);
+    np_free(np); /* nothing registered was left */
+}
+
 static const struct badinput_row netpoll_rows[] = {
     {"pt_netpoll_create", row_pt_netpoll_create},
     {"pt_netpoll_destroy", row_pt_netpoll_destroy},
@@ -628,6 +639,7 @@ static const struct badinput_row netpoll_rows[] = {
     {"pt_pollreg_open", row_pt_pollreg_open},
     {"pt_pollreg_arm", row_pt_pollreg_arm},
     {"pt_pollreg_close", row_pt_pollreg_close},
+    {"pt_pollreg_forget", row_pt_pollreg_forget},
     {"pt_pollfd_open", row_pt_pollfd_open},
     {"pt_pollfd_arm", row_pt_pollfd_arm},
     {"pt_pollfd_prepare", row_pt_pollfd_prepare},

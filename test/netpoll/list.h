@@ -23,6 +23,8 @@ PT_TEST(unit, bare_registration_events_carry_it_and_its_udata_on_epoll)
 PT_TEST(unit, bare_registration_events_carry_it_and_its_udata_on_uring)
 PT_TEST(stress, bare_registrations_closed_and_freed_while_events_arrive_are_safe_on_epoll)
 PT_TEST(stress, bare_registrations_closed_and_freed_while_events_arrive_are_safe_on_uring)
+PT_TEST(unit, forgotten_registration_then_close_leaves_no_live_entry_on_epoll)
+PT_TEST(unit, forgotten_registration_then_close_leaves_no_live_entry_on_uring)
 /* timed waits, breaks, the poller and timers */
 PT_TEST(unit, timed_wait_of_200us_never_returns_early_on_epoll_pwait2)
 PT_TEST(unit, timed_wait_of_200us_never_returns_early_on_epoll_timerfd)

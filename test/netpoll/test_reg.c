@@ -4,6 +4,7 @@
  * its fd keep arriving and it is freed at once. */
 #include <stdlib.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "util.h"
 
@@ -126,3 +127,68 @@ static void reg_close_under_events(enum np_kind b)
 
 PT_TEST_BOTH_BACKENDS(bare_registrations_closed_and_freed_while_events_arrive_are_safe,
                       reg_close_under_events)
+
+/* Every event of waits lasting `timeout`, counted (any fd). */
+static int all_events(pt_netpoll *np, pt_nanos timeout)
+{
+    pt_poll_event ev[8];
+    int total = 0;
+    for (pt_nanos end = pt_nanotime() + timeout; pt_nanotime() < end;) {
+        int n = pt_netpoll_wait(np, 2 * MS, ev, 8);
+        CHECK(n >= 0);
+        total += n;
+    }
+    return total;
+}
+
+/* pt_pollreg_forget, then the fd closed: where the kernel keeps the file
+ * (a dup holds it open), its events under the old registration are stale
+ * and never handed out, and the same file registered again under the same
+ * number works (on epoll its entry is still in the set); with the last
+ * descriptor closed the number is free for a new file. */
+static void forget_then_close(enum np_kind b)
+{
+    watchdog(60);
+    int before = count_fds();
+    pt_netpoll *np = np_new(b, NULL);
+    int fds[2];
+    kind_socketpair.open(fds);
+    pt_pollreg r, r2;
+    int tag, tag2;
+    CHECK_EQ(pt_pollreg_open(np, &r, fds[0], R, &tag), 0);
+    int d = dup(fds[0]);
+    CHECK(d >= 0);
+    CHECK_EQ(pt_pollreg_forget(&r), 0);
+    CHECK_EQ(pt_pollreg_forget(&r), -EBADF);
+    CHECK_EQ(pt_pollreg_arm(&r, R), -EBADF);
+    int num = fds[0];
+    CHECK_EQ(close(num), 0);
+    kind_socketpair.put(fds[1]); /* an edge the kernel may still report under r's tag */
+    CHECK_EQ(all_events(np, 20 * MS), 0);
+    CHECK_EQ(dup2(d, num), num); /* the same file under the same number */
+    CHECK_EQ(pt_pollreg_open(np, &r2, num, R, &tag2), 0);
+    kind_socketpair.drain(num);
+    kind_socketpair.put(fds[1]);
+    CHECK(reg_events(np, &r2, &tag2, 5 * SEC) & R);
+    CHECK_EQ(pt_pollreg_forget(&r2), 0);
+    CHECK_EQ(close(num), 0);
+    CHECK_EQ(close(d), 0); /* the file's last descriptor */
+    /* a new file under the number */
+    int fds2[2];
+    kind_socketpair.open(fds2);
+    if (fds2[0] != num) {
+        CHECK_EQ(dup2(fds2[0], num), num);
+        CHECK_EQ(close(fds2[0]), 0);
+        fds2[0] = num;
+    }
+    CHECK_EQ(pt_pollreg_open(np, &r, num, R, &tag), 0);
+    kind_socketpair.put(fds2[1]);
+    CHECK(reg_events(np, &r, &tag, 5 * SEC) & R);
+    CHECK_EQ(pt_pollreg_close(&r), 0);
+    kind_socketpair.close(fds2);
+    CHECK_EQ(close(fds[1]), 0);
+    np_free(np);
+    CHECK_EQ(count_fds(), before);
+}
+
+PT_TEST_BOTH_BACKENDS(forgotten_registration_then_close_leaves_no_live_entry, forget_then_close)
