@@ -50,7 +50,10 @@ _Noreturn void pt__sched_overflow(const pt_g *g, const char *op)
     put_str(&at, end, "ptimer sched: corrupt G 0x");
     put_num(&at, end, (uint64_t)(uintptr_t)g, 16);
     put_str(&at, end, " (id ");
-    put_num(&at, end, g->id, 10);
+    if (g)
+        put_num(&at, end, g->id, 10);
+    else
+        put_str(&at, end, "unknown: none is at its stack's top");
     put_str(&at, end, "): in ");
     put_str(&at, end, op);
     put_str(&at, end, "\n");

@@ -8,7 +8,8 @@ typedef struct pt_g pt_g;
  * G, its status and the operation. */
 _Noreturn void pt__sched_bad(const pt_g *g, const char *op);
 /* The same for a G found past its stack's end (a canary), running on
- * that G's stack: a message built in a few bytes of it, no stdio. */
+ * that G's stack: a message built in a few bytes of it, no stdio. g may
+ * be NULL: the monitor found no G at the overflowed stack's top. */
 _Noreturn void pt__sched_overflow(const pt_g *g, const char *op);
 
 #endif

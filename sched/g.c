@@ -51,8 +51,20 @@ static inline void g_check(const pt_g *g)
 {
     if (g->canary != G_CANARY)
         pt__sched_bad(g, "a switch: the stack overran its top into the G");
-    if (!pt__stack_intact(&g->stack))
-        pt__sched_overflow(g, "a switch: the G overflowed its stack (the canary page below it written)");
+    if (!pt__stack_intact(&g->stack, (uintptr_t)__builtin_frame_address(0)))
+        pt__sched_overflow(g, "a switch: the G overflowed its stack (it is below its end, or the "
+                              "canary page below it was touched)");
+}
+
+pt_g *pt__g_on_stack(void *lo, size_t size)
+{
+    for (uint32_t c = 0; c < G_COLOURS; c++) {
+        uintptr_t top = (uintptr_t)lo + size - 64 * c - sizeof(pt_g);
+        pt_g *g = (pt_g *)(top & ~(uintptr_t)63);
+        if (g->canary == G_CANARY && g->stack.lo == lo)
+            return g;
+    }
+    return NULL;
 }
 
 size_t pt__g_room(void)
@@ -92,6 +104,9 @@ static void g_free(pt_g *g)
     if (g->park.timer_made)
         pt__ptimer_stop_sync(pt__lheap(s), &g->park.timer);
     pt__fiber_destroy(&g->fiber);
+    if (st.kind == PT__STACK_CANARY && pt__stack_guard_touched(&st))
+        pt__sched_overflow(g, "a free: the G, or one before it on its stack, overflowed it (the "
+                              "canary page below it was touched)");
     pt__stack_free(&s->stacks, &st);
 }
 

@@ -37,6 +37,9 @@ void pt__park(pt_g *g, bool (*commit)(void *), void *arg);
 void pt__execute(struct pt__m *m, pt_g *g);
 /* Bytes at the top of each stack slot that hold its G (g.c). */
 size_t pt__g_room(void);
+/* The G whose stack starts at lo (of `size` bytes), found among the
+ * places g_new puts one; NULL if none is there. */
+pt_g *pt__g_on_stack(void *lo, size_t size);
 
 /* ---- the pools of finished Gs (their state: gpool.h) ---- */
 /* Destroy: frees every pooled G and its stack. */

@@ -177,9 +177,9 @@ static void on_sigurg(int sig, siginfo_t *si, void *uc)
         errno = saved;
         return;
     }
-    if (!pt__stack_intact(&g->stack))
-        pt__sched_overflow(g, "a preemption: the G overflowed its stack (the canary page below it "
-                              "written)");
+    if (!pt__stack_intact(&g->stack, (uintptr_t)__builtin_frame_address(0)))
+        pt__sched_overflow(g, "a preemption: the G overflowed its stack (it is below its end, or "
+                              "the canary page below it was touched)");
     g->action = PT__G_DO_PREEMPT;
     if (alarm)
         atomic_fetch_add_explicit(&m->pre.alarm_preempts, 1, memory_order_relaxed);

@@ -10,11 +10,17 @@
  *   - a guard region (Linux 6.13's MADV_GUARD_INSTALL) marks the page in
  *     the page tables and leaves the mapping whole;
  *   - a PROT_NONE page splits the mapping around it (two mappings more),
- *     so the process's guard pages are capped at an eighth of
- *     vm.max_map_count, leaving three quarters of it to everybody else;
- *   - past that cap, a canary: the page below the stack is left unwritten
- *     (it reads as the kernel's zero page, costing no memory), and every
- *     switch out of a G checks that it still does (pt__stack_intact). */
+ *     and each split makes the spawning thread and any thread faulting in
+ *     the reservation wait on each other (2.3x the time of a G on a
+ *     guard region here): the process's first PAGE_GUARDS stacks get
+ *     one, those a program starts first and keeps longest (its
+ *     acceptors, its workers), and never more than an eighth of
+ *     vm.max_map_count;
+ *   - past that, a canary: the page below the stack is left untouched,
+ *     neither written nor read, so it costs no memory on any kernel (one
+ *     without the shared zero page too) and no mapping; whether it is
+ *     still untouched is asked of the kernel (mincore), never read
+ *     (stack.h says when). */
 #define _GNU_SOURCE /* MAP_STACK, MAP_NORESERVE */
 #include "sched/stack.h"
 
@@ -49,6 +55,7 @@
 
 struct pt__stack_chunk {
     char *base;
+    uint32_t ncanary; /* slots ever guarded by a canary (the monitor's sweep skips none-such) */
     uint32_t carved;  /* slots [0, carved) have been handed out once */
     uint32_t prep_next; /* where pt__stack_prepare goes on, at least */
     uint32_t nfree;   /* of them, free: their indices in free_slots */
@@ -56,6 +63,7 @@ struct pt__stack_chunk {
     uint32_t npages;  /* of the carved, guarded by a PROT_NONE page */
     uint32_t *free_slots;
     uint8_t *kind;    /* per slot carved or prepared; 0 for none yet */
+    uint8_t *inuse;   /* per slot: handed out now (the sweep's) */
     struct pt__stack_chunk *next, *next_avail;
     bool in_avail;
 };
@@ -68,6 +76,7 @@ struct pt__stack_chunk {
 static _Atomic int guard_regions = -1;
 
 /* PROT_NONE guard pages the process holds now, against its cap. */
+#define PAGE_GUARDS 256
 static _Atomic long page_guards;
 static _Atomic long page_guard_cap = -1;
 
@@ -102,7 +111,7 @@ static long guard_cap(void)
             max = 65530;
         fclose(f);
     }
-    cap = max / 8;
+    cap = max / 8 < PAGE_GUARDS ? max / 8 : PAGE_GUARDS;
     atomic_store_explicit(&page_guard_cap, cap, memory_order_relaxed);
     return cap;
 }
@@ -143,16 +152,14 @@ static enum pt__stack_kind guard(char *page, size_t len, enum pt_stack_guard pol
 /* A page, once a pool exists (pt__stack_pool_init sets it). */
 static _Atomic size_t guard_bytes; /* every pool sets the same value */
 
-bool pt__stack_canary_unwritten(const void *lo)
+bool pt__stack_guard_touched(const struct pt__stack *st)
 {
-    /* Plain loads the compiler vectorises, with no branch per word,
-     * from the zero page, shared by every canary and in cache. */
+    /* mincore says whether the page is in memory: an untouched anonymous
+     * page is not; one written is, and so is one read (the zero page, or
+     * a page of its own where the kernel has none) */
     size_t n = atomic_load_explicit(&guard_bytes, memory_order_relaxed);
-    const uint64_t *w = (const uint64_t *)((const char *)lo - n);
-    uint64_t any = 0;
-    for (size_t i = 0; i < n / sizeof *w; i++)
-        any |= w[i];
-    return any == 0;
+    unsigned char v = 0;
+    return mincore((char *)st->lo - n, n, &v) == 0 && (v & 1);
 }
 
 bool pt__stack_guard_regions(void)
@@ -181,6 +188,17 @@ int pt__stack_pool_init(struct pt__stack_pool *sp, size_t size, enum pt_stack_gu
     return 0;
 }
 
+/* A reservation's bookkeeping (NULL: none) */
+static void chunk_free(struct pt__stack_chunk *c)
+{
+    if (!c)
+        return;
+    free(c->free_slots);
+    free(c->kind);
+    free(c->inuse);
+    free(c);
+}
+
 static void chunk_unmap(struct pt__stack_pool *sp, struct pt__stack_chunk *c)
 {
     /* ASan's shadow outlives the mapping: clear what the stacks' last
@@ -189,9 +207,7 @@ static void chunk_unmap(struct pt__stack_pool *sp, struct pt__stack_chunk *c)
     munmap(c->base, (size_t)sp->per_chunk * sp->slot);
     atomic_fetch_sub_explicit(&page_guards, c->npages, memory_order_relaxed);
     atomic_fetch_sub_explicit(&sp->nchunks, 1, memory_order_relaxed);
-    free(c->free_slots);
-    free(c->kind);
-    free(c);
+    chunk_free(c);
 }
 
 void pt__stack_pool_fini(struct pt__stack_pool *sp)
@@ -201,6 +217,8 @@ void pt__stack_pool_fini(struct pt__stack_pool *sp)
         chunk_unmap(sp, c);
     }
     sp->chunks = sp->avail = sp->spare = NULL;
+    free(sp->sweep_vec);
+    sp->sweep_vec = NULL;
 }
 
 /* A new reservation, or NULL (-errno in *err). Under the pool's lock. */
@@ -211,13 +229,10 @@ static struct pt__stack_chunk *chunk_map(struct pt__stack_pool *sp, int *err)
     if (c) {
         c->free_slots = malloc(n * sizeof *c->free_slots);
         c->kind = calloc(n, 1);
+        c->inuse = calloc(n, 1);
     }
-    if (!c || !c->free_slots || !c->kind) {
-        if (c) {
-            free(c->free_slots);
-            free(c->kind);
-        }
-        free(c);
+    if (!c || !c->free_slots || !c->kind || !c->inuse) {
+        chunk_free(c);
         *err = -ENOMEM;
         return NULL;
     }
@@ -228,9 +243,7 @@ static struct pt__stack_chunk *chunk_map(struct pt__stack_pool *sp, int *err)
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_STACK, -1, 0);
     if (c->base == MAP_FAILED) {
         *err = -errno;
-        free(c->free_slots);
-        free(c->kind);
-        free(c);
+        chunk_free(c);
         return NULL;
     }
     c->next = sp->chunks;
@@ -250,16 +263,13 @@ static void avail_drop_head(struct pt__stack_pool *sp)
     c->in_avail = false;
 }
 
-/* Faults in the page the G will live in (the slot's top) and, under a
- * canary, maps the zero page the canary check reads: what the G's first
- * switch in and out would otherwise fault on. Best effort: a kernel
- * before 5.14 has no MADV_POPULATE_*, and leaves the faults to the G. */
-static void prefault(const struct pt__stack_pool *sp, char *guard_page, enum pt__stack_kind kind)
+/* Faults in the page the G will live in (the slot's top): what the G's
+ * first switch in would otherwise fault on. Best effort: a kernel before
+ * 5.14 has no MADV_POPULATE_*, and leaves the fault to the G. */
+static void prefault(const struct pt__stack_pool *sp, char *guard_page)
 {
     size_t page = sp->slot - sp->size;
     (void)madvise(guard_page + sp->slot - page, page, MADV_POPULATE_WRITE);
-    if (kind == PT__STACK_CANARY)
-        (void)madvise(guard_page, page, MADV_POPULATE_READ);
 }
 
 /* The first reservation with a slot to hand out (free, or never handed
@@ -301,6 +311,7 @@ static void slot_unguarded(struct pt__stack_pool *sp, struct pt__stack_chunk *c,
 {
     pt__lock(&sp->lock);
     c->kind[slot] = 0;
+    c->inuse[slot] = 0;
     c->free_slots[c->nfree++] = slot;
     c->live--;
     if (!c->in_avail) {
@@ -327,6 +338,7 @@ int pt__stack_alloc(struct pt__stack_pool *sp, struct pt__stack *st)
     /* 0: never guarded (a fresh slot not prepared), or its guard failed */
     enum pt__stack_kind kind = (enum pt__stack_kind)c->kind[slot];
     c->live++;
+    c->inuse[slot] = 1;
     if (sp->spare == c)
         sp->spare = NULL;
     if (fresh) {
@@ -364,6 +376,7 @@ int pt__stack_alloc(struct pt__stack_pool *sp, struct pt__stack *st)
         pt__lock(&sp->lock);
         c->kind[slot] = (uint8_t)kind;
         c->npages += kind == PT__STACK_PAGE;
+        c->ncanary += kind == PT__STACK_CANARY;
         pt__unlock(&sp->lock);
     }
     atomic_fetch_add_explicit(&sp->live[kind], 1, memory_order_relaxed);
@@ -422,11 +435,12 @@ bool pt__stack_prepare(struct pt__stack_pool *sp, unsigned max)
         char *guard_page = c->base + (size_t)slot * sp->slot;
         enum pt__stack_kind kind = guard(guard_page, sp->slot - sp->size, sp->policy, &err);
         if (kind != 0)
-            prefault(sp, guard_page, kind);
+            prefault(sp, guard_page);
 
         pt__lock(&sp->lock);
         c->kind[slot] = (uint8_t)kind; /* 0: the taker guards it itself */
         c->npages += kind == PT__STACK_PAGE;
+        c->ncanary += kind == PT__STACK_CANARY;
         c->prep_next = slot + 1;
         sp->prep_chunk = NULL;
         bool unmap = --c->live == 0 && chunk_emptied(sp, c);
@@ -453,6 +467,7 @@ void pt__stack_free(struct pt__stack_pool *sp, struct pt__stack *st)
     madvise(st->lo, st->size, MADV_DONTNEED);
     atomic_fetch_sub_explicit(&sp->live[st->kind], 1, memory_order_relaxed);
     pt__lock(&sp->lock);
+    c->inuse[st->slot] = 0;
     c->free_slots[c->nfree++] = st->slot;
     if (!c->in_avail) {
         c->next_avail = sp->avail;
@@ -464,4 +479,58 @@ void pt__stack_free(struct pt__stack_pool *sp, struct pt__stack *st)
     if (empty)
         chunk_unmap(sp, c);
     memset(st, 0, sizeof *st);
+}
+
+/* ---- the monitor's look at canaries ---------------------------------------- */
+
+/* The next reservation to look at after sp->sweep_pos others (counted,
+ * since a reservation's address may be unmapped and reused meanwhile),
+ * skipping those with no canary stack in use; NULL at the list's end.
+ * Under the lock. */
+static struct pt__stack_chunk *sweep_next(struct pt__stack_pool *sp)
+{
+    uint32_t i = 0;
+    for (struct pt__stack_chunk *c = sp->chunks; c; c = c->next, i++)
+        if (i >= sp->sweep_pos && c->ncanary != 0 && c->live != 0) {
+            sp->sweep_pos = i + 1;
+            return c;
+        }
+    sp->sweep_pos = 0;
+    return NULL;
+}
+
+void *pt__stack_sweep(struct pt__stack_pool *sp, unsigned max)
+{
+    if (atomic_load_explicit(&sp->live[PT__STACK_CANARY], memory_order_relaxed) == 0)
+        return NULL;
+    size_t page = atomic_load_explicit(&guard_bytes, memory_order_relaxed);
+    size_t per_slot = sp->slot / page; /* pages a slot spans: its guard first */
+    if (!sp->sweep_vec && !(sp->sweep_vec = calloc((size_t)sp->per_chunk * per_slot, 1)))
+        return NULL; /* a later look may have the memory */
+    void *found = NULL;
+    for (unsigned k = 0; k < max && !found; k++) {
+        pt__lock(&sp->lock);
+        struct pt__stack_chunk *c = sweep_next(sp);
+        if (!c) {
+            pt__unlock(&sp->lock);
+            break; /* round the list once a look at most */
+        }
+        c->live++; /* pinned: not unmapped while it is looked at */
+        if (sp->spare == c)
+            sp->spare = NULL;
+        uint32_t carved = c->carved;
+        pt__unlock(&sp->lock);
+        /* one system call for the whole reservation: the kernel walks
+         * its page tables, mostly empty */
+        bool ok = mincore(c->base, (size_t)carved * sp->slot, sp->sweep_vec) == 0;
+        pt__lock(&sp->lock);
+        for (uint32_t s = 0; ok && s < carved && !found; s++)
+            if (c->inuse[s] && c->kind[s] == PT__STACK_CANARY && (sp->sweep_vec[s * per_slot] & 1))
+                found = c->base + (size_t)s * sp->slot + page;
+        bool unmap = --c->live == 0 && chunk_emptied(sp, c);
+        pt__unlock(&sp->lock);
+        if (unmap)
+            chunk_unmap(sp, c);
+    }
+    return found;
 }

@@ -16,7 +16,7 @@
 enum pt__stack_kind {
     PT__STACK_REGION = 1, /* a guard region (MADV_GUARD_INSTALL, Linux 6.13): a fault, no mapping */
     PT__STACK_PAGE = 2,   /* a PROT_NONE page: a fault, and a mapping of its own */
-    PT__STACK_CANARY = 3, /* an untouched page whose top line must read as zero (checked) */
+    PT__STACK_CANARY = 3, /* a page left untouched, which the kernel is asked about (mincore) */
 };
 
 struct pt__stack_chunk;
@@ -50,6 +50,10 @@ struct pt__stack_pool {
     struct pt__stack_chunk *prep_chunk;
     uint32_t prep_slot;
     _Atomic uint64_t prepared; /* slots prepared ahead, ever */
+    /* The monitor's look at canaries (pt__stack_sweep; the monitor only):
+     * where it goes on, and a byte a page of a reservation for mincore. */
+    uint32_t sweep_pos;
+    unsigned char *sweep_vec;
 };
 
 /* The largest stack_size a scheduler accepts, and the largest slot a
@@ -94,17 +98,44 @@ bool pt__stack_prepare(struct pt__stack_pool *sp, unsigned max);
  * a spare. A zeroed *st is a no-op; *st is zeroed. */
 void pt__stack_free(struct pt__stack_pool *sp, struct pt__stack *st);
 
-/* Whether the page below a canary stack still reads as zero, all of it:
- * a frame writes at least its return address, so an overflow through
- * frames no larger than a page leaves a word there however deep it went.
- * A read only: an unwritten page stays the kernel's shared zero page,
- * costing no memory and staying in cache. */
-bool pt__stack_canary_unwritten(const void *lo);
+/* A canary stack's overflow check. Its guard is a page nothing maps
+ * apart and nothing reads: a read would cost a page of memory where the
+ * kernel has no shared zero page (a G would then cost two), and faulting
+ * it in costs a spawn more than the rest of the G. So it is never read;
+ *   - at every switch out of a G (and a preemption), the G's stack
+ *     pointer: below its stack's end, the G has overflowed; within a page
+ *     of it, the kernel is asked whether the guard page is still untouched
+ *     (mincore, a system call only a G that deep pays);
+ *   - the monitor asks the same of every canary stack in use, a
+ *     reservation a system call, a few reservations a round
+ *     (pt__stack_sweep), which catches a G that went past its end and
+ *     came back between two switches; so is a stack freed.
+ * What it cannot catch: a frame larger than a page stepping over the
+ * guard (as with a PROT_NONE page, unless built with
+ * -fstack-clash-protection); and an overflow that came back before a
+ * switch is caught only at the monitor's next look at it, after whatever
+ * it wrote past the guard page, into the stack below, was written. A
+ * touched guard page is blamed on the G using the stack when it is seen:
+ * a G that reused a finished G's stack takes the blame for it. */
+bool pt__stack_guard_touched(const struct pt__stack *st);
 
-static inline bool pt__stack_intact(const struct pt__stack *st)
+/* Within this of its end at a switch, a canary stack's guard is asked
+ * about: about what a switch and a signal frame take. */
+#define PT__STACK_NEAR_END ((uintptr_t)4096)
+
+/* sp: an address of the G's frame at the check. */
+static inline bool pt__stack_intact(const struct pt__stack *st, uintptr_t sp)
 {
-    return st->kind != PT__STACK_CANARY || pt__stack_canary_unwritten(st->lo);
+    if (st->kind != PT__STACK_CANARY || sp >= (uintptr_t)st->lo + PT__STACK_NEAR_END)
+        return true;
+    return sp >= (uintptr_t)st->lo && !pt__stack_guard_touched(st);
 }
+
+/* The monitor's look (one thread at a time): up to `max` reservations
+ * with canary stacks in use, each one mincore, going on where the last
+ * look stopped. The low end (lo) of a stack in use whose guard page was
+ * touched, else NULL. */
+void *pt__stack_sweep(struct pt__stack_pool *sp, unsigned max);
 
 /* Whether this kernel has guard regions (probed once per process, on the
  * first stack carved under the automatic policy). */

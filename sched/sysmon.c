@@ -55,6 +55,12 @@
 /* Stacks prepared per round: each is a guard and a page fault, so the
  * round stays short beside the monitor's other work. */
 #define SYSMON_PREPARE 64
+/* The look at canary stacks' guard pages (stack.h): up to 32 reservations
+ * (about 900 stacks each, one mincore walking mostly empty page tables)
+ * every 100 ms: about 1 % of a core at most, and a million Gs looked at
+ * within about 4 s of an overflow that came back before its switch. */
+#define SYSMON_SWEEP_NS 100000000
+#define SYSMON_SWEEP_CHUNKS 32
 
 /* sched_setattr's argument (Linux's struct sched_attr, first version). */
 struct slice_attr {
@@ -137,7 +143,7 @@ void *pt__sysmon_main(void *arg)
     memset(since, 0, sizeof since);
     pt_nanos period = SYSMON_MIN_NS, nap = period;
     int quiet = 0;
-    pt_nanos trim_at = 0;
+    pt_nanos trim_at = 0, swept = 0;
     while (!atomic_load_explicit(&s->stopping, memory_order_acquire)) {
         sysmon_sleep(s, nap, trim_at);
         pt_nanos now = pt_nanotime();
@@ -201,6 +207,14 @@ void *pt__sysmon_main(void *arg)
          * take (stack.c), on a core the Ps leave it, while it lasts. */
         if (pt__stack_prepare(&s->stacks, SYSMON_PREPARE))
             acted = true;
+        if (now - swept >= SYSMON_SWEEP_NS) {
+            swept = now;
+            void *lo = pt__stack_sweep(&s->stacks, SYSMON_SWEEP_CHUNKS);
+            if (lo)
+                pt__sched_overflow(pt__g_on_stack(lo, s->stacks.size),
+                                   "the monitor's look: a G overflowed its stack (the canary page "
+                                   "below it was touched)");
+        }
         if (acted) {
             period = SYSMON_MIN_NS;
             quiet = 0;

@@ -4,8 +4,8 @@
  * Gs are coroutines on stacks of their own (mmap'd, with a guard below
  * each whose kind depends on the kernel, enum pt_stack_guard: a guard
  * region or page, on which an overflowing G faults with SIGSEGV, or a
- * canary page checked at the G's every switch, which stops the process
- * with a message naming the G). Ms are OS threads, one per P. A P
+ * canary page left untouched, checked at the G's switches and by the
+ * monitor, which stop the process with a message naming the G). Ms are OS threads, one per P. A P
  * is a processor: a local run queue, a heap of timers (pt_timers) and a
  * pool of finished Gs whose stacks it reuses. An M with nothing to run
  * looks at its P's timers, its queue, the global queue, then steals half
@@ -74,17 +74,25 @@ enum pt_stack_guard {
      * an overflow faults, and costs no mapping. A kernel without them
      * gets PT_STACK_GUARD_PAGES. */
     PT_STACK_GUARD_AUTO = 0,
-    /* What a kernel before 6.13 gets: a PROT_NONE page below each stack
-     * (a fault; two mappings) while the process's guard pages stay within
-     * an eighth of vm.max_map_count, then canaries. */
+    /* What a kernel before 6.13 gets: a PROT_NONE page below each of the
+     * process's first 256 stacks (a fault; two mappings each, and a
+     * mapping split that costs a spawn as much as the rest of the G),
+     * then canaries. */
     PT_STACK_GUARD_PAGES = 1,
-    /* No faulting guard: the page below each stack is left unwritten, and
-     * every switch out of a G (yield, park, preemption, exit) checks that
-     * it still reads as zero, aborting with a message that names the G.
-     * An overflow through frames of at most a page is caught at the G's
-     * next switch; one more than a page deep has by then written the
-     * stack below, whose G it may have corrupted. The check reads 4 KiB
-     * (the kernel's zero page, in cache): tens of ns per switch. */
+    /* No faulting guard: the page below each stack is left untouched,
+     * neither written nor read, so it costs no memory (on a kernel
+     * without the shared zero page too) and no mapping. Overflow is
+     * caught three ways, each aborting with a message that names the G:
+     * a switch out of a G (yield, park, preemption, exit) finds its frame
+     * below its stack's end; a switch within 4 KiB of the end asks the
+     * kernel whether the page below was touched (mincore); and the
+     * monitor asks the same of every canary stack in use, up to about
+     * 29,000 stacks every 100 ms, so an overflow that came back before a
+     * switch is caught within about 4 s even among a million Gs. What it
+     * cannot catch in time: frames of more than a page step over the
+     * page (as over a PROT_NONE page), and an overflow that came back
+     * has written whatever it wrote past that page, into the stack below,
+     * before the monitor sees it. */
     PT_STACK_GUARD_CANARY = 2,
 };
 
@@ -161,7 +169,7 @@ typedef struct pt_sched_stats {
      * carved from */
     uint64_t stacks_guard_region; /* a guard region: no mapping of its own */
     uint64_t stacks_guard_page;   /* a PROT_NONE page: a mapping of its own */
-    uint64_t stacks_canary;       /* a canary, checked at every switch out */
+    uint64_t stacks_canary;       /* a canary, checked at switches and by the monitor */
     uint64_t stack_reservations;  /* mappings the stacks are carved from */
     uint64_t stacks_prepared;     /* stacks an idle M or the monitor made ready (guarded,
                                    * first page faulted in) ahead of a burst of new Gs */

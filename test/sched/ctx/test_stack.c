@@ -162,9 +162,9 @@ void test_overflow_faults_on_the_guard_page(void)
 }
 
 /* A canary stack has no faulting guard: an overflow that goes less than a
- * page past the stack writes the page below it, which pt__stack_intact
- * sees (the scheduler checks it at every switch out of a G), and
- * nothing further down. */
+ * page past the stack touches the page below it, which the kernel then
+ * reports resident (the scheduler asks at a switch near the stack's end,
+ * and its monitor of every stack in use), and nothing further down. */
 void test_overflow_into_a_canary_page_is_seen(void)
 {
 #ifdef PT__TSAN
@@ -183,7 +183,7 @@ void test_overflow_into_a_canary_page_is_seen(void)
     pt__fiber_make(&o.fib, o.st.lo, o.st.size, overflow_fiber, &o);
     pt__fiber_init_thread(&o.thread);
     CHECK_EQ(o.st.kind, PT__STACK_CANARY);
-    CHECK(pt__stack_intact(&o.st));
+    CHECK(!pt__stack_guard_touched(&o.st));
     bool adjacent = (char *)below.lo + below.size + (size_t)sysconf(_SC_PAGESIZE) == (char *)o.st.lo;
     if (adjacent)
         memset((char *)below.lo + below.size - 64, 0x5a, 64);
@@ -191,7 +191,7 @@ void test_overflow_into_a_canary_page_is_seen(void)
     stop_below = (char *)o.st.lo - 1024; /* well inside the page below */
     pt__fiber_switch(&o.thread, &o.fib);
     stop_below = NULL;
-    CHECK(!pt__stack_intact(&o.st));
+    CHECK(pt__stack_guard_touched(&o.st));
     if (adjacent)
         for (int i = 1; i <= 64; i++)
             CHECK_EQ(((unsigned char *)below.lo)[below.size - i], 0x5a);
@@ -323,7 +323,7 @@ static void many_stacks(enum pt_stack_guard g, int n)
     for (int i = 0; i < n; i++) {
         ((char *)st[i].lo)[0] = (char)(i + 1);
         ((char *)st[i].lo)[st[i].size - 1] = (char)i;
-        CHECK(pt__stack_intact(&st[i]));
+        CHECK(!pt__stack_guard_touched(&st[i]));
     }
     for (int i = 0; i < n; i++) {
         CHECK_EQ(((char *)st[i].lo)[0], (char)(i + 1));
@@ -430,7 +430,7 @@ static void prepared_slots(enum pt_stack_guard g)
         const char *top = (const char *)st[i].lo + st[i].size - page;
         resident_at_once += resident_pages(top, page);
         if (st[i].kind == PT__STACK_CANARY)
-            CHECK(pt__stack_intact(&st[i]));
+            CHECK(!pt__stack_guard_touched(&st[i]));
         else
             CHECK(unreadable((const char *)st[i].lo - 1));
         memset(st[i].lo, 0x5a, st[i].size); /* writable end to end */
@@ -508,7 +508,7 @@ void test_stacks_taken_while_another_thread_prepares_them(void)
             for (int i = 0; i < N; i++) {
                 CHECK_EQ(*(int *)((char *)st[i].lo + st[i].size - sizeof(int)), i);
                 CHECK_EQ(*(int *)st[i].lo, i);
-                CHECK(pt__stack_intact(&st[i]));
+                CHECK(!pt__stack_guard_touched(&st[i]));
             }
             /* half back, so the next round mixes reused and fresh slots */
             for (int i = 0; i < N; i += 2)
@@ -527,4 +527,45 @@ void test_stacks_taken_while_another_thread_prepares_them(void)
         pt__stack_pool_fini(&r.sp);
         free(st);
     }
+}
+
+/* The canary's checks never touch the page they guard: where the kernel
+ * has no shared zero page, a read of it would cost a page a G. A switch
+ * far from the end asks nothing, one near it asks the kernel, one below
+ * it is an overflow without asking; the monitor's sweep finds the one
+ * stack whose guard a write touched, among untouched ones. */
+void test_canary_checks_touch_no_guard_page_and_the_sweep_finds_a_touched_one(void)
+{
+    enum { N = 40 };
+    struct pt__stack_pool sp;
+    CHECK_EQ(pt__stack_pool_init(&sp, TEST_STACK_BYTES, PT_STACK_GUARD_CANARY), 0);
+    struct pt__stack st[N];
+    for (int i = 0; i < N; i++) {
+        CHECK_EQ(pt__stack_alloc(&sp, &st[i]), 0);
+        CHECK_EQ(st[i].kind, PT__STACK_CANARY);
+        memset((char *)st[i].lo + st[i].size - 64, 0x5a, 64); /* its top, as a G's */
+    }
+    for (int i = 0; i < N; i++) {
+        uintptr_t lo = (uintptr_t)st[i].lo;
+        CHECK(pt__stack_intact(&st[i], lo + st[i].size - 128));
+        CHECK(pt__stack_intact(&st[i], lo + 256)); /* near the end: the kernel is asked */
+        CHECK(!pt__stack_intact(&st[i], lo - 16)); /* below it */
+        CHECK(!pt__stack_guard_touched(&st[i]));
+    }
+    CHECK(pt__stack_sweep(&sp, 1000) == NULL);
+    CHECK(pt__stack_sweep(&sp, 1000) == NULL);
+    for (int i = 0; i < N; i++)
+        CHECK(!pt__stack_guard_touched(&st[i])); /* the sweep read none either */
+    /* an overflow that came back: the word it left below stack 23 */
+    ((volatile char *)st[23].lo)[-8] = 1;
+    CHECK(pt__stack_guard_touched(&st[23]));
+    CHECK(!pt__stack_intact(&st[23], (uintptr_t)st[23].lo + 256));
+    CHECK(pt__stack_intact(&st[23], (uintptr_t)st[23].lo + st[23].size - 128)); /* far: not asked */
+    void *seen = NULL;
+    for (int k = 0; k < 4 && !seen; k++) /* wherever the last look stopped */
+        seen = pt__stack_sweep(&sp, 1000);
+    CHECK(seen == st[23].lo);
+    for (int i = 0; i < N; i++)
+        pt__stack_free(&sp, &st[i]);
+    pt__stack_pool_fini(&sp);
 }
