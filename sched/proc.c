@@ -31,6 +31,7 @@
 #include "base/futex.h"
 #include "base/lock.h"
 #include "base/rng.h"
+#include "sched/fault.h"
 #include "sched/internal.h"
 
 static inline int32_t load_i32(_Atomic int32_t *v)
@@ -539,6 +540,7 @@ void *pt__m_main(void *arg)
     pthread_setname_np(pthread_self(), "pt_sched_m");
     pt__fiber_init_thread(&m->g0);
     pt__alarm_init(m);
+    pt__fault_stack_on();
     pt_g *g;
     while ((g = m->runnow) || (g = find_runnable(m))) {
         m->runnow = NULL;
@@ -546,6 +548,7 @@ void *pt__m_main(void *arg)
         pt__count32(&m->p->schedtick, 1);
         pt__execute(m, g);
     }
+    pt__fault_stack_off();
     pt__alarm_fini(m);
     pt__set_cur_m(NULL);
     return NULL;

@@ -11,6 +11,7 @@
 #include "base/alloc.h"
 #include "base/futex.h"
 #include "base/lock.h"
+#include "sched/fault.h"
 #include "sched/internal.h"
 
 static inline bool sched_valid(const pt_sched *s)
@@ -197,6 +198,9 @@ int pt_sched_create(pt_sched **out, const pt_sched_options *opt)
         return -ENOTSUP; /* built without liburing */
 #endif
     o.fd_io = (enum pt_fd_io)io;
+    /* best effort: without it, a G overflowing onto a faulting guard dies
+     * by the bare SIGSEGV, unnamed */
+    (void)pt__fault_install();
     int cpus = usable_cpus();
     if (o.procs == 0)
         o.procs = cpus;

@@ -3,9 +3,9 @@
  *
  * Gs are coroutines on stacks of their own (mmap'd, with a guard below
  * each whose kind depends on the kernel, enum pt_stack_guard: a guard
- * region or page, on which an overflowing G faults with SIGSEGV, or a
- * canary page left untouched, checked at the G's switches and by the
- * monitor, which stop the process with a message naming the G). Ms are OS threads, one per P. A P
+ * region or page, on which an overflowing G faults, or a canary page left
+ * untouched, checked at the G's switches and by the monitor: either way
+ * the process stops with a message naming the G). Ms are OS threads, one per P. A P
  * is a processor: a local run queue, a heap of timers (pt_timers) and a
  * pool of finished Gs whose stacks it reuses. An M with nothing to run
  * looks at its P's timers, its queue, the global queue, then steals half
@@ -72,7 +72,11 @@ enum pt_timer_mode {
 enum pt_stack_guard {
     /* A guard region (MADV_GUARD_INSTALL, Linux 6.13+) below every stack:
      * an overflow faults, and costs no mapping. A kernel without them
-     * gets PT_STACK_GUARD_PAGES. */
+     * gets PT_STACK_GUARD_PAGES. A fault on a G's guard (region or page)
+     * is told from any other by the scheduler's SIGSEGV handler, which
+     * runs on each M's own signal stack, names the G and aborts; other
+     * faults go to the handler installed before it, or kill as before.
+     * (Not in sanitized builds, whose own handlers report faults.) */
     PT_STACK_GUARD_AUTO = 0,
     /* What a kernel before 6.13 gets: a PROT_NONE page below each of the
      * process's first 256 stacks (a fault; two mappings each, and a
