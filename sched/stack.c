@@ -177,6 +177,12 @@ int pt__stack_pool_init(struct pt__stack_pool *sp, size_t size, enum pt_stack_gu
         return -EINVAL;
     size_t page = page_size();
     atomic_store_explicit(&guard_bytes, page, memory_order_relaxed);
+    /* PT_STACK_REGIONS=0: the kernel's answer taken as "no guard regions"
+     * before it is asked, the path kernels before 6.13 take, to be run
+     * and tested on a newer one (read until the first probe) */
+    const char *e = getenv("PT_STACK_REGIONS");
+    if (e && strcmp(e, "0") == 0)
+        atomic_store_explicit(&guard_regions, 0, memory_order_relaxed);
     memset(sp, 0, sizeof *sp);
     pt__lock_init(&sp->lock);
     sp->size = (size + page - 1) & ~(page - 1);

@@ -68,7 +68,10 @@ enum pt_timer_mode {
  * reservations, so the number of live Gs is bounded by memory, not by
  * vm.max_map_count; what sits below each stack depends on the kernel.
  * The environment variable PT_STACK_GUARD (auto, pages or canary), when
- * set, overrides the option, for every scheduler the process creates. */
+ * set, overrides the option, for every scheduler the process creates;
+ * PT_STACK_REGIONS=0 has the automatic choice act as on a kernel without
+ * guard regions (before 6.13: pages, then canaries), to run that path on
+ * a newer kernel (set before the process's first scheduler). */
 enum pt_stack_guard {
     /* A guard region (MADV_GUARD_INSTALL, Linux 6.13+) below every stack:
      * an overflow faults, and costs no mapping. A kernel without them

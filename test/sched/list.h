@@ -117,6 +117,7 @@ PT_TEST(unit, a_refused_park_runs_due_timers_only_with_room)
 /* test_stacks.c */
 PT_TEST(stress, a_hundred_thousand_gs_park_at_once_in_every_stack_mode)
 PT_TEST(unit, pt_stack_guard_in_the_environment_forces_the_mode)
+PT_TEST(unit, pt_stack_regions_0_takes_the_old_kernels_path)
 PT_TEST(unit, stacks_are_reused_and_given_back_when_idle)
 PT_TEST(unit, an_overflowing_g_is_named_with_guard_auto)
 PT_TEST(unit, an_overflowing_g_is_named_with_guard_pages)

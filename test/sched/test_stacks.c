@@ -144,6 +144,25 @@ void test_pt_stack_guard_in_the_environment_forces_the_mode(void)
     CHECK_EQ(unsetenv("PT_STACK_GUARD"), 0);
 }
 
+/* PT_STACK_REGIONS=0, read before the process's first stack: the
+ * automatic choice is a kernel's before 6.13, PROT_NONE pages for the
+ * first 256 stacks and canaries after, on whatever kernel runs this. */
+void test_pt_stack_regions_0_takes_the_old_kernels_path(void)
+{
+    CHECK_EQ(setenv("PT_STACK_REGIONS", "0", 1), 0);
+    pt_sched *s = make_guarded(1, PT_STACK_GUARD_AUTO);
+    struct herd h;
+    park_herd(s, &h, 300);
+    pt_sched_stats st;
+    pt_sched_read_stats(s, &st);
+    CHECK_EQ(st.stacks_guard_region, 0);
+    CHECK(st.stacks_guard_page > 0 && st.stacks_guard_page <= 256);
+    CHECK(st.stacks_canary >= 300 - st.stacks_guard_page);
+    release_herd(s, &h, 300);
+    CHECK_EQ(pt_sched_destroy(s), 0);
+    CHECK_EQ(unsetenv("PT_STACK_REGIONS"), 0);
+}
+
 static long rss_pages(void)
 {
     long size = 0, rss = 0;
