@@ -301,7 +301,7 @@ void test_an_overflowing_g_is_named_with_guard_canary(void)
 /* A fault that is not a G's overflow is the process's as before: a
  * thread off the scheduler writing to a PROT_NONE page dies by SIGSEGV
  * (the default put back), though the scheduler's handler is installed. */
-static void fault_off_an_m(void *arg)
+__attribute__((unused)) static void fault_off_an_m(void *arg)
 {
     (void)arg;
     char *p = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -309,13 +309,13 @@ static void fault_off_an_m(void *arg)
     *(volatile char *)p = 1;
 }
 
-static void *fault_thread(void *arg)
+__attribute__((unused)) static void *fault_thread(void *arg)
 {
     fault_off_an_m(arg);
     return NULL;
 }
 
-static void fault_elsewhere(void *arg)
+__attribute__((unused)) static void fault_elsewhere(void *arg)
 {
     (void)arg;
     pthread_t th; /* a thread of the process's own, no M */
@@ -344,7 +344,7 @@ void test_a_fault_that_is_no_overflow_still_kills_by_its_signal(void)
 
 /* Down to `until`, a frame at a time, and back: the frames below the
  * stack's end written, none of them at a switch. */
-static __attribute__((noinline)) void dive(char *until)
+__attribute__((unused, noinline)) static void dive(char *until)
 {
     volatile char pad[256];
     pad[0] = 1;
@@ -354,7 +354,7 @@ static __attribute__((noinline)) void dive(char *until)
     pad[1] = pad[0]; /* after the call: no tail call */
 }
 
-static void overflow_and_back(void *arg)
+__attribute__((unused)) static void overflow_and_back(void *arg)
 {
     (void)arg;
     pt_g *g = pt_g_current();
