@@ -334,6 +334,20 @@ static void dialler(void *arg)
     atomic_store(&dialled, 1);
 }
 
+/* A loopback address nobody listens on, held by a bound socket (the
+ * returned fd, to close) so that no one can take its port meanwhile. */
+static int refused_port(struct sockaddr_in *none)
+{
+    int holder = tcp_socket();
+    memset(none, 0, sizeof *none);
+    none->sin_family = AF_INET;
+    none->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    CHECK_EQ(bind(holder, (struct sockaddr *)none, sizeof *none), 0);
+    socklen_t len = sizeof *none;
+    CHECK_EQ(getsockname(holder, (struct sockaddr *)none, &len), 0);
+    return holder;
+}
+
 static void acceptor(void *arg)
 {
     (void)arg;
@@ -357,15 +371,9 @@ static void acceptor(void *arg)
     CHECK_EQ(pt_fd_close(a), 0);
     CHECK_EQ(pt_fd_close(lo_fd), 0);
 
-    /* a port nobody listens on: refused (a bound socket holds it) */
+    /* a port nobody listens on: refused */
     struct sockaddr_in none;
-    int holder = tcp_socket();
-    memset(&none, 0, sizeof none);
-    none.sin_family = AF_INET;
-    none.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    CHECK_EQ(bind(holder, (struct sockaddr *)&none, sizeof none), 0);
-    plen = sizeof none;
-    CHECK_EQ(getsockname(holder, (struct sockaddr *)&none, &plen), 0);
+    int holder = refused_port(&none);
     int c = tcp_socket();
     CHECK_EQ(pt_fd_connect(c, (struct sockaddr *)&none, sizeof none, pt_nanotime() + BOUND),
              -ECONNREFUSED);
@@ -403,13 +411,7 @@ static void dial_and_refuse(void *arg)
     CHECK_EQ(pt_fd_close(c), 0);
 
     struct sockaddr_in none;
-    int holder = tcp_socket();
-    memset(&none, 0, sizeof none);
-    none.sin_family = AF_INET;
-    none.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    CHECK_EQ(bind(holder, (struct sockaddr *)&none, sizeof none), 0);
-    socklen_t plen = sizeof none;
-    CHECK_EQ(getsockname(holder, (struct sockaddr *)&none, &plen), 0);
+    int holder = refused_port(&none);
     int next = dup(holder);
     CHECK(next >= 0);
     CHECK_EQ(close(next), 0);
