@@ -10,12 +10,11 @@
  *   - a guard region (Linux 6.13's MADV_GUARD_INSTALL) marks the page in
  *     the page tables and leaves the mapping whole;
  *   - a PROT_NONE page splits the mapping around it (two mappings more),
- *     and each split makes the spawning thread and any thread faulting in
- *     the reservation wait on each other (2.3x the time of a G on a
- *     guard region here): the process's first PAGE_GUARDS stacks get
- *     one, those a program starts first and keeps longest (its
- *     acceptors, its workers), and never more than an eighth of
- *     vm.max_map_count;
+ *     and each split makes the spawning thread and any thread faulting
+ *     in the reservation wait on each other: only the process's first
+ *     PAGE_GUARDS stacks get one, those a program starts first and keeps
+ *     longest (its acceptors, its workers), and never more than an
+ *     eighth of vm.max_map_count;
  *   - past that, a canary: the page below the stack is left untouched,
  *     neither written nor read, so it costs no memory on any kernel (one
  *     without the shared zero page too) and no mapping; whether it is

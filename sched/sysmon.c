@@ -57,8 +57,8 @@
 #define SYSMON_PREPARE 64
 /* The look at canary stacks' guard pages (stack.h): up to 32 reservations
  * (about 900 stacks each, one mincore walking mostly empty page tables)
- * every 100 ms: about 1 % of a core at most, and a million Gs looked at
- * within about 4 s of an overflow that came back before its switch. */
+ * every 100 ms: a bounded share of a core whatever the number of Gs, and
+ * a round over a million of them in seconds. */
 #define SYSMON_SWEEP_NS 100000000
 #define SYSMON_SWEEP_CHUNKS 32
 

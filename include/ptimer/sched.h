@@ -93,9 +93,10 @@ enum pt_stack_guard {
      * a switch out of a G (yield, park, preemption, exit) finds its frame
      * below its stack's end; a switch within 4 KiB of the end asks the
      * kernel whether the page below was touched (mincore); and the
-     * monitor asks the same of every canary stack in use, up to about
-     * 29,000 stacks every 100 ms, so an overflow that came back before a
-     * switch is caught within about 4 s even among a million Gs. What it
+     * monitor asks the same of every canary stack in use, up to 32
+     * reservations of them (about 900 stacks each) every 100 ms, so an
+     * overflow that came back before a switch is caught within seconds
+     * even among a million Gs. What it
      * cannot catch in time: frames of more than a page step over the
      * page (as over a PROT_NONE page), and an overflow that came back
      * has written whatever it wrote past that page, into the stack below,
