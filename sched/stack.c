@@ -251,6 +251,11 @@ static struct pt__stack_chunk *chunk_map(struct pt__stack_pool *sp, int *err)
         chunk_free(c);
         return NULL;
     }
+    /* Never huge pages, which MAP_STACK implies only from Linux 6.7: a
+     * G's first touch would make 2 MiB of stacks resident, and with them
+     * the canary pages mincore is asked about. Best effort: a kernel
+     * without THP refuses the advice, and has none to give. */
+    (void)madvise(c->base, (size_t)n * sp->slot, MADV_NOHUGEPAGE);
     c->next = sp->chunks;
     sp->chunks = c;
     c->next_avail = sp->avail;

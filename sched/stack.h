@@ -112,7 +112,8 @@ void pt__stack_free(struct pt__stack_pool *sp, struct pt__stack *st);
  *     came back between two switches; so is a stack freed.
  * What it cannot catch: a frame larger than a page stepping over the
  * guard (as with a PROT_NONE page, unless built with
- * -fstack-clash-protection); and an overflow that came back before a
+ * -fstack-clash-protection); a touched page swapped out before it is
+ * asked about (mincore reports what is in memory); and an overflow that came back before a
  * switch is caught only at the monitor's next look at it, after whatever
  * it wrote past the guard page, into the stack below, was written. A
  * touched guard page is blamed on the G using the stack when it is seen:
