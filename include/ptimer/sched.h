@@ -96,12 +96,11 @@ enum pt_stack_guard {
      * monitor asks the same of every canary stack in use, up to 32
      * reservations of them (about 900 stacks each) every 100 ms, so an
      * overflow that came back before a switch is caught within seconds
-     * even among a million Gs. What it
-     * cannot catch in time: frames of more than a page step over the
-     * page (as over a PROT_NONE page), a touched page swapped out before
-     * it is asked about is not seen, and an overflow that came back
-     * has written whatever it wrote past that page, into the stack below,
-     * before the monitor sees it. */
+     * even among a million Gs. What it cannot catch in time: frames of
+     * more than a page step over the page (as over a PROT_NONE page), a
+     * touched page swapped out before it is asked about is not seen, and
+     * an overflow that came back has written whatever it wrote past that
+     * page, into the stack below, before the monitor sees it. */
     PT_STACK_GUARD_CANARY = 2,
 };
 
