@@ -573,12 +573,12 @@ static bool connect_pending(int r)
     return r == -EINPROGRESS || r == -EALREADY || r == -EINTR;
 }
 
-/* A socket whose first use here is its connect is made non-blocking,
- * connected, and only then registered, in Go's and tokio's order: no
- * wake-up can then come before the handshake ends, and what connects is
- * known to be a socket. One already registered connects as it is. */
-/* pt_fd_connect once its arguments are checked; `known`: what the
- * caller knows of fd (PT__FD_KNOWN_NONBLOCK for a socket it made so). */
+/* pt_fd_connect once its arguments are checked. A socket whose first use
+ * here is its connect is made non-blocking (unless `known` says it is:
+ * PT__FD_KNOWN_NONBLOCK, pt_fd_dial's), connected, and only then
+ * registered, in Go's and tokio's order: no wake-up can then come before
+ * the handshake ends, and what connects is known to be a socket. One
+ * already registered connects as it is. */
 static int connect_fd(int fd, const struct sockaddr *sa, socklen_t len, pt_nanos deadline,
                       unsigned known)
 {
@@ -613,28 +613,32 @@ static int connect_fd(int fd, const struct sockaddr *sa, socklen_t len, pt_nanos
     return r;
 }
 
-int pt_fd_connect(int fd, const struct sockaddr *sa, socklen_t len, pt_nanos deadline)
+/* What pt_fd_connect and pt_fd_dial refuse before any system call; `bad`:
+ * an argument of the caller's own that is wrong. */
+static int connect_refused(const struct sockaddr *sa, pt_nanos deadline, bool bad)
 {
     if (!pt_g_current())
         return -EPERM;
-    if (!sa || deadline < 0)
-        return -EINVAL;
-    if (fd >= 0 && !pt__fd_in_range(fd))
+    if (!sa || deadline < 0 || bad)
         return -EINVAL;
     if (expired(deadline))
         return -ETIMEDOUT; /* Go's Dial does not start past its deadline */
-    return connect_fd(fd, sa, len, deadline, 0);
+    return 0;
+}
+
+int pt_fd_connect(int fd, const struct sockaddr *sa, socklen_t len, pt_nanos deadline)
+{
+    int err = connect_refused(sa, deadline, fd >= 0 && !pt__fd_in_range(fd));
+    return err < 0 ? err : connect_fd(fd, sa, len, deadline, 0);
 }
 
 int pt_fd_dial(int type, const struct sockaddr *sa, socklen_t len, pt_nanos deadline)
 {
-    if (!pt_g_current())
-        return -EPERM;
-    if (!sa || len < (socklen_t)sizeof sa->sa_family || deadline < 0 ||
-        (type & (SOCK_NONBLOCK | SOCK_CLOEXEC)))
-        return -EINVAL;
-    if (expired(deadline))
-        return -ETIMEDOUT;
+    int err = connect_refused(sa, deadline,
+                              len < (socklen_t)sizeof(sa_family_t) ||
+                                  (type & (SOCK_NONBLOCK | SOCK_CLOEXEC)));
+    if (err < 0)
+        return err;
     /* made non-blocking, as Go's sysSocket makes its sockets: the record
      * is registered without asking the kernel what it already said */
     int fd = socket(sa->sa_family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
