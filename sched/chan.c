@@ -156,6 +156,7 @@ int pt_chan_make(pt_chan **out, size_t elem_size, size_t cap)
     c->elem_size = elem_size;
     c->cap = cap;
     c->magic = PT__CHAN_MAGIC;
+    c->owner = pt_sched_current();
     *out = c;
     return 0;
 }
@@ -191,13 +192,14 @@ static int chan_send(pt_chan *c, const void *elem, pt_nanos deadline, bool block
         pt__unlock(&c->lock);
         return 0;
     }
-    if (!block || (deadline != 0 && deadline <= pt_nanotime())) {
+    if (!block || (deadline != 0 && deadline <= pt__now(g->s))) {
         pt__unlock(&c->lock);
         return block ? -ETIMEDOUT : -EAGAIN;
     }
     struct pt__sudog me = {.g = g, .c = c, .elem = (void *)elem, .solo = deadline == 0};
     pt__waitq_push(&c->sendq, &me);
     g->wake_sg = NULL;
+    pt__g_waits(g, PT__WAIT_CHAN_SEND, c, c->owner == g->s);
     if (pt__park_until(g, unlock_chan, c, deadline)) {
         pt__lock(&c->lock);
         pt__waitq_remove(&c->sendq, &me);
@@ -232,7 +234,7 @@ static int recv_locked(pt_chan *c, void *elem, pt_nanos deadline, bool block, bo
         pt__unlock(&c->lock);
         return 1;
     }
-    if (!block || (deadline != 0 && deadline <= pt_nanotime())) {
+    if (!block || (deadline != 0 && deadline <= pt__now(g->s))) {
         pt__unlock(&c->lock);
         return block ? -ETIMEDOUT : -EAGAIN;
     }
@@ -243,6 +245,7 @@ static int recv_locked(pt_chan *c, void *elem, pt_nanos deadline, bool block, bo
     struct pt__sudog me = {.g = g, .c = c, .elem = elem, .solo = deadline == 0};
     pt__waitq_push(&c->recvq, &me);
     g->wake_sg = NULL;
+    pt__g_waits(g, PT__WAIT_CHAN_RECV, c, c->owner == g->s);
     if (pt__park_until(g, unlock_chan, c, deadline)) {
         pt__lock(&c->lock);
         pt__waitq_remove(&c->recvq, &me);

@@ -43,6 +43,9 @@ struct pt_chan {
      * on the channel says so (block), so that the timer enters an engine
      * only while someone waits. Set once, by the time package. */
     struct pt_time_timer *timer;
+    /* The scheduler whose G made it (NULL: another thread): a wait on it
+     * is durable for that scheduler's virtual time only (vtime.h). */
+    pt_sched *owner;
     _Alignas(16) unsigned char buf[]; /* cap * elem_size */
 };
 

@@ -96,7 +96,7 @@ static bool unlock_commit(void *lock)
 
 static bool expired(pt_nanos deadline)
 {
-    return deadline != 0 && pt_nanotime() >= deadline;
+    return deadline != 0 && pt__now(pt_sched_current()) >= deadline;
 }
 
 /* Whether f's scheduler had its descriptor calls cancelled. Read under
@@ -141,6 +141,7 @@ static int wait_side(struct pt__fd *f, int side, uint32_t seen, pt_nanos deadlin
      * from then on an event or a close may claim and ready it. true: the
      * deadline ended the park (or could not be armed: then it is early,
      * and the caller just tries again). */
+    pt__g_waits(w.g, PT__WAIT_FD, f, false);
     bool timed = pt__park_until(w.g, unlock_commit, (void *)&f->lock, deadline);
     pt__lock(&f->lock);
     if (w.queued)
@@ -240,6 +241,7 @@ static ssize_t ring_call(struct pt__uop *u, pt_nanos deadline)
     struct pt__fd *f = u->f;
     u->g = pt_g_current();
     u->listed = false;
+    pt__g_waits(u->g, PT__WAIT_RING, f, false);
     pt__park_until(u->g, ring_commit, u, deadline);
     if (!u->listed)
         return u->res;

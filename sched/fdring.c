@@ -527,6 +527,7 @@ void pt__ring_settle(struct pt__uop *u)
     struct pt__ring_cancel c;
     if (pt__ring_cancel_start(u, &c) < 0)
         pt__ring_cancel_finish(&c); /* no lock held here */
+    pt__g_waits(u->g, PT__WAIT_RING, u->f, false);
     pt__park(u->g, wait_commit, u);
     if (atomic_load_explicit(&u->state, memory_order_acquire) != UOP_DONE)
         pt__sched_bad(u->g, "ring request settle");

@@ -188,6 +188,7 @@ int pt__fd_finish_close(struct pt__fd *f, int fd)
             break; /* with the lock */
         if (g) {
             f->closer = g;
+            pt__g_waits(g, PT__WAIT_FD, f, false);
             pt__park_until(g, unlock_commit, (void *)&f->lock, 0);
         } else {
             pt__unlock(&f->lock);

@@ -16,6 +16,7 @@
  * preempted, always goes through g0. */
 #include <errno.h>
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/alloc.h"
@@ -231,6 +232,33 @@ pt_nanos pt__g_trim(pt_sched *s, pt_nanos now)
                : 0;
 }
 
+struct parked {
+    pt_sched *s;
+    pt_g **gs;
+    size_t n, cap;
+};
+
+static void collect_parked(void *lo, void *arg)
+{
+    struct parked *w = arg;
+    pt_g *g = pt__g_on_stack(lo, w->s->stacks.size);
+    if (g && atomic_load_explicit(&g->status, memory_order_relaxed) == PT__G_WAITING && w->n < w->cap)
+        w->gs[w->n++] = g;
+}
+
+int pt__g_free_parked(pt_sched *s)
+{
+    int64_t live = atomic_load_explicit(&s->gcount, memory_order_acquire);
+    struct parked w = {s, NULL, 0, live > 0 ? (size_t)live : 0};
+    if (w.cap && !(w.gs = malloc(w.cap * sizeof *w.gs)))
+        return -ENOMEM;
+    pt__stack_each(&s->stacks, collect_parked, &w);
+    for (size_t i = 0; i < w.n; i++)
+        g_free(w.gs[i]);
+    free(w.gs);
+    return 0;
+}
+
 void pt__g_free_all(pt_sched *s)
 {
     int n = atomic_load_explicit(&s->maxprocs_made, memory_order_acquire);
@@ -277,17 +305,26 @@ static bool g_finish(struct pt__m *m, pt_g *g)
         pt__globq_put(m->s, g);
         return false;
     case PT__G_DO_PARK: {
+        /* read before g can be readied: counted once its park stands */
+        bool count = m->s->opt.virtual_time && g->wait_durable;
         /* release: whoever readies g (after commit publishes it) sees
          * everything it did before parking */
         atomic_store_explicit(&g->status, PT__G_WAITING, memory_order_release);
-        if (!g->commit || g->commit(g->commit_arg))
+        if (!g->commit || g->commit(g->commit_arg)) {
+            if (count)
+                pt__vt_block(m->s);
             return false; /* g may be running elsewhere already: not touched again */
+        }
         /* commit said no: resume at once, unless it was readied after all
-         * (a commit that published g and then refused) */
+         * (a commit that published g and then refused; that ready
+         * uncounted the park, which is counted here to match) */
         uint32_t w = PT__G_WAITING;
-        return atomic_compare_exchange_strong_explicit(&g->status, &w, PT__G_RUNNING,
-                                                       memory_order_acq_rel,
-                                                       memory_order_relaxed);
+        if (atomic_compare_exchange_strong_explicit(&g->status, &w, PT__G_RUNNING,
+                                                    memory_order_acq_rel, memory_order_relaxed))
+            return true;
+        if (count)
+            pt__vt_block(m->s);
+        return false;
     }
     case PT__G_DO_PREEMPT:
         pt__preempt_unblock();
@@ -515,6 +552,10 @@ int pt_go(pt_sched *s, void (*fn)(void *), void *arg)
         return -ENOMEM;
     g->fn = fn;
     g->arg = arg;
+    g->made_at = __builtin_return_address(0);
+    pt_g *parent = m ? atomic_load_explicit(&m->curg, memory_order_relaxed) : NULL;
+    g->made_by = parent ? parent->id : 0;
+    g->wait = PT__WAIT_NONE;
     if (p) {
         if (p->gs.gid_next == p->gs.gid_end) {
             p->gs.gid_next =
@@ -553,6 +594,7 @@ int pt_park(bool (*commit)(void *arg), void *arg)
     pt_g *g = pt_g_current();
     if (!g)
         return -EPERM;
+    pt__g_waits(g, PT__WAIT_PARK, (const void *)commit, true);
     pt__park(g, commit, arg);
     return 0;
 }
@@ -567,6 +609,8 @@ int pt_ready(pt_g *g)
     if (!atomic_compare_exchange_strong_explicit(&g->status, &w, PT__G_RUNNABLE,
                                                  memory_order_acq_rel, memory_order_relaxed))
         return -EINVAL;
+    if (g->s->opt.virtual_time && g->wait_durable)
+        pt__vt_unblock(g->s);
     pt__g_put_runnable(g->s, g);
     return 0;
 }

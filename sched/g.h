@@ -42,6 +42,9 @@ size_t pt__g_room(void);
 pt_g *pt__g_on_stack(void *lo, size_t size);
 
 /* ---- the pools of finished Gs (their state: gpool.h) ---- */
+/* Destroy after a deadlock: frees every parked G and its stack, never
+ * resumed. 0; -ENOMEM (nothing freed). */
+int pt__g_free_parked(pt_sched *s);
 /* Destroy: frees every pooled G and its stack. */
 void pt__g_free_all(pt_sched *s);
 /* The monitor's: frees the global pool's Gs that a whole period did not

@@ -49,6 +49,7 @@
 #include "sched/stack.h"
 #include "sched/sysmon.h"
 #include "sched/time.h"
+#include "sched/vtime.h"
 
 #define PT__MAX_PROCS 1024
 
@@ -92,6 +93,14 @@ struct pt_g {
     /* pt_preemptible_begin's nesting depth: written by the G, read by the
      * signal handler on the same thread (preempt.c) */
     _Atomic uint32_t preemptible;
+    /* What it parks on (vtime.h): written by the G before each park,
+     * read by its M and its waker while it is parked, and by the
+     * deadlock report */
+    uint8_t wait;      /* enum pt__wait */
+    bool wait_durable; /* only another G or the clock can end it */
+    const void *wait_on;
+    void *made_at;    /* pt_go's return address: where the G was made */
+    uint64_t made_by; /* ... by the G of this id (0: a thread) */
 };
 
 /* A processor. Its fields are its M's (one M per P, for life): written
@@ -176,7 +185,9 @@ struct pt_sched {
 
     struct pt__sysmon sysmon; /* the monitor's thread and sleep (sysmon.c) */
 
-    pt_timerthread *tt;                  /* PT_TIMERS_TIMERTHREAD: the process's */
+    pt_timerthread *tt; /* PT_TIMERS_TIMERTHREAD: the process's; a driven one of its own
+                         * under virtual time */
+    struct pt__vt vt;   /* opt.virtual_time: the clock and what moves it (vtime.c) */
     _Atomic pt_nanos preempt_slice; /* 0: regions refused, nobody preempted (any thread, relaxed) */
 
     struct { /* counters: relaxed, summed by pt_sched_read_stats */
@@ -191,6 +202,24 @@ struct pt_sched {
 static inline bool pt__lheap(const pt_sched *s)
 {
     return s->opt.timers == PT_TIMERS_LHEAP;
+}
+
+/* The Gs' clock (vtime.h): a virtual scheduler's, else CLOCK_MONOTONIC
+ * (s NULL too: a timer made off the scheduler). */
+static inline pt_nanos pt__now(const pt_sched *s)
+{
+    if (s && s->opt.virtual_time)
+        return atomic_load_explicit(&((pt_sched *)s)->vt.now, memory_order_acquire);
+    return pt_nanotime();
+}
+
+/* What the calling G g is about to park on (vtime.h). */
+static inline void pt__g_waits(pt_g *g, enum pt__wait what, const void *on, bool durable)
+{
+    g->wait = (uint8_t)what;
+    g->wait_on = on;
+    g->wait_durable = durable;
+    g->park.deadline = 0; /* a timed park sets its own */
 }
 
 /* A counter with one writer: a load and a store, no locked instruction;

@@ -157,7 +157,7 @@ pt_g *pt__next_local(struct pt__m *m, pt_nanos now)
     if (due != 0) {
         /* a hint some ns old at most: a timer it misses runs next round */
         if (now == 0)
-            now = pt_nanotime();
+            now = pt__now(s);
         if (due <= now)
             m->due_now = now; /* for the G switched to, or g0 */
     }
@@ -206,11 +206,24 @@ static pt_g *found(struct pt__m *m, pt_g *g)
 
 /* ---- timers -------------------------------------------------------------- */
 
-/* Runs the due timers of P q from this M (q's own M or not). */
+/* Runs the due timers of P q from this M (q's own M or not). On virtual
+ * time, at the clock's now and under its lock, with the scheduler's
+ * TimerThread's due tasks when q is the M's own P. */
 static void run_timers(struct pt__m *m, struct pt__p *q, pt_nanos now)
 {
+    pt_sched *s = m->s;
+    if (s->opt.virtual_time) {
+        pt__lock(&s->vt.lock);
+        now = pt__now(s);
+    }
     m->running_timers = true;
-    int n = pt__ptimers_check(pt__lheap(m->s), &q->timers, now, q == m->p);
+    int n = pt__ptimers_check(pt__lheap(s), &q->timers, now, q == m->p);
+    if (s->opt.virtual_time) {
+        pt_nanos w = q == m->p ? pt_timerthread_next(s->tt) : 0;
+        if (w > 0 && w <= now)
+            n += pt_timerthread_run(s->tt, now);
+        pt__unlock(&s->vt.lock);
+    }
     m->running_timers = false;
     if (n > 0)
         pt__count(q == m->p ? &m->p->n_timers_owner : &m->p->n_timers_stolen, (uint64_t)n);
@@ -225,10 +238,9 @@ void pt__run_due_timers(struct pt__m *m)
     run_timers(m, m->p, now);
 }
 
-/* The earliest timer of any P (0: none). */
-static pt_nanos earliest_timer(pt_sched *s)
+pt_nanos pt__earliest_timer(pt_sched *s)
 {
-    pt_nanos min = 0;
+    pt_nanos min = s->opt.virtual_time ? pt_timerthread_next(s->tt) : 0;
     int n = made_procs(s);
     for (int i = 0; i < n; i++) {
         pt_nanos w = pt__ptimers_next(pt__lheap(s), &s->ps[i]->timers);
@@ -251,6 +263,13 @@ static bool run_all_due_timers(struct pt__m *m, pt_nanos now)
             any = true;
         }
     }
+    if (s->opt.virtual_time) {
+        pt_nanos w = pt_timerthread_next(s->tt);
+        if (w != 0 && w <= now) {
+            run_timers(m, m->p, now);
+            any = true;
+        }
+    }
     return any;
 }
 
@@ -267,7 +286,7 @@ static pt_g *steal_work(struct pt__m *m)
         return NULL;
     for (int pass = 0; pass < 4; pass++) {
         bool last = pass == 3;
-        pt_nanos now = last ? pt_nanotime() : 0;
+        pt_nanos now = last ? pt__now(s) : 0;
         int start = (int)(pt__xorshift64(&m->rng) % (uint64_t)n);
         for (int k = 0; k < n; k++) {
             struct pt__p *q = s->ps[(start + k) % n];
@@ -463,7 +482,7 @@ static pt_g *find_runnable(struct pt__m *m)
             return found(m, g);
         if (start_spinning(m) && (g = steal_work(m)))
             return found(m, g);
-        if (run_all_due_timers(m, pt_nanotime()))
+        if (run_all_due_timers(m, pt__now(s)))
             continue;
         if (p->queue && p->queue->owes(p->queue)) {
             /* the kernel refused the round's submission (short of memory):
@@ -480,10 +499,11 @@ static pt_g *find_runnable(struct pt__m *m)
         atomic_thread_fence(memory_order_seq_cst);
         bool was_spinning = m->spinning;
         stop_spinning(m);
-        pt_nanos now = pt_nanotime(), until = earliest_timer(s);
+        pt_nanos now = pt__now(s), until = pt__earliest_timer(s);
         if (work_anywhere(s) || (until != 0 && until <= now) ||
             atomic_load_explicit(&s->stopping, memory_order_acquire) ||
-            p->id >= atomic_load_explicit(&s->nprocs, memory_order_acquire)) {
+            p->id >= atomic_load_explicit(&s->nprocs, memory_order_acquire) ||
+            (s->opt.virtual_time && pt__vt_idle(m))) {
             atomic_fetch_sub_explicit(&s->idle.npidle, 1, memory_order_seq_cst);
             if (was_spinning)
                 start_spinning(m);
@@ -493,8 +513,8 @@ static pt_g *find_runnable(struct pt__m *m)
             /* The poller: its claim above comes before this look at the
              * heaps, as a timer's arming comes before its wake's look at
              * `polling` (pt__wake_timers). */
-            until = earliest_timer(s);
-            now = pt_nanotime();
+            until = pt__earliest_timer(s);
+            now = pt__now(s);
             pt_poll_event ev[POLL_BATCH];
             /* A wakep that read `polling` before the claim signalled by the
              * parking word alone, which the netpoller does not watch: with
@@ -507,7 +527,7 @@ static pt_g *find_runnable(struct pt__m *m)
             pt_nanos timeout = 0;
             if (atomic_load_explicit(&s->idle.park_word, memory_order_seq_cst) == seen) {
                 atomic_fetch_add_explicit(&s->st.netpoll_waits, 1, memory_order_relaxed);
-                timeout = until == 0 ? -1 : until > now ? until - now : 0;
+                timeout = until == 0 || s->opt.virtual_time ? -1 : until > now ? until - now : 0;
             }
             int n = pt_netpoll_wait(s->np, timeout, ev, POLL_BATCH);
             atomic_store_explicit(&s->last_poll, pt_nanotime(), memory_order_relaxed);

@@ -26,6 +26,9 @@ void pt__wake_timers(void *p, pt_nanos when);
 pt_g *pt__next_local(struct pt__m *m, pt_nanos now); /* now: 0, or a clock read just made */
 /* Runs the M's own P's timers found due by pt__next_local, if any. */
 void pt__run_due_timers(struct pt__m *m);
+/* The earliest timer of any P, and of the driven TimerThread on virtual
+ * time (0: none). */
+pt_nanos pt__earliest_timer(pt_sched *s);
 /* The heap a timer armed now belongs on: the calling M's P's, when the
  * caller runs on an M of s (a G, or a callback on the M); NULL elsewhere
  * (then the process's TimerThread: the fallback). */

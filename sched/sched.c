@@ -143,6 +143,8 @@ static void free_all(pt_sched *s)
             services[i]->close(s);
     if (s->np)
         pt_netpoll_destroy(s->np);
+    if (s->opt.virtual_time)
+        pt__vt_fini(s);
     s->magic = 0;
     pt__free_lines(s);
 }
@@ -215,7 +217,8 @@ int pt_sched_create(pt_sched **out, const pt_sched_options *opt)
     atomic_init(&s->nprocs, o.procs);
     atomic_init(&s->preempt_slice, PT__PREEMPT_SLICE_NS);
     s->magic = PT__SCHED_MAGIC;
-    if (o.timers == PT_TIMERS_TIMERTHREAD && !(s->tt = pt_timerthread_global())) {
+    if (o.virtual_time ? pt__vt_init(s) < 0
+                       : o.timers == PT_TIMERS_TIMERTHREAD && !(s->tt = pt_timerthread_global())) {
         free_all(s);
         return -ENOMEM;
     }
@@ -250,6 +253,8 @@ int pt_sched_wait(pt_sched *s)
         /* acquire: pairs with the exiting G's release decrement */
         if (atomic_load_explicit(&s->gcount, memory_order_acquire) == 0)
             return 0;
+        if (atomic_load_explicit(&s->vt.deadlocked, memory_order_acquire))
+            return -ENOTRECOVERABLE;
         pt__futex_wait(&s->gdone_word, seen, 0);
     }
 }
@@ -274,8 +279,12 @@ int pt_sched_destroy(pt_sched *s)
         return -EDEADLK;
     /* a live time timer may fire into s (AfterFunc starts a G) or sit on
      * a P's heap: both outlive s unless refused here */
-    if (atomic_load_explicit(&s->gcount, memory_order_acquire) != 0 || time_timers_alive(s) != 0)
+    bool deadlocked = atomic_load_explicit(&s->vt.deadlocked, memory_order_acquire);
+    if ((!deadlocked && atomic_load_explicit(&s->gcount, memory_order_acquire) != 0) ||
+        time_timers_alive(s) != 0)
         return -EBUSY;
+    if (deadlocked && pt__g_free_parked(s) < 0)
+        return -ENOMEM;
     stop_threads(s);
     free_all(s);
     return 0;

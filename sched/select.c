@@ -156,7 +156,7 @@ static int select_locked(pt_select_case *cases, int n, struct select_work *w, pt
             pt__sudog_ready(wake);
         return r < 0 ? r : ci;
     }
-    if (!block || (deadline != 0 && deadline <= pt_nanotime())) {
+    if (!block || (deadline != 0 && deadline <= pt__now(pt_sched_current()))) {
         unlock_all(w);
         return block ? -ETIMEDOUT : -EAGAIN;
     }
@@ -169,6 +169,7 @@ static int select_locked(pt_select_case *cases, int n, struct select_work *w, pt
      * per channel) */
     pt_g *g = pt_g_current();
     g->wake_sg = NULL;
+    bool durable = true;
     for (int ci = 0; ci < n; ci++) {
         pt_select_case *k = &cases[ci];
         struct pt__sudog *sg = &w->sgs[ci];
@@ -180,7 +181,9 @@ static int select_locked(pt_select_case *cases, int n, struct select_work *w, pt
         sg->elem = k->elem;
         sg->case_index = ci;
         pt__waitq_push(k->dir == PT_RECV ? &k->chan->recvq : &k->chan->sendq, sg);
+        durable = durable && k->chan->owner == g->s;
     }
+    pt__g_waits(g, PT__WAIT_SELECT, cases, durable);
     bool timed_out = pt__park_until(g, unlock_all_commit, w, deadline);
     /* awake: take every waiter of ours off its queue */
     lock_all(w);

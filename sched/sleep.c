@@ -13,7 +13,8 @@
  * "What a clock read costs"). */
 static void sleep_g(pt_g *g, pt_nanos when)
 {
-    while (!(pt__park_until(g, NULL, NULL, when) && g->park.deadline_hit) && pt_nanotime() < when)
+    pt__g_waits(g, PT__WAIT_SLEEP, NULL, true);
+    while (!(pt__park_until(g, NULL, NULL, when) && g->park.deadline_hit) && pt__now(g->s) < when)
         ;
 }
 
@@ -28,7 +29,7 @@ int pt_sleep_until(pt_nanos when)
             ;
         return 0;
     }
-    pt_nanos now = pt_nanotime();
+    pt_nanos now = pt__now(g->s);
     if (now < when) {
         g->clock_hint = now;
         sleep_g(g, when);
@@ -40,10 +41,10 @@ int pt_sleep(pt_nanos d)
 {
     if (d <= 0)
         return 0;
-    pt_nanos now = pt_nanotime(), when;
+    pt_g *g = pt_g_current();
+    pt_nanos now = pt__now(g ? g->s : NULL), when;
     if (__builtin_add_overflow(now, d, &when))
         when = PT_MAXWHEN; /* past the clock's range: never */
-    pt_g *g = pt_g_current();
     if (!g)
         return pt_sleep_until(when);
     g->clock_hint = now;

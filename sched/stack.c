@@ -509,6 +509,16 @@ static struct pt__stack_chunk *sweep_next(struct pt__stack_pool *sp)
     return NULL;
 }
 
+void pt__stack_each(struct pt__stack_pool *sp, void (*fn)(void *lo, void *ctx), void *ctx)
+{
+    pt__lock(&sp->lock);
+    for (struct pt__stack_chunk *c = sp->chunks; c; c = c->next)
+        for (uint32_t s = 0; s < c->carved; s++)
+            if (c->inuse[s])
+                fn(c->base + (size_t)s * sp->slot + (sp->slot - sp->size), ctx);
+    pt__unlock(&sp->lock);
+}
+
 void *pt__stack_sweep(struct pt__stack_pool *sp, unsigned max)
 {
     if (atomic_load_explicit(&sp->live[PT__STACK_CANARY], memory_order_relaxed) == 0)

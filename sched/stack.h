@@ -138,6 +138,10 @@ static inline bool pt__stack_intact(const struct pt__stack *st, uintptr_t sp)
  * touched, else NULL. */
 void *pt__stack_sweep(struct pt__stack_pool *sp, unsigned max);
 
+/* fn(lo, ctx) for every stack handed out now (its lowest usable byte),
+ * under the pool's lock: fn must not allocate or free a stack. */
+void pt__stack_each(struct pt__stack_pool *sp, void (*fn)(void *lo, void *ctx), void *ctx);
+
 /* Whether this kernel has guard regions (probed once per process, on the
  * first stack carved under the automatic policy). */
 bool pt__stack_guard_regions(void);

@@ -167,7 +167,9 @@ void *pt__sysmon_main(void *arg)
                 continue;
             /* Stuck: its M has run one G since the last round. Its
              * timers wait for the monitor, not for a period of slack. */
-            pt_nanos next = pt__ptimers_next(pt__lheap(s), &p->timers);
+            /* virtual timers are never late in real time: they fall due
+             * only when the clock jumps, run by the M that moved it */
+            pt_nanos next = s->opt.virtual_time ? 0 : pt__ptimers_next(pt__lheap(s), &p->timers);
             bool overdue = next != 0 && next <= now;
             if (next > now && (next_due == 0 || next < next_due))
                 next_due = next;

@@ -203,7 +203,7 @@ static void tt_done(pt_time_timer *t)
 static void tt_fire(void *arg)
 {
     pt_time_timer *t = arg;
-    pt_nanos now = pt_nanotime();
+    pt_nanos now = pt__now(t->s);
     pt__lock(&t->lock);
     if (!t->armed) { /* stopped after this task was due: it sends nothing */
         pt__unlock(&t->lock);
@@ -326,7 +326,7 @@ static void heap_fire(void *arg, uintptr_t seq)
     if (hook)
         hook(t);
 #endif
-    pt_nanos now = pt_nanotime();
+    pt_nanos now = pt__now(t->s);
     if (t->kind != KIND_FUNC) {
         pt__lock(&t->lock);
         fire_due_locked(t, now);
@@ -405,14 +405,14 @@ bool pt__time_chan_due(pt_time_timer *t)
      * receive that something else answers): the unordered read, which a
      * little behind can only make a delivery a little later, answers
      * those; the value itself carries an ordered read. */
-    return due && due <= pt_nanotime_relaxed();
+    return due && due <= (t->s && t->s->opt.virtual_time ? pt__now(t->s) : pt_nanotime_relaxed());
 }
 
 void pt__time_chan_poll(pt_time_timer *t)
 {
     if (!pt__time_chan_due(t))
         return;
-    pt_nanos now = pt_nanotime();
+    pt_nanos now = pt__now(t->s);
     pt__lock(&t->lock);
     fire_due_locked(t, now);
     pt__unlock(&t->lock);
@@ -599,8 +599,8 @@ const struct pt__service pt__time_service = {.p_close = cache_free};
 static int make(pt_time_timer **out, enum kind kind, pt_nanos d, pt_nanos period, void (*f)(void *),
                 void *arg)
 {
-    pt_nanos now = pt_nanotime();
     pt_sched *s = pt_sched_current();
+    pt_nanos now = pt__now(s);
     struct pt__p *p = cache_p(s); /* read once: make does not switch */
     pt_time_timer *t = kind != KIND_FUNC ? cache_get(p) : NULL;
     pt_chan *c = NULL;
@@ -716,7 +716,7 @@ int pt_time_timer_reset(pt_time_timer *t, pt_nanos d)
 {
     if (!t || t->kind == KIND_TICKER)
         return -EINVAL;
-    pt_nanos now = pt_nanotime();
+    pt_nanos now = pt__now(t->s);
     op_lock(t);
     bool was = stop_all(t);
     int r = arm(t, when_of(now, d));
@@ -771,7 +771,7 @@ int pt_time_ticker_reset(pt_time_ticker *tk, pt_nanos period)
     if (!is_ticker(tk) || period <= 0)
         return -EINVAL;
     pt_time_timer *t = &tk->t;
-    pt_nanos now = pt_nanotime();
+    pt_nanos now = pt__now(t->s);
     op_lock(t);
     stop_all(t);
     t->period = period; /* nothing armed: no callback reads it now */

@@ -75,7 +75,8 @@ int pt_wg_wait(pt_wg *w)
         w->waiters = g;
         /* readied only by the add that empties the list, under the lock
          * this commit releases once g is off its stack */
-        pt_park(wg_unlock, &w->lock);
+        pt__g_waits(g, PT__WAIT_WG, w, true);
+        pt__park(g, wg_unlock, &w->lock);
         return 0;
     }
     for (;;) {

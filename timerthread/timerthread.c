@@ -106,6 +106,9 @@ struct pt_timerthread {
     uint32_t reclaim_mask; /* a request every reclaim_mask + 1 unschedules per thread */
     uint32_t sweep_min;    /* smallest heap worth a sweep */
     bool self_destroy; /* destroy came from a callback: timer thread only */
+    bool driven;       /* no thread: pt_timerthread_run runs the tasks */
+    /* A driven instance's: serialises its drivers, who own the heap in turn. */
+    _Atomic uint32_t drive_lock;
     pthread_t thread;
     /* Set once by destroy. Relaxed: schedule's check is advisory (a schedule
      * racing with destroy is the caller's bug); the timer thread's check is
@@ -547,86 +550,103 @@ static bool tt_stopping(pt_timerthread *tt)
     return atomic_load_explicit(&tt->stop, memory_order_relaxed);
 }
 
-static void tt_loop(pt_timerthread *tt, struct tt_local *l)
+/* Takes every bucket's tasks into the heap, freeing the removed ones,
+ * having reset the global nearest time first, so that a task scheduled
+ * during the pull that is earlier than what it pulled shows up in it
+ * (bRPC's pull_again); sweeps the heap when a reclaim was asked for. */
+static void tt_pull(pt_timerthread *tt, struct tt_local *l)
 {
     pt__heap4 *h = &tt->heap;
-    pt_nanos now = pt_nanotime(), last_sleep = now;
+    pt__lock(&tt->lock);
+    tt->nearest = PT_MAXWHEN;
+    bool reclaim = tt->reclaim; /* this pull serves every request so far */
+    tt->reclaim = false;
+    pt__unlock(&tt->lock);
+
+    for (uint32_t i = 0; i < tt->nbuckets; i++) {
+        for (struct pt__tt_task *t = tt_consume(&tt->buckets[i]); t;) {
+            struct pt__tt_task *next = t->next; /* before t may be freed */
+            if (!tt_try_delete(tt, l, t)) {
+                if (pt__heap4_reserve(h, 1) != 0)
+                    tt_oom(tt, "pull");
+                pt__heap4_push(h, t->when, t);
+            }
+            t = next;
+        }
+    }
+    if (reclaim)
+        tt_sweep(tt, l);
+}
+
+/* Runs the heap's tasks due by *now, reading the clock again when the
+ * head is not due by the last reading (`driven`: never; *now is the
+ * driver's). False: a task announced since the pull may be earlier than
+ * the head, or stop was asked: pull again. */
+static bool tt_run_due(pt_timerthread *tt, struct tt_local *l, pt_nanos *now, bool driven,
+                       uint64_t *triggered)
+{
+    pt__heap4 *h = &tt->heap;
+    while (h->len > 0) {
+        struct pt__tt_task *t = h->v[0].item;
+        if (tt_try_delete(tt, l, t)) {
+            pt__heap4_remove(h, 0);
+            continue;
+        }
+        if (t->when > *now) {
+            if (driven || t->when > (*now = pt_nanotime()))
+                return true;
+        }
+        /* Before running what we think is the earliest, check the
+         * global nearest time: a task scheduled earlier since the pull
+         * is still in its bucket. Ascending schedules rarely lower it,
+         * so this is rarely true. Stop counts too: destroy drops due
+         * tasks rather than run them. */
+        pt__lock(&tt->lock);
+        bool pull_again = t->when > tt->nearest;
+        pt__unlock(&tt->lock);
+        if (pull_again || tt_stopping(tt))
+            return false;
+        pt__heap4_remove(h, 0);
+        if (tt_run_task(tt, l, t))
+            atomic_store_explicit(&tt->triggered, ++*triggered, memory_order_release);
+    }
+    return true;
+}
+
+/* Publishes the head's time as what the runner waits for, so that only
+ * an earlier schedule announces itself, and returns it in *next with
+ * nsignals sampled under the same lock: a bump after this makes the
+ * futex wait return at once. False: never wait past a task announced
+ * since the pull, or stop was asked (under the lock, again: a destroy
+ * between the pull's reset of nearest and here has already bumped
+ * nsignals, so the sample would sleep through it; the spin model's
+ * tt.destroy_lost_wakeup): pull again. */
+static bool tt_publish(pt_timerthread *tt, pt_nanos *next, uint32_t *expected)
+{
+    pt__heap4 *h = &tt->heap;
+    *next = h->len ? h->v[0].when : PT_MAXWHEN;
+    pt__lock(&tt->lock);
+    if (*next > tt->nearest || tt_stopping(tt)) {
+        pt__unlock(&tt->lock);
+        return false;
+    }
+    tt->nearest = *next;
+    *expected = atomic_load_explicit(&tt->nsignals, memory_order_relaxed);
+    pt__unlock(&tt->lock);
+    pt__heap4_shrink(h);
+    return true;
+}
+
+static void tt_loop(pt_timerthread *tt, struct tt_local *l)
+{
+    pt_nanos now = pt_nanotime(), last_sleep = now, next;
     uint64_t triggered = 0, wakeups = 0, busy = 0;
+    uint32_t expected;
 
     while (!tt_stopping(tt)) {
-        /* Reset the global nearest time before pulling, so that a task
-         * scheduled during the pull that is earlier than what we pulled
-         * shows up in it (bRPC's pull_again). */
-        pt__lock(&tt->lock);
-        tt->nearest = PT_MAXWHEN;
-        bool reclaim = tt->reclaim; /* this pull serves every request so far */
-        tt->reclaim = false;
-        pt__unlock(&tt->lock);
-
-        for (uint32_t i = 0; i < tt->nbuckets; i++) {
-            for (struct pt__tt_task *t = tt_consume(&tt->buckets[i]); t;) {
-                struct pt__tt_task *next = t->next; /* before t may be freed */
-                if (!tt_try_delete(tt, l, t)) {
-                    if (pt__heap4_reserve(h, 1) != 0)
-                        tt_oom(tt, "pull");
-                    pt__heap4_push(h, t->when, t);
-                }
-                t = next;
-            }
-        }
-        if (reclaim)
-            tt_sweep(tt, l);
-
-        bool pull_again = false;
-        while (h->len > 0) {
-            struct pt__tt_task *t = h->v[0].item;
-            if (tt_try_delete(tt, l, t)) {
-                pt__heap4_remove(h, 0);
-                continue;
-            }
-            if (t->when > now) {
-                now = pt_nanotime();
-                if (t->when > now)
-                    break;
-            }
-            /* Before running what we think is the earliest, check the
-             * global nearest time: a task scheduled earlier since the pull
-             * is still in its bucket. Ascending schedules rarely lower it,
-             * so this is rarely true. Stop counts too: destroy drops due
-             * tasks rather than run them. */
-            pt__lock(&tt->lock);
-            pull_again = t->when > tt->nearest;
-            pt__unlock(&tt->lock);
-            if (pull_again || tt_stopping(tt)) {
-                pull_again = true;
-                break;
-            }
-            pt__heap4_remove(h, 0);
-            if (tt_run_task(tt, l, t))
-                atomic_store_explicit(&tt->triggered, ++triggered, memory_order_release);
-        }
-        if (pull_again)
+        tt_pull(tt, l);
+        if (!tt_run_due(tt, l, &now, false, &triggered) || !tt_publish(tt, &next, &expected))
             continue;
-
-        pt_nanos next = h->len ? h->v[0].when : PT_MAXWHEN;
-        uint32_t expected;
-        /* As before running: never sleep past a task announced since the
-         * pull. Otherwise publish what we wait for, so that only an
-         * earlier schedule bumps nsignals, and sample nsignals under the
-         * same lock: a bump after this makes the futex wait return at once. */
-        pt__lock(&tt->lock);
-        /* stop, again under the lock: a destroy between the pull's reset of
-         * nearest and here has already bumped nsignals, so the sample below
-         * would sleep through it (the spin model's tt.destroy_lost_wakeup). */
-        if (next > tt->nearest || tt_stopping(tt)) {
-            pt__unlock(&tt->lock);
-            continue;
-        }
-        tt->nearest = next;
-        expected = atomic_load_explicit(&tt->nsignals, memory_order_relaxed);
-        pt__unlock(&tt->lock);
-
-        pt__heap4_shrink(h);
         now = pt_nanotime();
         busy += (uint64_t)(now - last_sleep);
         atomic_store_explicit(&tt->busy_ns, busy, memory_order_relaxed);
@@ -637,6 +657,42 @@ static void tt_loop(pt_timerthread *tt, struct tt_local *l)
         atomic_store_explicit(&tt->wakeups, ++wakeups, memory_order_relaxed);
         now = last_sleep = pt_nanotime();
     }
+}
+
+/* ---- a driven instance: no thread; its driver runs what is due -------- */
+
+int pt_timerthread_run(pt_timerthread *tt, pt_nanos now)
+{
+    if (!tt || !tt->driven)
+        return -EINVAL;
+    pt__lock(&tt->drive_lock);
+    struct tt_local *l = tt_local(tt);
+    uint64_t triggered = atomic_load_explicit(&tt->triggered, memory_order_relaxed);
+    uint64_t before = triggered;
+    pt_nanos next;
+    uint32_t expected;
+    for (;;) {
+        tt_pull(tt, l);
+        if ((tt_run_due(tt, l, &now, true, &triggered) && tt_publish(tt, &next, &expected)) ||
+            tt_stopping(tt))
+            break;
+    }
+    pt__unlock(&tt->drive_lock);
+    return (int)(triggered - before);
+}
+
+pt_nanos pt_timerthread_next(pt_timerthread *tt)
+{
+    if (!tt || !tt->driven)
+        return -EINVAL;
+    pt__lock(&tt->drive_lock);
+    pt_nanos next = tt->heap.len ? tt->heap.v[0].when : PT_MAXWHEN;
+    pt__lock(&tt->lock);
+    if (tt->nearest < next)
+        next = tt->nearest;
+    pt__unlock(&tt->lock);
+    pt__unlock(&tt->drive_lock);
+    return next == PT_MAXWHEN ? 0 : next;
 }
 
 static void tt_free(pt_timerthread *tt)
@@ -665,7 +721,7 @@ static void *tt_main(void *arg)
 
 /* ---- lifetime and stats ------------------------------------------------ */
 
-int pt_timerthread_create(pt_timerthread **out, const pt_timerthread_options *opt)
+static int tt_create(pt_timerthread **out, const pt_timerthread_options *opt, bool driven)
 {
     if (!out)
         return -EINVAL;
@@ -709,6 +765,12 @@ int pt_timerthread_create(pt_timerthread **out, const pt_timerthread_options *op
     tt->removed_freed = 0;
     tt->reclaim = false;
     atomic_init(&tt->started, 0);
+    tt->driven = driven;
+    pt__lock_init(&tt->drive_lock);
+    if (driven) {
+        *out = tt;
+        return 0;
+    }
 
     int rc = pthread_create(&tt->thread, NULL, tt_main, tt);
     if (rc) {
@@ -722,10 +784,24 @@ int pt_timerthread_create(pt_timerthread **out, const pt_timerthread_options *op
     return 0;
 }
 
+int pt_timerthread_create(pt_timerthread **out, const pt_timerthread_options *opt)
+{
+    return tt_create(out, opt, false);
+}
+
+int pt_timerthread_create_driven(pt_timerthread **out, const pt_timerthread_options *opt)
+{
+    return tt_create(out, opt, true);
+}
+
 void pt_timerthread_destroy(pt_timerthread *tt)
 {
     if (!tt || tt->global)
         return;
+    if (tt->driven) {
+        tt_free(tt); /* its driver is done with it: nothing runs here */
+        return;
+    }
     atomic_store_explicit(&tt->stop, true, memory_order_relaxed);
     pt__lock(&tt->lock);
     /* Whatever the thread is about to do, nearest 0 makes it pull again

@@ -149,6 +149,16 @@ typedef struct pt_sched_options {
     enum pt_timer_mode timers; /* where sleeps, timeouts and time.* timers live */
     enum pt_stack_guard stack_guard; /* below every G's stack (PT_STACK_GUARD overrides) */
     enum pt_fd_io fd_io;             /* how sockets are read and written (PT_FD_IO overrides) */
+    /* Run on a virtual clock (see "Virtual time" below): true for tests
+     * of timeout code, which then take no real time and give the same
+     * times on every run. */
+    bool virtual_time;
+    /* Called once if the scheduler deadlocks (virtual time only): with
+     * the report pt_sched_deadlock_report returns, on the thread that
+     * found it, before pt_sched_wait returns; it must not call into the
+     * scheduler. NULL: none. pt_sched_run's way to the report. */
+    void (*on_deadlock)(const char *report, void *arg);
+    void *on_deadlock_arg;
 } pt_sched_options;
 
 /* Counters since create, exact once the scheduler is quiet (each is
@@ -187,6 +197,69 @@ typedef struct pt_sched_stats {
     uint64_t ring_enters;
 } pt_sched_stats;
 
+/* ---- virtual time (Go's testing/synctest, tokio's time::pause) ----------
+ *
+ * With .virtual_time, every time the scheduler gives its Gs is a virtual
+ * clock's: sleeps, channel, select and fd deadlines, the time.* timers
+ * and the values they send, and pt_time_now. The clock starts at
+ * PT_VIRTUAL_EPOCH and moves only when every G is durably blocked: then
+ * it jumps, at once, to the earliest timer pending on any P (or on the
+ * scheduler's TimerThread), and what falls due there runs. A sleep of an
+ * hour takes no real time, returns at its deadline exactly, and every
+ * run of the same program sees the same times.
+ *
+ * Durably blocked: parked on something only another G of the scheduler,
+ * or its clock, can end. Those waits are: a sleep; a channel operation or
+ * a blocking select, on channels made by Gs of this scheduler (a
+ * channel made by another thread may be sent on by that thread, which
+ * the scheduler cannot see: Go's rule for channels made outside a
+ * bubble); a time.* timer's or ticker's channel; a wait group
+ * (pt_wg_wait); pt_park, whose waker must then be one of its Gs (or a
+ * timer); pt_sched_settle's other Gs. Not durable, so the clock holds
+ * while any G waits on them: every wait on a descriptor (pt_fd_*: the
+ * kernel's events come in real time), a channel made outside the
+ * scheduler, and a G running, runnable or in a system call. A G
+ * waiting on a descriptor keeps the clock still, its own deadline
+ * included, until the kernel's event ends the wait (Go's rule too: a
+ * test that wants a network timeout to fire uses a socketpair and lets
+ * a G of its own hold the other end).
+ *
+ * Deadlock: every G durably blocked and no timer pending (no sleep, no
+ * deadline, no timer that could end a wait) can never end. The M that
+ * finds it writes a report of every G (its id, the function it runs,
+ * where it was made and by which G, what it waits on), calls
+ * on_deadlock, and pt_sched_wait returns -ENOTRECOVERABLE from then on;
+ * pt_sched_destroy then frees the scheduler with the Gs still parked
+ * (never resumed: what they hold stays held), once their time.* timers
+ * are freed (from any thread).
+ *
+ * The rest of the process keeps the real clock: pt_nanotime, threads
+ * that are not the scheduler's, timers made outside its Gs. Under
+ * PT_TIMERS_TIMERTHREAD the scheduler has a TimerThread of its own with
+ * no thread (pt_timerthread_create_driven), whose due tasks its Ms run
+ * as they run a P's timers. The monitor runs no timers (it rescues timers
+ * that are late in real time, which virtual ones never are). */
+
+/* The virtual clock's start: 2000-01-01T00:00:00Z as Unix nanoseconds
+ * (synctest's start), so a time printed as wall time reads as that date. */
+#define PT_VIRTUAL_EPOCH ((pt_nanos)946684800 * 1000000000)
+
+/* Go's time.Now for Gs: the scheduler's clock, virtual or not, read from
+ * any thread of a scheduler (its Gs, callbacks its Ms run); pt_nanotime()
+ * elsewhere. */
+PT_API pt_nanos pt_time_now(void);
+
+/* synctest.Wait (G): returns once every other G of the caller's
+ * scheduler is durably blocked (above), the clock unmoved. The basis of
+ * "advance, then look": sleep past a deadline, settle, then check what
+ * the Gs did. 0; -EPERM outside a G; -EINVAL on a scheduler without
+ * virtual time; -EBUSY while another G settles. */
+PT_API int pt_sched_settle(void);
+
+/* The report of a deadlock (above), valid until pt_sched_destroy; NULL
+ * when s has not deadlocked or is not valid. */
+PT_API const char *pt_sched_deadlock_report(pt_sched *s);
+
 /* Starts the Ps and their Ms. 0; -EINVAL (out NULL, procs < 0 or > 1024,
  * an unknown timer mode, stack guard or fd I/O, stack_size above 1 GiB, a
  * PT_STACK_GUARD value other than auto, pages or canary, a PT_FD_IO other
@@ -195,16 +268,20 @@ typedef struct pt_sched_stats {
 PT_API int pt_sched_create(pt_sched **out, const pt_sched_options *opt);
 
 /* Blocks the calling thread (not a G) until no G of s is left. 0;
- * -EDEADLK from a G; -EINVAL. */
+ * -EDEADLK from a G; -EINVAL; -ENOTRECOVERABLE once s, on virtual time,
+ * deadlocked (every G blocked for good: see "Virtual time"). */
 PT_API int pt_sched_wait(pt_sched *s);
 
-/* Stops the Ms and frees everything. 0; -EBUSY while Gs remain, or
- * timers and tickers made by its Gs (pt_time_*) are not yet freed;
+/* Stops the Ms and frees everything. 0; -EBUSY while Gs remain (but
+ * after a deadlock), or timers and tickers made by its Gs (pt_time_*)
+ * are not yet freed;
  * -EDEADLK from a G of s; -EINVAL. */
 PT_API int pt_sched_destroy(pt_sched *s);
 
 /* A whole program's main: create, pt_go(fn, arg), wait, destroy. 0, or
  * the first error of those calls: -EINVAL (fn NULL, or as create);
+ * -ENOTRECOVERABLE (a deadlock on virtual time: on_deadlock has the
+ * report);
  * -EDEADLK from a G (nothing is created or started); -EBUSY when fn's Gs
  * left time.* timers unfreed (the scheduler is then left as it is:
  * pt_sched_current() in one of its Gs names it, for a later destroy). */

@@ -96,6 +96,26 @@ PT_API int pt_timerthread_unschedule(pt_timerthread *tt, pt_task_id id);
  * returns. Does nothing to the global instance or NULL. */
 PT_API void pt_timerthread_destroy(pt_timerthread *tt);
 
+/* A driven instance: the TimerThread's buckets and heap with no thread
+ * of their own, for a caller that owns its threads and its clock (an
+ * event loop, or a scheduler on virtual time, whose clock the timer
+ * thread could not see). Schedules and unschedules are as above; the
+ * tasks run only inside pt_timerthread_run, on the thread that calls
+ * it, and `when` is whatever clock the driver keeps. Destroy must not
+ * race a run, and drops the tasks not yet run. 0 or as create. */
+PT_API int pt_timerthread_create_driven(pt_timerthread **out, const pt_timerthread_options *opt);
+
+/* Runs a driven instance's tasks due at `now` (when <= now), in order of
+ * `when`, on the calling thread; one driver at a time (another waits).
+ * A task it runs may schedule, unschedule and call run's neighbours but
+ * not run or next. The count of tasks run; -EINVAL (NULL, or an instance
+ * with its own thread). */
+PT_API int pt_timerthread_run(pt_timerthread *tt, pt_nanos now);
+
+/* A driven instance's earliest pending `when` (perhaps a task removed
+ * since, which a run then skips); 0 with none pending; -EINVAL as run. */
+PT_API pt_nanos pt_timerthread_next(pt_timerthread *tt);
+
 /* The process-wide instance (default options), created on first use by
  * whichever thread gets there first, never destroyed. NULL only if it could
  * not be created. */

@@ -320,6 +320,27 @@ static void row_pt_sched_set_procs(void)
     finish_sched(s);
 }
 
+/* No bad input: off a scheduler it is the process's clock. */
+static void row_pt_time_now(void)
+{
+    pt_nanos a = pt_nanotime(), b = pt_time_now(), c = pt_nanotime();
+    CHECK(a <= b && b <= c);
+}
+
+/* Outside a G, or on the real clock (settle_refused in test_vtime.c). */
+static void row_pt_sched_settle(void)
+{
+    CHECK_EQ(pt_sched_settle(), -EPERM);
+}
+
+static void row_pt_sched_deadlock_report(void)
+{
+    CHECK(pt_sched_deadlock_report(NULL) == NULL);
+    pt_sched *s = make_sched(1, PT_TIMERS_PER_P);
+    CHECK(pt_sched_deadlock_report(s) == NULL); /* on the real clock: never */
+    finish_sched(s);
+}
+
 static void row_pt_sched_procs(void)
 {
     CHECK_EQ(pt_sched_procs(NULL), -EINVAL);
@@ -1699,6 +1720,9 @@ const struct badinput_row pt_badinput_sched_rows[] = {
     {"pt_sched_run", row_pt_sched_run},
     {"pt_sched_set_procs", row_pt_sched_set_procs},
     {"pt_sched_procs", row_pt_sched_procs},
+    {"pt_time_now", row_pt_time_now},
+    {"pt_sched_settle", row_pt_sched_settle},
+    {"pt_sched_deadlock_report", row_pt_sched_deadlock_report},
     {"pt_sched_read_stats", row_pt_sched_read_stats},
     {"pt_sched_current", row_pt_sched_current},
     {"pt_go", row_pt_go},

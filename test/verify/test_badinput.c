@@ -450,6 +450,38 @@ static void row_pt_timerthread_schedule(void)
     }
 }
 
+static void row_pt_timerthread_create_driven(void)
+{
+    pt_timerthread *tt = NULL;
+    pt_timerthread_options o = {.num_buckets = 1025};
+    CHECK_EQ(pt_timerthread_create_driven(NULL, NULL), -EINVAL);
+    CHECK_EQ(pt_timerthread_create_driven(&tt, &o), -EINVAL);
+    CHECK(tt == NULL);
+    CHECK_EQ(pt_timerthread_create_driven(&tt, NULL), 0);
+    CHECK_EQ(pt_timerthread_next(tt), 0);
+    pt_timerthread_destroy(tt);
+}
+
+/* run and next: NULL and an instance with its own thread are refused,
+ * and the refusal runs nothing */
+static void row_pt_timerthread_run(void)
+{
+    pt_timerthread *tt, *dt;
+    CHECK_EQ(pt_timerthread_create(&tt, NULL), 0);
+    CHECK_EQ(pt_timerthread_create_driven(&dt, NULL), 0);
+    CHECK(pt_timerthread_schedule(dt, noop_task, NULL, 5) != PT_INVALID_TASK_ID);
+    CHECK_EQ(pt_timerthread_run(NULL, 10), -EINVAL);
+    CHECK_EQ(pt_timerthread_run(tt, 10), -EINVAL);
+    CHECK_EQ(pt_timerthread_next(NULL), -EINVAL);
+    CHECK_EQ(pt_timerthread_next(tt), -EINVAL);
+    CHECK_EQ(pt_timerthread_next(dt), 5);
+    CHECK_EQ(pt_timerthread_run(dt, 4), 0); /* not yet due */
+    CHECK_EQ(pt_timerthread_run(dt, 5), 1);
+    CHECK_EQ(pt_timerthread_next(dt), 0);
+    pt_timerthread_destroy(dt);
+    pt_timerthread_destroy(tt);
+}
+
 static void row_pt_timerthread_unschedule(void)
 {
     pt_timerthread *tt;
@@ -529,6 +561,9 @@ static const struct badinput_row rows[] = {
     {"pt_timerthread_schedule", row_pt_timerthread_schedule},
     {"pt_timerthread_unschedule", row_pt_timerthread_unschedule},
     {"pt_timerthread_destroy", row_pt_timerthread_destroy},
+    {"pt_timerthread_create_driven", row_pt_timerthread_create_driven},
+    {"pt_timerthread_run", row_pt_timerthread_run},
+    {"pt_timerthread_next", row_pt_timerthread_run},
     {"pt_timerthread_global", row_pt_timerthread_global},
     {"pt_timerthread_read_stats", row_pt_timerthread_read_stats},
     {"pt_engine_v1", row_pt_engine_v1},
