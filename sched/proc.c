@@ -119,6 +119,10 @@ void pt__wake_timers(void *ctx, pt_nanos when)
 {
     struct pt__p *p = ctx;
     pt_sched *s = p->s;
+    /* A virtual timer still to come falls due only when an idle M moves
+     * the clock, and that M runs it: nobody need wake for it. */
+    if (s->opt.virtual_time && when > pt__now(s))
+        return;
     /* a read-modify-write: ordered after the caller's heap update, as the
      * poller orders its claim before its look at the heaps */
     if (atomic_fetch_add_explicit(&s->idle.polling, 0, memory_order_seq_cst))
@@ -138,10 +142,15 @@ void pt__wake_timers(void *ctx, pt_nanos when)
 void pt__g_put_runnable(pt_sched *s, pt_g *g)
 {
     struct pt__m *m = pt__cur_m();
-    if (m && m->s == s && !atomic_load_explicit(&m->p->dead, memory_order_relaxed))
+    if (m && m->s == s && !atomic_load_explicit(&m->p->dead, memory_order_relaxed)) {
         pt__runq_put(m->p, g, !m->running_timers);
-    else
+        /* a virtual timer's G: its M, done with the timers, runs it or
+         * wakes another for more (run_virtual_timers) */
+        if (m->running_timers && s->opt.virtual_time)
+            return;
+    } else {
         pt__globq_put(s, g);
+    }
     pt__wakep(s);
 }
 
@@ -206,25 +215,41 @@ static pt_g *found(struct pt__m *m, pt_g *g)
 
 /* ---- timers -------------------------------------------------------------- */
 
-/* Runs the due timers of P q from this M (q's own M or not). On virtual
- * time, at the clock's now and under its lock, with the scheduler's
- * TimerThread's due tasks when q is the M's own P. */
+/* run_timers on virtual time: at the clock's now, under its lock (see
+ * vtime.c), with the scheduler's TimerThread's due tasks when q is the
+ * M's own P; with nothing due, a look without the lock. */
+static int run_virtual_timers(struct pt__m *m, struct pt__p *q)
+{
+    pt_sched *s = m->s;
+    pt_nanos now = pt__now(s), w = pt__ptimers_next(pt__lheap(s), &q->timers);
+    pt_nanos tw = q == m->p ? pt_timerthread_next(s->tt) : 0;
+    if ((w == 0 || w > now) && (tw == 0 || tw > now))
+        return 0;
+    pt__lock(&s->vt.lock);
+    now = pt__now(s);
+    m->running_timers = true;
+    int n = pt__ptimers_check(pt__lheap(s), &q->timers, now, q == m->p);
+    if (q == m->p && (tw = pt_timerthread_next(s->tt)) > 0 && tw <= now)
+        n += pt_timerthread_run(s->tt, now);
+    m->running_timers = false;
+    pt__unlock(&s->vt.lock);
+    if (n > 1)
+        pt__wakep(s); /* more than this M's next G: another M may help */
+    return n;
+}
+
+/* Runs the due timers of P q from this M (q's own M or not). */
 static void run_timers(struct pt__m *m, struct pt__p *q, pt_nanos now)
 {
     pt_sched *s = m->s;
+    int n;
     if (s->opt.virtual_time) {
-        pt__lock(&s->vt.lock);
-        now = pt__now(s);
+        n = run_virtual_timers(m, q);
+    } else {
+        m->running_timers = true;
+        n = pt__ptimers_check(pt__lheap(s), &q->timers, now, q == m->p);
+        m->running_timers = false;
     }
-    m->running_timers = true;
-    int n = pt__ptimers_check(pt__lheap(s), &q->timers, now, q == m->p);
-    if (s->opt.virtual_time) {
-        pt_nanos w = q == m->p ? pt_timerthread_next(s->tt) : 0;
-        if (w > 0 && w <= now)
-            n += pt_timerthread_run(s->tt, now);
-        pt__unlock(&s->vt.lock);
-    }
-    m->running_timers = false;
     if (n > 0)
         pt__count(q == m->p ? &m->p->n_timers_owner : &m->p->n_timers_stolen, (uint64_t)n);
 }
@@ -502,11 +527,17 @@ static pt_g *find_runnable(struct pt__m *m)
         pt_nanos now = pt__now(s), until = pt__earliest_timer(s);
         if (work_anywhere(s) || (until != 0 && until <= now) ||
             atomic_load_explicit(&s->stopping, memory_order_acquire) ||
-            p->id >= atomic_load_explicit(&s->nprocs, memory_order_acquire) ||
-            (s->opt.virtual_time && pt__vt_idle(m))) {
+            p->id >= atomic_load_explicit(&s->nprocs, memory_order_acquire)) {
             atomic_fetch_sub_explicit(&s->idle.npidle, 1, memory_order_seq_cst);
             if (was_spinning)
                 start_spinning(m);
+            continue;
+        }
+        /* Virtual time: every G blocked moves the clock (vtime.c). This M
+         * runs what fell due, not spinning: finding its own G then wakes
+         * nobody, as one the clock readied needs nobody else. */
+        if (s->opt.virtual_time && pt__vt_idle(m)) {
+            atomic_fetch_sub_explicit(&s->idle.npidle, 1, memory_order_seq_cst);
             continue;
         }
         if (claim_poller(s)) {

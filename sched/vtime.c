@@ -169,6 +169,11 @@ bool pt__vt_idle(struct pt__m *m)
     pt_sched *s = m->s;
     if (atomic_load_explicit(&s->vt.deadlocked, memory_order_acquire))
         return false;
+    /* the look below, first without the lock: most find a G running */
+    if (atomic_load_explicit(&s->gcount, memory_order_seq_cst) -
+            atomic_load_explicit(&s->vt.blocked, memory_order_seq_cst) >
+        1)
+        return false;
     pt__lock(&s->vt.lock);
     /* seq_cst, as the count's updates: a G counted blocked here was
      * counted after its commit published it, so its waker, if any, is

@@ -124,6 +124,9 @@ struct pt_timerthread {
     /* The global lock and what it guards, on their own line. */
     alignas(64) _Atomic uint32_t lock;
     pt_nanos nearest;          /* earliest `when` announced since the thread last reset it */
+    /* nearest, as last written, for pt_timerthread_next's look without
+     * the lock (every write of nearest goes through set_nearest) */
+    _Atomic pt_nanos nearest_seen;
     _Atomic uint32_t nsignals; /* the futex word the thread sleeps on; bumped under lock */
     bool reclaim;              /* a reclaim was asked for since the thread last reset nearest */
 
@@ -241,12 +244,18 @@ static void tt_free_task(pt_timerthread *tt, struct tt_local *l, struct pt__tt_t
 
 /* The task is the earliest of its bucket: if it is also earlier than what
  * the timer thread is waiting for, say so and wake it. */
+static inline void set_nearest(pt_timerthread *tt, pt_nanos when)
+{
+    tt->nearest = when;
+    atomic_store_explicit(&tt->nearest_seen, when, memory_order_relaxed);
+}
+
 /* With tt->lock held: the thread's sleep is to be cut short at `when`
  * (0: at once). Relaxed: the increment is ordered by the lock; the futex
  * compares the word itself. The caller wakes the futex after unlocking. */
 static inline void tt_set_nearest_locked(pt_timerthread *tt, pt_nanos when)
 {
-    tt->nearest = when;
+    set_nearest(tt, when);
     atomic_store_explicit(&tt->nsignals,
                           atomic_load_explicit(&tt->nsignals, memory_order_relaxed) + 1,
                           memory_order_relaxed);
@@ -261,7 +270,7 @@ static __attribute__((noinline)) void tt_announce(pt_timerthread *tt, pt_nanos w
         wake = true;
     }
     pt__unlock(&tt->lock);
-    if (wake)
+    if (wake && !tt->driven) /* a driven instance has no thread to wake */
         pt__futex_wake(&tt->nsignals, 1);
 }
 
@@ -280,7 +289,7 @@ static __attribute__((noinline)) bool tt_request_reclaim(pt_timerthread *tt)
         wake = true;
     }
     pt__unlock(&tt->lock);
-    if (wake)
+    if (wake && !tt->driven)
         pt__futex_wake(&tt->nsignals, 1);
     return wake;
 }
@@ -558,7 +567,7 @@ static void tt_pull(pt_timerthread *tt, struct tt_local *l)
 {
     pt__heap4 *h = &tt->heap;
     pt__lock(&tt->lock);
-    tt->nearest = PT_MAXWHEN;
+    set_nearest(tt, PT_MAXWHEN);
     bool reclaim = tt->reclaim; /* this pull serves every request so far */
     tt->reclaim = false;
     pt__unlock(&tt->lock);
@@ -630,7 +639,7 @@ static bool tt_publish(pt_timerthread *tt, pt_nanos *next, uint32_t *expected)
         pt__unlock(&tt->lock);
         return false;
     }
-    tt->nearest = *next;
+    set_nearest(tt, *next);
     *expected = atomic_load_explicit(&tt->nsignals, memory_order_relaxed);
     pt__unlock(&tt->lock);
     pt__heap4_shrink(h);
@@ -681,18 +690,17 @@ int pt_timerthread_run(pt_timerthread *tt, pt_nanos now)
     return (int)(triggered - before);
 }
 
+/* Between runs, nearest is the earliest pending `when` (a run ends by
+ * publishing its heap's head there, and a schedule lowers it only to an
+ * earlier task), so the look takes no lock. 0 in nearest is a reclaim's
+ * request for a pull: answered as due, so that the driver runs and
+ * publishes the head again. */
 pt_nanos pt_timerthread_next(pt_timerthread *tt)
 {
     if (!tt || !tt->driven)
         return -EINVAL;
-    pt__lock(&tt->drive_lock);
-    pt_nanos next = tt->heap.len ? tt->heap.v[0].when : PT_MAXWHEN;
-    pt__lock(&tt->lock);
-    if (tt->nearest < next)
-        next = tt->nearest;
-    pt__unlock(&tt->lock);
-    pt__unlock(&tt->drive_lock);
-    return next == PT_MAXWHEN ? 0 : next;
+    pt_nanos next = atomic_load_explicit(&tt->nearest_seen, memory_order_relaxed);
+    return next == PT_MAXWHEN ? 0 : next == 0 ? 1 : next;
 }
 
 static void tt_free(pt_timerthread *tt)
@@ -756,6 +764,7 @@ static int tt_create(pt_timerthread **out, const pt_timerthread_options *opt, bo
     pt__task_pool_init(&tt->pool);
     pt__lock_init(&tt->lock);
     tt->nearest = PT_MAXWHEN;
+    atomic_init(&tt->nearest_seen, PT_MAXWHEN);
     atomic_init(&tt->nsignals, 0);
     pt__heap4_init(&tt->heap, PT__HEAP4_NO_INDEX);
     atomic_init(&tt->triggered, 0);
@@ -806,7 +815,7 @@ void pt_timerthread_destroy(pt_timerthread *tt)
     pt__lock(&tt->lock);
     /* Whatever the thread is about to do, nearest 0 makes it pull again
      * (where it sees stop), and the bump makes its futex wait return. */
-    tt->nearest = 0;
+    set_nearest(tt, 0);
     atomic_store_explicit(&tt->nsignals,
                           atomic_load_explicit(&tt->nsignals, memory_order_relaxed) + 1,
                           memory_order_relaxed);

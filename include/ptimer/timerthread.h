@@ -113,7 +113,10 @@ PT_API int pt_timerthread_create_driven(pt_timerthread **out, const pt_timerthre
 PT_API int pt_timerthread_run(pt_timerthread *tt, pt_nanos now);
 
 /* A driven instance's earliest pending `when` (perhaps a task removed
- * since, which a run then skips); 0 with none pending; -EINVAL as run. */
+ * since, which a run then skips), or 1 when a run must first gather
+ * the tasks to know (every 4096th unschedule of a thread asks for
+ * that); 0 with none pending; -EINVAL as run. A look without a lock:
+ * exact between runs, and during one on another thread perhaps 0. */
 PT_API pt_nanos pt_timerthread_next(pt_timerthread *tt);
 
 /* The process-wide instance (default options), created on first use by
