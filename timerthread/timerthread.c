@@ -267,10 +267,12 @@ static __attribute__((noinline)) void tt_announce(pt_timerthread *tt, pt_nanos w
     pt__lock(&tt->lock);
     if (when < tt->nearest) {
         tt_set_nearest_locked(tt, when);
-        wake = true;
+        wake = !tt->driven; /* a driven instance has no thread to wake */
     }
+    /* nothing of tt is read after this: its thread may free it (a
+     * destroy from its own callback) once the lock is down */
     pt__unlock(&tt->lock);
-    if (wake && !tt->driven) /* a driven instance has no thread to wake */
+    if (wake)
         pt__futex_wake(&tt->nsignals, 1);
 }
 
@@ -284,12 +286,13 @@ static __attribute__((noinline)) bool tt_request_reclaim(pt_timerthread *tt)
     bool wake = false;
     pt__lock(&tt->lock);
     tt->reclaim = true;
+    bool driven = tt->driven;
     if (tt->nearest != 0) {
         tt_set_nearest_locked(tt, 0);
         wake = true;
     }
     pt__unlock(&tt->lock);
-    if (wake && !tt->driven)
+    if (wake && !driven)
         pt__futex_wake(&tt->nsignals, 1);
     return wake;
 }
