@@ -182,7 +182,10 @@ bool pt__vt_idle(struct pt__m *m)
     int64_t gs = atomic_load_explicit(&s->gcount, memory_order_seq_cst);
     int64_t blocked = atomic_load_explicit(&s->vt.blocked, memory_order_seq_cst);
     pt_g *settler = atomic_load_explicit(&s->vt.settler, memory_order_seq_cst);
-    if (gs == 0 || gs - blocked != (settler ? 1 : 0)) {
+    /* deadlocked again, under the lock: another M may have found it
+     * while this one waited for the lock (reported once) */
+    if (gs == 0 || gs - blocked != (settler ? 1 : 0) ||
+        atomic_load_explicit(&s->vt.deadlocked, memory_order_relaxed)) {
         pt__unlock(&s->vt.lock);
         return false;
     }
