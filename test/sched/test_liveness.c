@@ -55,20 +55,45 @@ static void report_stall(pt_sched *s, const char *what)
 
 /* A G takes the claim, as a non-blocking poll does, and ends holding it:
  * while it runs, its own M cannot be the poller. Another P's M may be,
- * blocked in the netpoller: break its sleep until it lets go. */
+ * blocked in the netpoller. Breaking its sleep is not enough: woken, it
+ * drops the claim and, finding nothing to run, takes it back, and with one
+ * core free (the tests run two at a time) it does so before this G runs
+ * again, every time. So a helper G is made for it to run: it spins until
+ * the claim is taken, and the poller, busy with it, stays away. */
+struct claim {
+    pt_sched *s;
+    atomic_int taken;
+};
+
+static void claim_helper(void *arg)
+{
+    struct claim *c = arg;
+    pt_nanos give_up = pt_nanotime() + BOUND;
+    while (!atomic_load(&c->taken))
+        CHECK(pt_nanotime() < give_up);
+}
+
 static void claimer(void *arg)
 {
-    pt_sched *s = arg;
+    struct claim *c = arg;
+    pt_sched *s = c->s;
     pt_nanos give_up = pt_nanotime() + BOUND;
+    bool helped = pt_sched_procs(s) == 1; /* no other M to be the poller */
     while (!pt__poller_try(s)) {
         CHECK(pt_nanotime() < give_up);
+        if (!helped) {
+            CHECK_EQ(pt_go(s, claim_helper, c), 0);
+            helped = true;
+        }
         pt_netpoll_break(s->np);
     }
+    atomic_store(&c->taken, 1);
 }
 
 static void hold_claim(pt_sched *s)
 {
-    CHECK_EQ(pt_go(s, claimer, s), 0);
+    struct claim c = {.s = s};
+    CHECK_EQ(pt_go(s, claimer, &c), 0);
     CHECK_EQ(pt_sched_wait(s), 0);
 }
 
