@@ -424,10 +424,19 @@ void pt__time_chan_block(pt_time_timer *t)
     pt__lock(&t->lock);
     atomic_fetch_add_explicit(&t->blocked, 1, memory_order_relaxed);
     pt_nanos due = atomic_load_explicit(&t->due, memory_order_relaxed);
-    bool engage = due && !t->engaged;
-    if (engage)
+    bool engage = due && !t->engaged, stale = false;
+    if (engage) {
         t->engaged = true;
+        /* a task the last unblock left on the TimerThread, due when this
+         * value is: it serves this wait as it is */
+        if (t->armed && t->when == due)
+            engage = false;
+        else
+            stale = t->armed;
+    }
     pt__unlock(&t->lock);
+    if (stale)
+        (void)tt_cancel(t);
     if (engage) {
         t->engine_used = true;
         if (engine_arm(t, due) < 0) {
@@ -448,6 +457,12 @@ void pt__time_chan_unblock(pt_time_timer *t)
     bool quiet = last && t->engaged;
     if (quiet)
         t->engaged = false;
+    /* A task on the TimerThread stays (Go 1.23's zombie): the next block
+     * takes it back if its time is still the due one (a ticker read in a
+     * loop schedules one task a tick, not three), and if it runs first,
+     * finding nobody engaged it schedules no next one. */
+    if (quiet && t->armed)
+        quiet = false;
     pt__unlock(&t->lock);
     if (quiet)
         engine_quiet(t);
