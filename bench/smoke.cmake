@@ -384,6 +384,38 @@ if(help MATCHES "sched-perp" AND NOT SANITIZE STREQUAL "thread")
   endif()
 endif()
 
+# vtime-hour, where the scheduler is built: the hour of virtual time on
+# each timer mode at 2 Ps. Every tick and wake counted (3,600,000 and
+# 10,000), every G finished, none early and none late on the virtual
+# clock (ptbench's own count check says the rest). Not under TSan (as
+# above).
+if(help MATCHES "sched-perp" AND NOT SANITIZE STREQUAL "thread")
+  execute_process(
+    COMMAND ${PTBENCH} -w vtime-hour -d sched-perp,sched-lheap,sched-tt -t 2 -r 1 --no-peers
+            --no-plots -q -o ${OUT}/vtime
+    RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "ptbench -w vtime-hour failed (${rc}):\n${out}\n${err}")
+  endif()
+  file(STRINGS ${OUT}/vtime/ptbench.jsonl vlines)
+  list(LENGTH vlines nv)
+  if(NOT nv EQUAL 3)
+    message(FATAL_ERROR "vtime-hour: expected a row per timer mode, got ${nv}:\n${out}")
+  endif()
+  foreach(line IN LISTS vlines)
+    foreach(field ops waits wakes early_wakes gs_started gs_finished)
+      string(JSON ${field} GET "${line}" ${field})
+    endforeach()
+    check_quantiles("${line}")
+    string(JSON late GET "${line}" lat_max_us)
+    if(NOT ops EQUAL 3610000 OR NOT waits EQUAL 3610000 OR NOT wakes EQUAL 3610000
+       OR NOT early_wakes EQUAL 0 OR NOT gs_started EQUAL 10001 OR NOT gs_finished EQUAL 10001
+       OR late GREATER 0)
+      message(FATAL_ERROR "vtime-hour row: ${line}")
+    endif()
+  endforeach()
+endif()
+
 # http, where wrk is installed and the scheduler built: our server in both
 # timer modes for a second under 50 connections (the peers' servers need
 # Go and nginx, which the main job installs). Every row has requests, no

@@ -78,6 +78,8 @@ bool rep_counts_ok(const struct workload *wl, const struct rep *p, char *why, si
     else if (p->early_wakes)
         snprintf(why, n, "%llu sleeps woke before their deadline",
                  (unsigned long long)p->early_wakes);
+    else if (wl->virtual_time && p->max > 0) /* the virtual clock promises exact times */
+        snprintf(why, n, "a wake %.0f virtual ns late", (double)p->max);
     else if (!p->ops)
         snprintf(why, n, "no ops");
     return why[0] == 0;
@@ -246,7 +248,7 @@ void report_add(struct report *r, const struct workload *wl, const char *variant
         v[OPS_S][i] = secs > 0 ? (double)p->ops / secs : 0;
         /* per thread, as the anchors count: each thread's time per op;
          * a burst's wall time per G, however many Ps made and ran them */
-        double per = wl->kind == WL_BURST || wl->kind == WL_HTTP ? 1 : threads;
+        double per = wl->kind == WL_BURST || wl->kind == WL_HTTP || wl->per_run ? 1 : threads;
         v[NS_OP][i] = p->ops ? p->elapsed_ns * per / (double)p->ops : 0;
         v[P50][i] = p->p50 / 1e3;
         v[P99][i] = p->p99 / 1e3;

@@ -167,8 +167,17 @@ static void print_block(const struct report *r, FILE *f, enum block b, int namew
 }
 
 /* The workloads of one kind, run on the engines or in the scheduler. */
-static void legend_kind(const struct report *r, FILE *f, enum wl_kind kind, bool in_sched,
-                        const char *what)
+/* Whether row w's figure is per op of the whole run (workload.h). */
+static bool row_per_run(const struct row *w)
+{
+    const struct workload *wl = workload_find(w->workload);
+    return wl && wl->per_run;
+}
+
+/* The rows of one kind and place, per_run ones apart: their figure is
+ * not per thread. */
+static void legend_rows(const struct report *r, FILE *f, enum wl_kind kind, bool in_sched,
+                        bool per_run, const char *what)
 {
     char names[256] = "";
     for (int i = 0; i < r->nrows; i++) {
@@ -176,13 +185,19 @@ static void legend_kind(const struct report *r, FILE *f, enum wl_kind kind, bool
         bool named = false;
         for (int j = 0; j < i && !named; j++)
             named = strcmp(r->rows[j].workload, w->workload) == 0;
-        if (w->kind != kind || w->in_sched != in_sched || named)
+        if (w->kind != kind || w->in_sched != in_sched || named || row_per_run(w) != per_run)
             continue;
         size_t len = strlen(names);
         snprintf(names + len, sizeof names - len, "%s%s", len ? ", " : "", w->workload);
     }
     if (names[0])
         fprintf(f, "  %-9s  %s: %s\n", metric_name(kind, in_sched), names, what);
+}
+
+static void legend_kind(const struct report *r, FILE *f, enum wl_kind kind, bool in_sched,
+                        const char *what)
+{
+    legend_rows(r, f, kind, in_sched, false, what);
 }
 
 static void legend(const struct report *r, FILE *f)
@@ -200,6 +215,9 @@ static void legend(const struct report *r, FILE *f)
     legend_kind(r, f, WL_THROUGHPUT, true,
                 "wall time x Ps / ops, each P's time per op (a G\n"
                 "             spawned, a round trip, a sleep and its wake, a request)");
+    legend_rows(r, f, WL_THROUGHPUT, true, true,
+                "wall time / events, however many Ps (an hour of\n"
+                "             virtual time: 3,610,000 ticks and wakes)");
     legend_kind(r, f, WL_LATENCY, false, "99th percentile of fire time - deadline");
     legend_kind(r, f, WL_LATENCY, true,
                 "99th percentile of wake time - deadline\n"

@@ -62,7 +62,7 @@ int sched_run(const struct workload *wl, const struct sched_design *d, int procs
               const struct run_config *cfg, struct run_result *out);
 
 /* The bodies (sched_workloads.c, sched_memory.c, sched_burst.c, sched_rpc.c,
- * sched_conn.c). */
+ * sched_conn.c, sched_vtime.c). */
 void sched_spawn(struct sched_ctx *c);
 void sched_pingpong(struct sched_ctx *c);
 void sched_chan_timeout(struct sched_ctx *c);
@@ -74,6 +74,7 @@ void sched_spawn_burst(struct sched_ctx *c);
 void sched_rpc(struct sched_ctx *c);
 void sched_rpc_plain(struct sched_ctx *c);
 void sched_conn_churn(struct sched_ctx *c);
+void sched_vtime_hour(struct sched_ctx *c);
 /* Exactly n bytes from a G's fd by the deadline (0: none); n, 0 at end of
  * file, or -errno (sched_rpc.c). */
 ssize_t sched_read_full(int fd, char *buf, size_t n, pt_nanos deadline);

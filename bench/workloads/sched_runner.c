@@ -184,6 +184,7 @@ int sched_run(const struct workload *wl, const struct sched_design *d, int procs
     pt_sched_options opt = {.procs = procs,
                             .timers = d->timers,
                             .fd_io = d->fd_io,
+                            .virtual_time = wl->virtual_time,
                             .stack_guard = (enum pt_stack_guard)cfg->stack_guard};
     pt_sched *s;
     int rc = pt_sched_create(&s, &opt);

@@ -100,6 +100,12 @@ struct workload {
     bool stack_rows;
     /* Its Gs read and write sockets: the ring design (sched-uring) runs it. */
     bool uses_fds;
+    /* Its scheduler runs on the virtual clock (pt_sched_options
+     * .virtual_time): lateness is in virtual ns, where late is a bug. */
+    bool virtual_time;
+    /* Its figure is the run's wall time per op, however many threads ran
+     * them (a fixed amount of work, not ops back to back per thread). */
+    bool per_run;
 };
 
 static inline bool wl_in_sched(const struct workload *wl)
