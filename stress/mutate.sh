@@ -85,8 +85,10 @@ MUTATIONS=(
   "sched-plain-sleep-until-wakes-early#sched/sleep.c#s/struct timespec ts = {when \/ 1000000000, when % 1000000000};/struct timespec ts = {(when - 1000000) \/ 1000000000, (when - 1000000) % 1000000000};/"
   "sched-plain-sleep-does-not-sleep#sched/sleep.c#/^int pt_sleep(/,/^}/s/        return pt_sleep_until(when);/        return 0;/"
   "sched-timer-quiet-when-one-waiter-leaves#sched/time.c#/^void pt__time_chan_unblock/,/^}/s/memory_order_relaxed) == 1;/memory_order_relaxed) >= 1;/"
+  "sched-vtime-jumps-past-the-timer#sched/vtime.c#s/atomic_store_explicit(\&s->vt.now, next, memory_order_release);/atomic_store_explicit(\&s->vt.now, next + 1, memory_order_release);/"
+  "sched-vtime-fd-wait-is-durable#sched/fdio.c#s/pt__g_waits(w.g, PT__WAIT_FD, f, false);/pt__g_waits(w.g, PT__WAIT_FD, f, true);/"
 )
-SCENARIOS=(modtimer ticker churn move sched)
+SCENARIOS=(modtimer ticker churn move sched vtime)
 
 # A clean copy of the tree once; each mutation edits it in place and puts
 # the file back (on any exit too, so a kept tree is the clean one).
@@ -140,7 +142,7 @@ for m in "${MUTATIONS[@]}"; do
     [[ $name == lheap-* ]] && designs=lheap
     [[ $name == pwheel-* ]] && designs=pwheel
     [[ $name == staged-* ]] && designs=pheap-staged
-    if [ "$s" = sched ]; then
+    if [ "$s" = sched ] || [ "$s" = vtime ]; then
       designs=sched-perp,sched-tt
       [[ $name == tt-* ]] && designs=sched-tt
       [[ $name == lheap-* ]] && designs=sched-lheap

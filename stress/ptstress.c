@@ -46,6 +46,8 @@ static const struct scenario scenarios[] = {
 #ifdef PTSTRESS_HAVE_SCHED
     {"sched", "inside the scheduler: sleeps, Timers, AfterFuncs, Tickers, while Ps come and go",
      sc_sched, false, false, true, 100},
+    {"vtime", "the scheduler on its virtual clock: every wake, tick and timeout exactly on time",
+     sc_sched_vtime, false, false, true, 100},
 #endif
 };
 #define NSCENARIOS (int)(sizeof scenarios / sizeof scenarios[0])

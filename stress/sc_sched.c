@@ -50,6 +50,11 @@ bool stress_is_sched(const struct pt_engine *e)
     return false;
 }
 
+enum pt_timer_mode stress_sched_mode(const struct pt_engine *e)
+{
+    return ((const struct sched_design *)e)->mode;
+}
+
 /* ---- sleepers ----------------------------------------------------------- */
 
 struct ss_sl {
@@ -249,8 +254,8 @@ static void prime(enum pt_timer_mode mode)
 void sc_sched(struct stress_run *r)
 {
     const struct stress_opts *o = r->o;
-    const struct sched_design *dsg = (const struct sched_design *)r->eng;
-    prime(dsg->mode);
+    enum pt_timer_mode mode = stress_sched_mode(r->eng);
+    prime(mode);
     long live0 = pt__alloc_live();
     int k = o->timers / 8 < 2 ? 2 : o->timers / 8;
     /* a Timer with several waiters: 1 + SS_TW_WAITERS Gs each */
@@ -260,7 +265,7 @@ void sc_sched(struct stress_run *r)
      * netpoller on even ones, or in a build without liburing. PT_FD_IO
      * and PT_RING_CQ, set by the user, win. */
     pt_sched_options opt = {.procs = o->threads,
-                            .timers = dsg->mode,
+                            .timers = mode,
                             .fd_io = o->seed & 1 ? PT_FD_IO_URING : PT_FD_IO_POLL};
     if (opt.fd_io == PT_FD_IO_URING)
         setenv("PT_RING_CQ", "16", 0);
@@ -370,7 +375,7 @@ void sc_sched(struct stress_run *r)
      * per-thread tables grown to the most ever in use, so in TimerThread
      * mode a run may leave it holding more blocks without leaking any. */
     long live = pt__alloc_live();
-    if (rc == 0 && dsg->mode != PT_TIMERS_TIMERTHREAD && live != live0)
+    if (rc == 0 && mode != PT_TIMERS_TIMERTHREAD && live != live0)
         stress_violation(r, V_LEAK, -1, 0, "every library block freed",
                          "%ld blocks before the run, %ld after", live0, live);
 }

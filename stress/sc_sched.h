@@ -136,6 +136,9 @@ struct ss {
     struct ss_tw *tw;
 };
 
+/* The timer mode of a sched design (stress_sched_design). */
+enum pt_timer_mode stress_sched_mode(const struct pt_engine *e);
+
 /* A lock for Gs and plain threads alike. A timer's stop may yield while it
  * waits out a firing (sched/time.c), so a holder can be a parked G: a
  * waiter yields too, where a blocking lock would hold its M, and on one P

@@ -110,8 +110,10 @@ void sc_churn(struct stress_run *r);
 /* Inside the scheduler (sc_sched.c; where it is built: PTSTRESS_HAVE_SCHED).
  * Its designs are sched-perp, sched-lheap and sched-tt, engines that hold
  * a name only: stress_sched_design(i) is the i-th (NULL past the last), and only the
- * sched scenario runs them, as only the other scenarios run the rest. */
+ * sched scenarios run them (sched, and vtime on the virtual clock:
+ * sc_sched_vtime.c), as only the other scenarios run the rest. */
 void sc_sched(struct stress_run *r);
+void sc_sched_vtime(struct stress_run *r);
 const struct pt_engine *stress_sched_design(int i);
 bool stress_is_sched(const struct pt_engine *e);
 
