@@ -552,10 +552,12 @@ int pt_go(pt_sched *s, void (*fn)(void *), void *arg)
         return -ENOMEM;
     g->fn = fn;
     g->arg = arg;
-    g->made_at = __builtin_return_address(0);
-    pt_g *parent = m ? atomic_load_explicit(&m->curg, memory_order_relaxed) : NULL;
-    g->made_by = parent ? parent->id : 0;
-    g->wait = PT__WAIT_NONE;
+    if (s->opt.virtual_time) { /* for its deadlock report alone */
+        g->made_at = __builtin_return_address(0);
+        pt_g *parent = m ? atomic_load_explicit(&m->curg, memory_order_relaxed) : NULL;
+        g->made_by = parent ? parent->id : 0;
+        g->wait = PT__WAIT_NONE;
+    }
     if (p) {
         if (p->gs.gid_next == p->gs.gid_end) {
             p->gs.gid_next =

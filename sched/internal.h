@@ -99,7 +99,7 @@ struct pt_g {
     uint8_t wait;      /* enum pt__wait */
     bool wait_durable; /* only another G or the clock can end it */
     const void *wait_on;
-    void *made_at;    /* pt_go's return address: where the G was made */
+    void *made_at;    /* pt_go's return address (virtual time only): where made */
     uint64_t made_by; /* ... by the G of this id (0: a thread) */
 };
 
