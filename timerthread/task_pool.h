@@ -28,6 +28,7 @@
 
 #include <stdalign.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -45,7 +46,8 @@
 struct pt__tt_task {
     alignas(64) struct pt__tt_task *next; /* bucket list, or free chain */
     struct pt__tt_task *chain_next;       /* free: next chain on the pool's stack */
-    pt_nanos when;                       /* run at this monotonic time */
+    pt_nanos when;                       /* run at this monotonic time, or after */
+    pt_nanos latest;                     /* ... by this one: when + slack */
     void (*fn)(void *);
     void *arg;
     uint32_t slot;       /* this task's own index; fixed when its block is made */
@@ -54,6 +56,9 @@ struct pt__tt_task {
      * also the version the slot's next task is issued with. Only ever
      * grows (mod 2^32, skipping 0); pending versions are even. */
     _Atomic uint32_t version;
+    /* In the timer thread's heaps of tasks with slack (the timer thread's
+     * alone: set as it pulls the task, cleared before it frees it). */
+    bool in_slack;
 };
 
 typedef struct pt__task_cache {

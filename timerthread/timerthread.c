@@ -84,7 +84,7 @@ struct tt_bucket {
     /* Tasks not yet pulled, newest first. Written under lock; the timer
      * thread peeks at it without the lock (tt_consume says why that is safe). */
     _Atomic(struct pt__tt_task *) head;
-    pt_nanos nearest; /* earliest `when` pushed since the last drain; PT_MAXWHEN if none */
+    pt_nanos nearest; /* earliest `latest` pushed since the last drain; PT_MAXWHEN if none */
 };
 
 /* One thread's state in one instance, on its own line. */
@@ -107,6 +107,7 @@ struct pt_timerthread {
     uint32_t sweep_min;    /* smallest heap worth a sweep */
     bool self_destroy; /* destroy came from a callback: timer thread only */
     bool driven;       /* no thread: pt_timerthread_run runs the tasks */
+    pt_nanos slack;    /* what pt_timerthread_schedule gives a task */
     /* A driven instance's: serialises its drivers, who own the heap in turn. */
     _Atomic uint32_t drive_lock;
     pthread_t thread;
@@ -123,7 +124,7 @@ struct pt_timerthread {
 
     /* The global lock and what it guards, on their own line. */
     alignas(64) _Atomic uint32_t lock;
-    pt_nanos nearest;          /* earliest `when` announced since the thread last reset it */
+    pt_nanos nearest;          /* earliest `latest` announced since the thread last reset it */
     /* nearest, as last written, for pt_timerthread_next's look without
      * the lock (every write of nearest goes through set_nearest) */
     _Atomic pt_nanos nearest_seen;
@@ -131,7 +132,13 @@ struct pt_timerthread {
     bool reclaim;              /* a reclaim was asked for since the thread last reset nearest */
 
     /* The timer thread's own, on their own line. */
-    alignas(64) pt__heap4 heap; /* {when, task}, only the timer thread */
+    alignas(64) pt__heap4 heap; /* {when, task}: the tasks with no slack */
+    /* The tasks with slack, only the timer thread's: by `when`, to run
+     * them, and by `latest`, to know how long it may sleep. The second
+     * is lazy: an entry whose task has left (in_slack false, or its
+     * latest another) is dropped when it reaches the top (tt_wake_at),
+     * and the heap rebuilt when such entries outnumber the live ones. */
+    pt__heap4 slack_when, slack_latest;
     /* Single writer, the timer thread; read by read_stats. triggered is
      * stored with release (see read_stats), the other two relaxed. */
     _Atomic uint64_t triggered;
@@ -299,12 +306,23 @@ static __attribute__((noinline)) bool tt_request_reclaim(pt_timerthread *tt)
 
 static void tt_help_reclaim(pt_timerthread *tt, struct tt_local *l);
 
-pt_task_id pt_timerthread_schedule(pt_timerthread *tt, void (*fn)(void *), void *arg, pt_nanos when)
+/* when + slack, or never past the clock's range. */
+static pt_nanos latest_of(pt_nanos when, pt_nanos slack)
+{
+    pt_nanos latest;
+    if (__builtin_add_overflow(when, slack, &latest) || latest > PT_MAXWHEN)
+        return PT_MAXWHEN;
+    return latest;
+}
+
+static pt_task_id tt_schedule(pt_timerthread *tt, void (*fn)(void *), void *arg, pt_nanos when,
+                              pt_nanos slack)
 {
     if (!tt || !fn || atomic_load_explicit(&tt->stop, memory_order_relaxed))
         return PT_INVALID_TASK_ID;
     if (when < 0)
         when = PT_MAXWHEN;
+    pt_nanos latest = latest_of(when, slack);
 
     /* Allocate outside any bucket lock, from this thread's cache. */
     struct pt__tt_task *t;
@@ -327,6 +345,7 @@ pt_task_id pt_timerthread_schedule(pt_timerthread *tt, void (*fn)(void *), void 
     t->fn = fn;
     t->arg = arg;
     t->when = when;
+    t->latest = latest;
     /* relaxed: the slot is ours. An unschedule of a stale id may look at
      * the word, but its CAS fails: its version is below v. (A forged id
      * naming v exactly is the caveat in timerthread.h.) */
@@ -343,14 +362,27 @@ pt_task_id pt_timerthread_schedule(pt_timerthread *tt, void (*fn)(void *), void 
     pt__lock(&b->lock);
     t->next = atomic_load_explicit(&b->head, memory_order_relaxed);
     atomic_store_explicit(&b->head, t, memory_order_relaxed);
-    if (when < b->nearest) {
-        b->nearest = when;
+    if (latest < b->nearest) {
+        b->nearest = latest;
         earlier = true;
     }
     pt__unlock(&b->lock); /* release: publishes the task's fields to tt_consume */
     if (earlier)
-        tt_announce(tt, when);
+        tt_announce(tt, latest);
     return id;
+}
+
+pt_task_id pt_timerthread_schedule(pt_timerthread *tt, void (*fn)(void *), void *arg, pt_nanos when)
+{
+    return tt_schedule(tt, fn, arg, when, tt ? tt->slack : 0);
+}
+
+pt_task_id pt_timerthread_schedule_slack(pt_timerthread *tt, void (*fn)(void *), void *arg,
+                                         pt_nanos when, pt_nanos slack)
+{
+    if (slack < 0)
+        return PT_INVALID_TASK_ID;
+    return tt_schedule(tt, fn, arg, when, slack);
 }
 
 int pt_timerthread_unschedule(pt_timerthread *tt, pt_task_id id)
@@ -449,8 +481,8 @@ static __attribute__((noinline)) void tt_help_reclaim(pt_timerthread *tt, struct
             keep = t;
             if (!last)
                 last = t;
-            if (t->when < earliest)
-                earliest = t->when;
+            if (t->latest < earliest)
+                earliest = t->latest;
         }
         t = next;
     }
@@ -533,33 +565,75 @@ static void tt_sums(pt_timerthread *tt, uint64_t *unscheduled, uint64_t *reclaim
  * more, removed while still in a bucket pushed after the pull, make the
  * estimate high, never low), so the pass is skipped when it would free
  * little. The survivors are compacted in place and re-heapified, O(n). */
+/* The by-latest heap of the tasks with slack, made again from the
+ * by-when one: only live entries. */
+static void tt_slack_rebuild(pt_timerthread *tt)
+{
+    pt__heap4 *w = &tt->slack_when, *lt = &tt->slack_latest;
+    lt->len = 0;
+    for (uint32_t i = 0; i < w->len; i++) {
+        struct pt__tt_task *t = w->v[i].item;
+        lt->v[lt->len++] = (pt__heap4_entry){.when = t->latest, .item = t};
+    }
+    pt__heap4_heapify(lt);
+}
+
+/* Compacts heap h in place, freeing its removed tasks; true if any went. */
+static bool tt_sweep_heap(pt_timerthread *tt, struct tt_local *l, pt__heap4 *h)
+{
+    uint32_t keep = 0;
+    for (uint32_t i = 0; i < h->len; i++) {
+        struct pt__tt_task *t = h->v[i].item;
+        bool in_slack = t->in_slack;
+        t->in_slack = false; /* before it may be freed */
+        if (!tt_try_delete(tt, l, t)) {
+            t->in_slack = in_slack;
+            h->v[keep++] = h->v[i];
+        }
+    }
+    if (keep == h->len)
+        return false;
+    h->len = keep;
+    pt__heap4_heapify(h);
+    return true;
+}
+
 static void tt_sweep(pt_timerthread *tt, struct tt_local *l)
 {
-    pt__heap4 *h = &tt->heap;
-    if (h->len == 0 || h->len < tt->sweep_min)
+    uint32_t len = tt->heap.len + tt->slack_when.len;
+    if (len == 0 || len < tt->sweep_min)
         return;
     uint64_t u, r;
     tt_sums(tt, &u, &r);
     uint64_t gone = tt->removed_freed + r;
     uint64_t held = u > gone ? u - gone : 0;
     /* sweep_min 0 (the tests' tuning): any removed task held is swept */
-    if (held == 0 || (tt->sweep_min && held * 4 < h->len))
+    if (held == 0 || (tt->sweep_min && held * 4 < len))
         return;
-    uint32_t keep = 0;
-    for (uint32_t i = 0; i < h->len; i++) {
-        struct pt__tt_task *t = h->v[i].item;
-        if (!tt_try_delete(tt, l, t))
-            h->v[keep++] = h->v[i];
-    }
-    if (keep == h->len)
-        return;
-    h->len = keep;
-    pt__heap4_heapify(h);
+    (void)tt_sweep_heap(tt, l, &tt->heap);
+    if (tt_sweep_heap(tt, l, &tt->slack_when))
+        tt_slack_rebuild(tt);
 }
 
 static bool tt_stopping(pt_timerthread *tt)
 {
     return atomic_load_explicit(&tt->stop, memory_order_relaxed);
+}
+
+/* A pulled task into the heap, or, with slack, into the two slack heaps. */
+static void tt_take(pt_timerthread *tt, struct pt__tt_task *t)
+{
+    if (__builtin_expect(t->latest == t->when, 1)) {
+        if (pt__heap4_reserve(&tt->heap, 1) != 0)
+            tt_oom(tt, "pull");
+        pt__heap4_push(&tt->heap, t->when, t);
+        return;
+    }
+    if (pt__heap4_reserve(&tt->slack_when, 1) != 0 || pt__heap4_reserve(&tt->slack_latest, 1) != 0)
+        tt_oom(tt, "pull");
+    t->in_slack = true;
+    pt__heap4_push(&tt->slack_when, t->when, t);
+    pt__heap4_push(&tt->slack_latest, t->latest, t);
 }
 
 /* Takes every bucket's tasks into the heap, freeing the removed ones,
@@ -568,7 +642,6 @@ static bool tt_stopping(pt_timerthread *tt)
  * (bRPC's pull_again); sweeps the heap when a reclaim was asked for. */
 static void tt_pull(pt_timerthread *tt, struct tt_local *l)
 {
-    pt__heap4 *h = &tt->heap;
     pt__lock(&tt->lock);
     set_nearest(tt, PT_MAXWHEN);
     bool reclaim = tt->reclaim; /* this pull serves every request so far */
@@ -578,11 +651,8 @@ static void tt_pull(pt_timerthread *tt, struct tt_local *l)
     for (uint32_t i = 0; i < tt->nbuckets; i++) {
         for (struct pt__tt_task *t = tt_consume(&tt->buckets[i]); t;) {
             struct pt__tt_task *next = t->next; /* before t may be freed */
-            if (!tt_try_delete(tt, l, t)) {
-                if (pt__heap4_reserve(h, 1) != 0)
-                    tt_oom(tt, "pull");
-                pt__heap4_push(h, t->when, t);
-            }
+            if (!tt_try_delete(tt, l, t))
+                tt_take(tt, t);
             t = next;
         }
     }
@@ -590,18 +660,39 @@ static void tt_pull(pt_timerthread *tt, struct tt_local *l)
         tt_sweep(tt, l);
 }
 
-/* Runs the heap's tasks due by *now, reading the clock again when the
- * head is not due by the last reading (`driven`: never; *now is the
- * driver's). False: a task announced since the pull may be earlier than
- * the head, or stop was asked: pull again. */
+/* The heap whose head has the earliest `when`: the tasks with no slack
+ * or those with some; NULL when both are empty. */
+static pt__heap4 *tt_head(pt_timerthread *tt)
+{
+    pt__heap4 *h = &tt->heap, *s = &tt->slack_when;
+    if (__builtin_expect(s->len == 0, 1))
+        return h->len ? h : NULL;
+    return h->len && h->v[0].when <= s->v[0].when ? h : s;
+}
+
+/* Takes the head of h (tt_head's) off, and out of the slack heaps. */
+static void tt_pop(pt_timerthread *tt, pt__heap4 *h, struct pt__tt_task *t)
+{
+    pt__heap4_remove(h, 0);
+    if (h != &tt->heap)
+        t->in_slack = false; /* before it may be freed: its by-latest entry is dead */
+}
+
+/* Runs the heaps' tasks due by *now (their `when`, whatever their slack),
+ * reading the clock again when the head is not due by the last reading
+ * (`driven`: never; *now is the driver's). False: a task announced since
+ * the pull may have to run before the head, or stop was asked: pull
+ * again. */
 static bool tt_run_due(pt_timerthread *tt, struct tt_local *l, pt_nanos *now, bool driven,
                        uint64_t *triggered)
 {
-    pt__heap4 *h = &tt->heap;
-    while (h->len > 0) {
+    pt__heap4 *h;
+    while ((h = tt_head(tt))) {
         struct pt__tt_task *t = h->v[0].item;
-        if (tt_try_delete(tt, l, t)) {
-            pt__heap4_remove(h, 0);
+        /* removed: off the heap, then freed (tt_try_delete's look first) */
+        if (atomic_load_explicit(&t->version, memory_order_relaxed) != t->id_version) {
+            tt_pop(tt, h, t);
+            (void)tt_try_delete(tt, l, t);
             continue;
         }
         if (t->when > *now) {
@@ -609,34 +700,56 @@ static bool tt_run_due(pt_timerthread *tt, struct tt_local *l, pt_nanos *now, bo
                 return true;
         }
         /* Before running what we think is the earliest, check the
-         * global nearest time: a task scheduled earlier since the pull
-         * is still in its bucket. Ascending schedules rarely lower it,
-         * so this is rarely true. Stop counts too: destroy drops due
-         * tasks rather than run them. */
+         * global nearest time: a task scheduled since the pull that must
+         * run by then is still in its bucket. Ascending schedules rarely
+         * lower it, so this is rarely true. Stop counts too: destroy
+         * drops due tasks rather than run them. */
         pt__lock(&tt->lock);
         bool pull_again = t->when > tt->nearest;
         pt__unlock(&tt->lock);
         if (pull_again || tt_stopping(tt))
             return false;
-        pt__heap4_remove(h, 0);
+        tt_pop(tt, h, t);
         if (tt_run_task(tt, l, t))
             atomic_store_explicit(&tt->triggered, ++*triggered, memory_order_release);
     }
     return true;
 }
 
-/* Publishes the head's time as what the runner waits for, so that only
- * an earlier schedule announces itself, and returns it in *next with
- * nsignals sampled under the same lock: a bump after this makes the
- * futex wait return at once. False: never wait past a task announced
- * since the pull, or stop was asked (under the lock, again: a destroy
- * between the pull's reset of nearest and here has already bumped
- * nsignals, so the sample would sleep through it; the spin model's
- * tt.destroy_lost_wakeup): pull again. */
+/* How long the runner may sleep: the earliest task with no slack, or the
+ * earliest `latest` of those with some (dropping the dead entries on top
+ * of that heap first). PT_MAXWHEN: none. */
+static pt_nanos tt_wake_at(pt_timerthread *tt)
+{
+    pt__heap4 *h = &tt->heap, *lt = &tt->slack_latest;
+    pt_nanos next = h->len ? h->v[0].when : PT_MAXWHEN;
+    if (__builtin_expect(lt->len == 0, 1))
+        return next;
+    while (lt->len) {
+        struct pt__tt_task *t = lt->v[0].item;
+        /* live: in the slack heaps as this entry put it there, and not
+         * removed since (a removed one is skipped by the run anyway) */
+        if (t->in_slack && t->latest == lt->v[0].when &&
+            atomic_load_explicit(&t->version, memory_order_relaxed) == t->id_version)
+            break;
+        pt__heap4_remove(lt, 0);
+    }
+    if (lt->len > 2 * tt->slack_when.len + 64)
+        tt_slack_rebuild(tt);
+    return lt->len && lt->v[0].when < next ? lt->v[0].when : next;
+}
+
+/* Publishes when the runner wakes (tt_wake_at) as what it waits for, so
+ * that only a schedule due earlier announces itself, and returns it in
+ * *next with nsignals sampled under the same lock: a bump after this
+ * makes the futex wait return at once. False: never wait past a task
+ * announced since the pull, or stop was asked (under the lock, again: a
+ * destroy between the pull's reset of nearest and here has already
+ * bumped nsignals, so the sample would sleep through it; the spin
+ * model's tt.destroy_lost_wakeup): pull again. */
 static bool tt_publish(pt_timerthread *tt, pt_nanos *next, uint32_t *expected)
 {
-    pt__heap4 *h = &tt->heap;
-    *next = h->len ? h->v[0].when : PT_MAXWHEN;
+    *next = tt_wake_at(tt);
     pt__lock(&tt->lock);
     if (*next > tt->nearest || tt_stopping(tt)) {
         pt__unlock(&tt->lock);
@@ -645,7 +758,9 @@ static bool tt_publish(pt_timerthread *tt, pt_nanos *next, uint32_t *expected)
     set_nearest(tt, *next);
     *expected = atomic_load_explicit(&tt->nsignals, memory_order_relaxed);
     pt__unlock(&tt->lock);
-    pt__heap4_shrink(h);
+    pt__heap4_shrink(&tt->heap);
+    pt__heap4_shrink(&tt->slack_when);
+    pt__heap4_shrink(&tt->slack_latest);
     return true;
 }
 
@@ -710,6 +825,8 @@ static void tt_free(pt_timerthread *tt)
 {
     /* Tasks still pending are dropped with the pool's blocks, unrun. */
     pt__heap4_free(&tt->heap);
+    pt__heap4_free(&tt->slack_when);
+    pt__heap4_free(&tt->slack_latest);
     for (uint32_t c = 0; c < TT_LOCAL_CHUNKS; c++)
         pt__free_lines(atomic_load_explicit(&tt->locals[c], memory_order_acquire));
     pt__task_pool_destroy(&tt->pool);
@@ -737,7 +854,7 @@ static int tt_create(pt_timerthread **out, const pt_timerthread_options *opt, bo
     if (!out)
         return -EINVAL;
     unsigned n = opt && opt->num_buckets ? opt->num_buckets : TT_DEFAULT_BUCKETS;
-    if (n > TT_MAX_BUCKETS)
+    if (n > TT_MAX_BUCKETS || (opt && opt->slack < 0))
         return -EINVAL;
     pt_timerthread *tt = pt__alloc_lines(sizeof *tt);
     if (!tt)
@@ -770,6 +887,8 @@ static int tt_create(pt_timerthread **out, const pt_timerthread_options *opt, bo
     atomic_init(&tt->nearest_seen, PT_MAXWHEN);
     atomic_init(&tt->nsignals, 0);
     pt__heap4_init(&tt->heap, PT__HEAP4_NO_INDEX);
+    pt__heap4_init(&tt->slack_when, PT__HEAP4_NO_INDEX);
+    pt__heap4_init(&tt->slack_latest, PT__HEAP4_NO_INDEX);
     atomic_init(&tt->triggered, 0);
     atomic_init(&tt->wakeups, 0);
     atomic_init(&tt->busy_ns, 0);
@@ -778,6 +897,7 @@ static int tt_create(pt_timerthread **out, const pt_timerthread_options *opt, bo
     tt->reclaim = false;
     atomic_init(&tt->started, 0);
     tt->driven = driven;
+    tt->slack = opt ? opt->slack : 0;
     pt__lock_init(&tt->drive_lock);
     if (driven) {
         *out = tt;

@@ -34,6 +34,9 @@
  *   one; the clock is read again only when the head is not due by the last
  *   reading (bRPC reads it before every task).
  * - num_buckets 0 takes the default (bRPC: EINVAL); `when < 0` means never.
+ * - A task may have slack (pt_timerthread_schedule_slack, or the options'
+ *   default): a window in which it may run, used to run many on one
+ *   wake-up. bRPC has none.
  * - The private heap is ptimer's 4-ary heap of {when, task} (bRPC: a binary
  *   std::push_heap of Task*, which dereferences a task per comparison).
  */
@@ -55,6 +58,10 @@ typedef struct pt_timerthread pt_timerthread;
 
 typedef struct pt_timerthread_options {
     unsigned num_buckets; /* 0: the default, 13; at most 1024 */
+    /* The slack pt_timerthread_schedule gives every task (as Linux's
+     * per-thread timer slack): 0, the default, runs each at its time;
+     * negative is -EINVAL. */
+    pt_nanos slack;
 } pt_timerthread_options;
 
 typedef struct pt_timerthread_stats {
@@ -77,6 +84,18 @@ PT_API int pt_timerthread_create(pt_timerthread **out, const pt_timerthread_opti
  * PT_INVALID_TASK_ID if tt or fn is NULL, tt is stopping, or out of memory. */
 PT_API pt_task_id pt_timerthread_schedule(pt_timerthread *tt, void (*fn)(void *), void *arg,
                                           pt_nanos when);
+
+/* schedule with a window: fn(arg) runs at some time in [when, when +
+ * slack], never before `when`, and no later than `when + slack` plus the
+ * thread's usual lateness; with slack 0 exactly as schedule. The thread
+ * sleeps until the earliest `when + slack` it holds and, woken, runs
+ * every task whose `when` has come, in order of `when`: timers whose
+ * windows overlap fire on one wake-up. Tasks with slack sit in a second
+ * pair of heaps (one by `when`, one by `when + slack` for the sleep),
+ * so a task with none costs what it did. PT_INVALID_TASK_ID as
+ * schedule, and for slack < 0. */
+PT_API pt_task_id pt_timerthread_schedule_slack(pt_timerthread *tt, void (*fn)(void *), void *arg,
+                                                pt_nanos when, pt_nanos slack);
 
 /* Cancel a task: 0 if it was removed before it ran (it never will);
  * 1 if it is running now (from its own callback, or racing with it);
@@ -105,15 +124,15 @@ PT_API void pt_timerthread_destroy(pt_timerthread *tt);
  * race a run, and drops the tasks not yet run. 0 or as create. */
 PT_API int pt_timerthread_create_driven(pt_timerthread **out, const pt_timerthread_options *opt);
 
-/* Runs a driven instance's tasks due at `now` (when <= now), in order of
- * `when`, on the calling thread; one driver at a time (another waits).
+/* Runs a driven instance's tasks due at `now` (when <= now, whatever
+ * their slack), in order of `when`, on the calling thread; one driver at a time (another waits).
  * A task it runs may schedule, unschedule and call run's neighbours but
  * not run or next. The count of tasks run; -EINVAL (NULL, or an instance
  * with its own thread). */
 PT_API int pt_timerthread_run(pt_timerthread *tt, pt_nanos now);
 
-/* A driven instance's earliest pending `when` (perhaps a task removed
- * since, which a run then skips), or 1 when a run must first gather
+/* A driven instance's time to run: the earliest pending `when + slack`
+ * (perhaps of a task removed since, which a run then skips), or 1 when a run must first gather
  * the tasks to know (every 4096th unschedule of a thread asks for
  * that); 0 with none pending; -EINVAL as run. A look without a lock:
  * exact between runs, and during one on another thread perhaps 0. */
