@@ -407,6 +407,7 @@ if(help MATCHES "sched-perp" AND NOT SANITIZE STREQUAL "thread")
       string(JSON ${field} GET "${line}" ${field})
     endforeach()
     check_quantiles("${line}")
+    # in µs to 2 places: ptbench's own count check sees the nanoseconds
     string(JSON late GET "${line}" lat_max_us)
     if(NOT ops EQUAL 3610000 OR NOT waits EQUAL 3610000 OR NOT wakes EQUAL 3610000
        OR NOT early_wakes EQUAL 0 OR NOT gs_started EQUAL 10001 OR NOT gs_finished EQUAL 10001

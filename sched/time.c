@@ -19,9 +19,12 @@
  * a value that has come due is delivered then (a ticker's next due is the
  * first tick of its phase after the poll, the missed ones skipped). A G
  * about to park on the channel tells the timer (block), which arms an
- * engine at the due time; the last G to leave (unblock) stops it, lazily.
- * So a select that finds another case ready, the call-with-timeout idiom,
- * never touches a heap, and a Ticker nobody reads costs nothing. Every
+ * engine at the due time; the last G to leave (unblock) stops it, lazily:
+ * on the heap Go's lazy deltimer, on the TimerThread not at all (Go 1.23's
+ * zombie): the task stays for the next block to take back, and run with
+ * nobody waiting it schedules no next one. So a select that finds another
+ * case ready, the call-with-timeout idiom, never touches a heap, and a
+ * Ticker nobody reads costs nothing past its one task. Every
  * value, from a poll or an engine, is sent by fire_due_locked under the
  * timer's lock, which is also where Stop and Reset clear or move the due
  * time: a callback of an old arming finds nothing due and sends nothing.
@@ -424,20 +427,16 @@ void pt__time_chan_block(pt_time_timer *t)
     pt__lock(&t->lock);
     atomic_fetch_add_explicit(&t->blocked, 1, memory_order_relaxed);
     pt_nanos due = atomic_load_explicit(&t->due, memory_order_relaxed);
-    bool engage = due && !t->engaged, stale = false;
-    if (engage) {
+    bool engage = due && !t->engaged;
+    /* a task the last unblock left on the TimerThread serves this wait as
+     * it is when it is due with this value; any other is cancelled */
+    bool kept = engage && t->armed && t->when == due, stale = engage && t->armed && !kept;
+    if (engage)
         t->engaged = true;
-        /* a task the last unblock left on the TimerThread, due when this
-         * value is: it serves this wait as it is */
-        if (t->armed && t->when == due)
-            engage = false;
-        else
-            stale = t->armed;
-    }
     pt__unlock(&t->lock);
     if (stale)
         (void)tt_cancel(t);
-    if (engage) {
+    if (engage && !kept) {
         t->engine_used = true;
         if (engine_arm(t, due) < 0) {
             /* no room in any engine: the next poll delivers it */

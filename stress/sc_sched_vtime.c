@@ -426,6 +426,8 @@ static void vt_first(void *arg)
               start(vt, vt->tk, n, 3, vt_ticker) && start(vt, vt->af, n, 4, vt_af_owner) &&
               start(vt, vt->pk, n, 5, vt_poker) && start(vt, one, 1, 6, vt_listener) &&
               start(vt, one + 1, 1, 7, vt_settler) && start(vt, one + 2, 1, 8, vt_reader);
+    if (!ok) /* the listener may have started and the settler not */
+        (void)pt_chan_close(vt->listen);
     atomic_store(&vt->started, ok ? 1 : -1);
 }
 
@@ -478,11 +480,12 @@ void sc_sched_vtime(struct stress_run *r)
     rc = pt_sched_destroy(vt.s);
     if (rc != 0)
         stress_violation(r, V_ERROR, -1, 0, "the scheduler destroyed", "%d", rc);
-    for (int i = 0; i < n && ok; i++) {
+    bool made = atomic_load(&vt.started) != 0; /* the first G made the channels */
+    for (int i = 0; i < n && made; i++) {
         pt_chan_free(vt.tm[i].poke);
         pt_chan_free(vt.af[i].done);
     }
-    if (ok)
+    if (made)
         pt_chan_free(vt.listen);
     close(vt.sv[1]);
     free(all);

@@ -285,7 +285,7 @@ static void legend(const struct report *r, FILE *f)
                    "  vtime-hour an hour of virtual time (the scheduler's virtual clock):\n"
                    "             ns/op/thr is wall time / events (ticks and wakes), however\n"
                    "             many Ps: the hour's wall time is that times 3,610,000; p50 ..\n"
-                   "             max in virtual ns, where anything but 0 is a bug\n"
+                   "             max on the virtual clock, where anything but 0 is a bug\n"
                    "  N=, guard= memory-g and spawn-burst rows: the Gs, and the stack guard\n"
                    "             (auto: guard regions where the kernel has them; pages: what a\n"
                    "             kernel before 6.13 gets, guard pages within the map budget,\n"
