@@ -193,7 +193,16 @@ int pt_lheap_init(pt_lheap *h, pt_wake_func wake, void *ctx)
     atomic_init(&h->min_when_modified, 0);
     h->wake = wake;
     h->wake_ctx = ctx;
+    h->slack = 0;
     h->magic = LHEAP_MAGIC;
+    return 0;
+}
+
+int pt_lheap_set_slack(pt_lheap *h, pt_nanos slack)
+{
+    if (!heap_ok(h) || slack < 0)
+        return -EINVAL;
+    h->slack = slack;
     return 0;
 }
 
@@ -313,6 +322,8 @@ static int rearm(pt_lheap *h, pt_lheap_timer *t, pt_nanos when, enum arm_kind ki
 {
     if (!heap_ok(h) || !timer_ok(t) || period < 0)
         return -EINVAL;
+    if (__builtin_expect(h->slack != 0, 0))
+        when = pt_slack_align(when, h->slack);
     when = norm_when(when);
     t_lock(t);
     int pending = t->when > 0;

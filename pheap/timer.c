@@ -158,6 +158,8 @@ timer_arm(pt_timers *ts, pt_timer *t, uint64_t w, pt_nanos when, pt_nanos period
           void *arg, uintptr_t seq, enum arm_mode mode)
 {
     const char *op = mode == ARM_START ? "start" : mode == ARM_RESET ? "reset" : "modify";
+    if (__builtin_expect(ts->slack != 0, 0))
+        when = pt_slack_align(when, ts->slack);
     when = pt__norm_when(when);
     uint32_t s = st_step(t, &w, mode == ARM_START ? start_rows : arm_rows, op);
     bool pending = st_pending(s), in_heap = pending || s == PT_TIMER_DELETED;

@@ -36,6 +36,7 @@ int pt_timers_init(pt_timers *ts, pt_wake_func wake, void *ctx)
     atomic_init(&ts->deleted_cleaned, 0);
     ts->sweep_at = 0;
     ts->stage = NULL;
+    ts->slack = 0;
     ts->stage_next = 0;
     ts->staged = 0;
     atomic_init(&ts->stage_hint, 0);
@@ -379,6 +380,14 @@ int pt_timers_move(pt_timers *dst, pt_timers *src)
     pt__unlock(&first->lock);
     if (dst->wake && now_next != 0 && (prev == 0 || now_next < prev))
         dst->wake(dst->wake_ctx, now_next);
+    return 0;
+}
+
+int pt_timers_set_slack(pt_timers *ts, pt_nanos slack)
+{
+    if (!pt__timers_valid(ts) || slack < 0)
+        return -EINVAL;
+    ts->slack = slack;
     return 0;
 }
 

@@ -154,6 +154,7 @@ int pt_wheel_init(pt_wheel *w, pt_nanos tick, pt_wake_func wake, void *ctx)
     pt__wl_init(w);
     w->wake = wake;
     w->wake_ctx = ctx;
+    w->slack = 0;
     w->magic = PT__WHEEL_MAGIC;
     return 0;
 }
@@ -188,6 +189,20 @@ void pt_wheel_timer_init(pt_wheel_timer *t, pt_func f, void *arg)
     t->check = PT__WTIMER_CHECK;
 }
 
+/* when in the slack of the wheel the caller named (pt_wheel_set_slack). */
+static inline pt_nanos slack_of(const pt_wheel *ts, pt_nanos when)
+{
+    return __builtin_expect(ts->slack != 0, 0) ? pt_slack_align(when, ts->slack) : when;
+}
+
+int pt_wheel_set_slack(pt_wheel *w, pt_nanos slack)
+{
+    if (!pt__wheel_ok(w) || slack < 0)
+        return -EINVAL;
+    w->slack = slack;
+    return 0;
+}
+
 int pt_wheel_timer_start(pt_wheel *ts, pt_wheel_timer *t, pt_nanos when, pt_nanos period)
 {
     if (!pt__wheel_ok(ts) || !pt__wtimer_ok(t) || period < 0)
@@ -198,7 +213,7 @@ int pt_wheel_timer_start(pt_wheel *ts, pt_wheel_timer *t, pt_nanos when, pt_nano
         return -EBUSY;
     }
     t->period = period;
-    when = norm_when(when);
+    when = norm_when(slack_of(ts, when));
     bool wake = arm_locked(w, t, when);
     unlock_and_wake(w, wake, when);
     return 0;
@@ -221,7 +236,7 @@ static int rearm(pt_wheel *ts, pt_wheel_timer *t, pt_nanos when, bool fields, pt
         t->arg = arg;
         t->seq = seq;
     }
-    when = norm_when(when);
+    when = norm_when(slack_of(ts, when));
     bool wake = arm_locked(w, t, when);
     unlock_and_wake(w, wake, when);
     return was;

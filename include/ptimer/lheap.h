@@ -83,6 +83,7 @@ typedef struct pt_lheap_timer {
 struct pt_lheap {
     PT_ATOMIC(uint32_t) lock;     /* pt__lock: the heap; taken before a timer's */
     uint32_t magic;               /* set by init, cleared by destroy */
+    pt_nanos slack;               /* pt_lheap_set_slack's; set before the heap is shared */
     pt__heap4 heap;               /* {when_heap, timer}, each timer's index tracked */
     PT_ATOMIC(uint32_t) len;      /* entries, zombies included, as of the last unlock */
     PT_ATOMIC(int32_t) zombies;   /* entries whose timer was stopped */
@@ -99,6 +100,11 @@ struct pt_lheap {
 /* An empty heap. wake(ctx, when), if not NULL, is called with no lock held
  * when an arm makes `when` the earliest time it must look at. 0; -EINVAL. */
 PT_API int pt_lheap_init(pt_lheap *h, pt_wake_func wake, void *ctx);
+
+/* A default slack for h, as pt_timers_set_slack: every start, reset and
+ * modify naming h arms at pt_slack_align(when, slack) (ptimer/slack.h).
+ * 0 (the default) arms at `when`. 0; -EINVAL (a bad heap, slack < 0). */
+PT_API int pt_lheap_set_slack(pt_lheap *h, pt_nanos slack);
 
 /* 0 (and its memory is given back); -EBUSY while it holds a timer, a
  * zombie included (a check or move that empties it ends that); -EINVAL

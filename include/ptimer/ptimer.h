@@ -76,6 +76,7 @@
 #include <stdint.h>
 
 #include "ptimer/clock.h"
+#include "ptimer/slack.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -143,6 +144,10 @@ struct pt_timers {
      * the pointer; what it points to is guarded by lock. Here, in the
      * line a stop touches anyway (deleted_timers), as every stop reads it. */
     struct pt__stage *stage;
+    /* pt_timers_set_slack's: every arm through this heap is aligned in
+     * [when, when + slack] (ptimer/slack.h). Set before the heap is shared;
+     * here, in the line every arm reads anyway. */
+    pt_nanos slack;
     pt__heap4 heap;              /* entries {key, pt_timer *} */
     /* heap.v[0].when, or 0 if empty: lets pollers decide without the lock.
      * Written under lock, read anywhere. */
@@ -203,6 +208,16 @@ PT_API int pt_timers_init(pt_timers *ts, pt_wake_func wake, void *ctx);
  * slot <= 0 or over 2^40 ns); -EBUSY (ts holds timers, or is staged
  * already); -ENOMEM. */
 PT_API int pt_timers_set_staging(pt_timers *ts, pt_nanos slot);
+
+/* A default slack for ts, as Linux's per-thread timer slack: every start,
+ * reset and modify that names ts (the caller's P) arms the timer at
+ * pt_slack_align(when, slack) (ptimer/slack.h), the coarsest round time
+ * in [when, when + slack], so timers whose windows overlap share a key and
+ * run on one wake-up. A ticker keeps that offset from its phase, every
+ * tick in its window. 0 (the default) arms at `when` exactly. The heap's
+ * structure is unchanged: slack costs a branch per arm. Call it before
+ * other threads use ts. 0; -EINVAL (a bad heap, slack < 0). */
+PT_API int pt_timers_set_slack(pt_timers *ts, pt_nanos slack);
 
 /* Frees the heap's storage. Stopped timers still in the heap are unlinked
  * first. 0; -EBUSY while it holds a live timer or runs a callback;

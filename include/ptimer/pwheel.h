@@ -117,6 +117,7 @@ struct pt_wheel {
     uint32_t magic;           /* set by init, cleared by destroy */
     uint32_t shift;           /* tick = 2^shift ns */
     uint32_t sync_waiters;    /* stop_sync callers waiting for a callback to end */
+    pt_nanos slack;           /* pt_wheel_set_slack's; set before the wheel is shared */
     /* Ticks before `elapsed` have been looked at: every timer filed has
      * its tick at or after it. */
     uint64_t elapsed;
@@ -147,6 +148,13 @@ PT_API int pt_wheel_init(pt_wheel *w, pt_nanos tick, pt_wake_func wake, void *ct
 /* 0; -EBUSY while it holds a pending timer or runs a callback; -EINVAL
  * for NULL or a wheel not initialised (or destroyed). */
 PT_API int pt_wheel_destroy(pt_wheel *w);
+
+/* A default slack for w, as pt_timers_set_slack: every start, reset and
+ * modify naming w arms at pt_slack_align(when, slack) (ptimer/slack.h),
+ * so timers whose windows overlap are filed in one slot and run on one
+ * advance. 0 (the default) arms at `when`. 0; -EINVAL (a bad wheel,
+ * slack < 0). */
+PT_API int pt_wheel_set_slack(pt_wheel *w, pt_nanos slack);
 
 /* A new idle timer calling f(arg, seq). */
 PT_API void pt_wheel_timer_init(pt_wheel_timer *t, pt_func f, void *arg);

@@ -106,6 +106,21 @@ static void row_pt_lheap_destroy(void)
     CHECK_EQ(pt_lheap_destroy(&g.h), -EINVAL); /* after destroy */
 }
 
+static void row_pt_lheap_set_slack(void)
+{
+    struct bad_heaps b;
+    make_bad_heaps(&b);
+    for (int i = 0; i < N_BAD_HEAPS; i++)
+        CHECK_EQ(pt_lheap_set_slack(bad_heap(&b, i), 1000), -EINVAL);
+    struct lgood g;
+    make_lgood(&g);
+    CHECK_EQ(pt_lheap_set_slack(&g.h, -1), -EINVAL);
+    CHECK_EQ(g.h.slack, 0);
+    check_lgood_unchanged(&g);
+    free_lgood(&g);
+    CHECK_EQ(pt_lheap_set_slack(&g.h, 1000), -EINVAL); /* after destroy */
+}
+
 static void row_pt_lheap_timer_init(void)
 {
     pt_lheap_timer_init(NULL, lcount_cb, NULL); /* NULL: nothing happens */
@@ -320,6 +335,7 @@ static void row_pt_lheap_verify(void)
 
 const struct badinput_row pt_badinput_lheap_rows[] = {
     {"pt_lheap_init", row_pt_lheap_init},
+    {"pt_lheap_set_slack", row_pt_lheap_set_slack},
     {"pt_lheap_destroy", row_pt_lheap_destroy},
     {"pt_lheap_timer_init", row_pt_lheap_timer_init},
     {"pt_lheap_timer_start", row_pt_lheap_timer_start},

@@ -111,6 +111,21 @@ static void destroy_own_wheel_cb(void *arg, uintptr_t seq)
     a->r = pt_wheel_destroy(a->w);
 }
 
+static void row_pt_wheel_set_slack(void)
+{
+    struct bad_wheels b;
+    make_bad_wheels(&b);
+    for (int i = 0; i < N_BAD_WHEELS; i++)
+        CHECK_EQ(pt_wheel_set_slack(bad_wheel(&b, i), 1000), -EINVAL);
+    struct wgood g;
+    make_wgood(&g);
+    CHECK_EQ(pt_wheel_set_slack(&g.w, -1), -EINVAL);
+    CHECK_EQ(g.w.slack, 0);
+    check_wgood_unchanged(&g);
+    free_wgood(&g);
+    CHECK_EQ(pt_wheel_set_slack(&g.w, 1000), -EINVAL); /* after destroy */
+}
+
 static void row_pt_wheel_destroy(void)
 {
     struct bad_wheels b;
@@ -316,6 +331,7 @@ static void row_pt_wheel_verify(void)
 
 const struct badinput_row pt_badinput_pwheel_rows[] = {
     {"pt_wheel_init", row_pt_wheel_init},
+    {"pt_wheel_set_slack", row_pt_wheel_set_slack},
     {"pt_wheel_destroy", row_pt_wheel_destroy},
     {"pt_wheel_timer_init", row_pt_wheel_timer_init},
     {"pt_wheel_timer_start", row_pt_wheel_timer_start},

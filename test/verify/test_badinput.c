@@ -153,6 +153,22 @@ static void row_pt_timers_set_staging(void)
     CHECK_EQ(pt_timers_set_staging(&ts, 1 << 20), -EINVAL);
 }
 
+static void row_pt_timers_set_slack(void)
+{
+    struct bad_heaps b;
+    make_bad_heaps(&b);
+    for (int i = 0; i < N_BAD_HEAPS; i++)
+        CHECK_EQ(pt_timers_set_slack(bad_heap(&b, i), 1000), -EINVAL);
+    struct good g;
+    make_good(&g);
+    CHECK_EQ(pt_timers_set_slack(&g.ts, -1), -EINVAL);
+    CHECK_EQ(g.ts.slack, 0);
+    check_good_unchanged(&g);
+    free_good(&g);
+    /* after destroy */
+    CHECK_EQ(pt_timers_set_slack(&g.ts, 1000), -EINVAL);
+}
+
 struct destroy_arg {
     pt_timers *ts;
     int r;
@@ -415,6 +431,20 @@ static void self_destroy_task(void *arg)
     atomic_store(&s->done, 1);
 }
 
+static void row_pt_timerthread_schedule_slack(void)
+{
+    pt_timerthread *tt;
+    CHECK_EQ(pt_timerthread_create_driven(&tt, NULL), 0);
+    CHECK_EQ(pt_timerthread_schedule_slack(NULL, noop_task, NULL, 0, 1), PT_INVALID_TASK_ID);
+    CHECK_EQ(pt_timerthread_schedule_slack(tt, NULL, NULL, 0, 1), PT_INVALID_TASK_ID);
+    CHECK_EQ(pt_timerthread_schedule_slack(tt, noop_task, NULL, 0, -1), PT_INVALID_TASK_ID);
+    pt_timerthread_stats st;
+    pt_timerthread_read_stats(tt, &st);
+    CHECK_EQ(st.scheduled, 0);
+    CHECK_EQ(pt_timerthread_next(tt), 0);
+    pt_timerthread_destroy(tt);
+}
+
 static void row_pt_timerthread_schedule(void)
 {
     /* before any instance of this row's: a joined thread can linger in
@@ -540,6 +570,7 @@ static const struct badinput_row rows[] = {
     {"pt_timers_init", row_pt_timers_init},
     {"pt_timers_destroy", row_pt_timers_destroy},
     {"pt_timers_set_staging", row_pt_timers_set_staging},
+    {"pt_timers_set_slack", row_pt_timers_set_slack},
     {"pt_timers_destroy", row_pt_timers_destroy_from_callback},
     {"pt_timer_init", row_pt_timer_init},
     {"pt_timer_start", row_pt_timer_start},
@@ -559,6 +590,7 @@ static const struct badinput_row rows[] = {
     {"pt_timers_verify_report", row_pt_timers_verify},
     {"pt_timerthread_create", row_pt_timerthread_create},
     {"pt_timerthread_schedule", row_pt_timerthread_schedule},
+    {"pt_timerthread_schedule_slack", row_pt_timerthread_schedule_slack},
     {"pt_timerthread_unschedule", row_pt_timerthread_unschedule},
     {"pt_timerthread_destroy", row_pt_timerthread_destroy},
     {"pt_timerthread_create_driven", row_pt_timerthread_create_driven},
