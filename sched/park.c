@@ -72,7 +72,8 @@ static bool arm_deadline(pt_g *g)
 {
     if (g->s->opt.timers == PT_TIMERS_TIMERTHREAD) {
         atomic_fetch_add_explicit(&g->park.tt_pending, 1, memory_order_relaxed);
-        g->park.tt_task = pt_timerthread_schedule(g->s->tt, deadline_task, g, g->park.deadline);
+        g->park.tt_task = pt_timerthread_schedule_slack(g->s->tt, deadline_task, g,
+                                                        g->park.deadline, g->s->opt.timer_slack);
         if (g->park.tt_task != PT_INVALID_TASK_ID)
             return true;
         atomic_fetch_sub_explicit(&g->park.tt_pending, 1, memory_order_relaxed);

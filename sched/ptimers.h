@@ -31,6 +31,11 @@ static inline int pt__ptimers_init(bool lh, union pt__ptimers *ts, pt_wake_func 
     return lh ? pt_lheap_init(&ts->lh, wake, ctx) : pt_timers_init(&ts->ph, wake, ctx);
 }
 
+static inline int pt__ptimers_set_slack(bool lh, union pt__ptimers *ts, pt_nanos slack)
+{
+    return lh ? pt_lheap_set_slack(&ts->lh, slack) : pt_timers_set_slack(&ts->ph, slack);
+}
+
 static inline int pt__ptimers_destroy(bool lh, union pt__ptimers *ts)
 {
     return lh ? pt_lheap_destroy(&ts->lh) : pt_timers_destroy(&ts->ph);

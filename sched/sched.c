@@ -73,7 +73,8 @@ static struct pt__p *p_new(pt_sched *s, int id)
     p->id = id;
     p->s = s;
     p->m = m;
-    if (pt__ptimers_init(pt__lheap(s), &p->timers, pt__wake_timers, p) != 0) {
+    if (pt__ptimers_init(pt__lheap(s), &p->timers, pt__wake_timers, p) != 0 ||
+        pt__ptimers_set_slack(pt__lheap(s), &p->timers, s->opt.timer_slack) != 0) {
         p_free(p);
         return NULL;
     }
@@ -192,7 +193,7 @@ int pt_sched_create(pt_sched **out, const pt_sched_options *opt)
     /* every argument first: a bad one is -EINVAL whatever the build */
     if (!out || io < PT_FD_IO_POLL || io > PT_FD_IO_URING || o.procs < 0 ||
         o.procs > PT__MAX_PROCS || o.timers < PT_TIMERS_PER_P || o.timers > PT_TIMERS_LHEAP ||
-        guard < 0 || stack > PT__STACK_MAX ||
+        guard < 0 || stack > PT__STACK_MAX || o.timer_slack < 0 ||
         pt__stack_pool_init(&probe, stack + pt__g_room(), (enum pt_stack_guard)guard) < 0)
         return -EINVAL;
 #ifndef PT_HAVE_URING

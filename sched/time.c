@@ -251,7 +251,7 @@ static int tt_arm_locked(pt_time_timer *t, pt_nanos when)
     if (!tt)
         return -ENOMEM;
     atomic_fetch_add_explicit(&t->tt_pending, 1, memory_order_relaxed);
-    pt_task_id id = pt_timerthread_schedule(tt, tt_fire, t, when);
+    pt_task_id id = pt_timerthread_schedule_slack(tt, tt_fire, t, when, t->s ? t->s->opt.timer_slack : 0);
     if (id == PT_INVALID_TASK_ID) {
         atomic_fetch_sub_explicit(&t->tt_pending, 1, memory_order_relaxed);
         return -ENOMEM;

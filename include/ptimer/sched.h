@@ -159,6 +159,15 @@ typedef struct pt_sched_options {
      * scheduler. NULL: none. pt_sched_run's way to the report. */
     void (*on_deadlock)(const char *report, void *arg);
     void *on_deadlock_arg;
+    /* The Gs' timer slack, as Linux's per-thread one: every sleep,
+     * deadline and time.* timer of this scheduler may fire anywhere in
+     * [when, when + timer_slack], so that those whose windows overlap
+     * share a wake-up (on the Ps' heaps, pt_timers_set_slack's round
+     * times; on the TimerThread, pt_timerthread_schedule_slack). A
+     * time.* value is still its due time; a sleep returns within its
+     * window (on the virtual clock too). 0, the default: at `when`;
+     * negative: -EINVAL. */
+    pt_nanos timer_slack;
 } pt_sched_options;
 
 /* Counters since create, exact once the scheduler is quiet (each is

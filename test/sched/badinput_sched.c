@@ -146,6 +146,8 @@ static void row_pt_sched_create(void)
         {.procs = 1, .fd_io = (enum pt_fd_io) - 1},
         {.procs = 1, .stack_size = ((size_t)1 << 30) + 1},
         {.procs = 1, .stack_size = SIZE_MAX},
+        {.procs = 1, .timer_slack = -1},
+        {.procs = 1, .timer_slack = INT64_MIN},
         /* a bad argument is -EINVAL, not the build's -ENOTSUP for rings */
         {.procs = -1, .fd_io = PT_FD_IO_URING},
         {.procs = 1, .stack_size = SIZE_MAX, .fd_io = PT_FD_IO_URING},

@@ -131,6 +131,7 @@ PT_TEST(stress, thirty_schedulers_of_a_thousand_gs_in_one_process)
 PT_TEST(unit, tsan_reports_a_seeded_race_between_two_gs_on_reused_fibers)
 /* virtual time */
 PT_TEST_MODES(unit, vtime_sleeps_return_at_their_deadlines_exactly)
+PT_TEST_MODES(unit, vtime_timer_slack_keeps_each_wake_in_its_window_and_shares_them)
 PT_TEST_MODES(unit, vtime_timers_tickers_and_after_func_fire_at_their_times)
 PT_TEST_MODES(unit, vtime_deadlines_end_waits_at_their_time)
 PT_TEST_MODES(unit, vtime_settle_returns_once_every_other_g_is_blocked)

@@ -574,3 +574,85 @@ void test_vtime_every_run_sees_the_same_times(int mode)
         }
     }
 }
+
+/* ---- timer slack on the virtual clock ------------------------------------- */
+
+/* With a timer slack of 10 ms every sleep returns within [d, d + 10 ms]
+ * and a Timer's value is still its due time, received within its window;
+ * and the Gs' wake times collapse: 200 spread over a second share at
+ * most 120 (a 10 ms window always holds a multiple of 2^23 ns, where the
+ * Ps' heaps key them; the TimerThread runs every window open at the
+ * earliest one's end, fewer still). */
+#define SLACK (10 * MS)
+#define NSLACKERS 200
+
+struct slackers {
+    pt_wg wg;
+    atomic_long outside;          /* wakes outside their windows */
+    pt_nanos woke[NSLACKERS];     /* each G's wake time */
+    atomic_int n;
+};
+
+static void slack_sleeper(void *arg)
+{
+    struct slackers *sl = arg;
+    int i = atomic_fetch_add(&sl->n, 1);
+    uint64_t x = 0x9e3779b97f4a7c15ull * (uint64_t)(i + 1);
+    pt_nanos d = MS + (pt_nanos)(pt__xorshift64(&x) % (uint64_t)SEC), t = pt_time_now();
+    if (i % 2) {
+        CHECK_EQ(pt_sleep(d), 0);
+    } else {
+        pt_time_timer *tm;
+        pt_nanos v = 0;
+        CHECK_EQ(pt_time_timer_new(&tm, d), 0);
+        CHECK_EQ(pt_chan_recv(pt_time_timer_chan(tm), &v), 1);
+        CHECK_EQ(v, t + d); /* the value is the due time, slack or not */
+        CHECK_EQ(pt_time_timer_free(tm), 0);
+    }
+    pt_nanos now = pt_time_now();
+    sl->woke[i] = now;
+    if (now < t + d || now > t + d + SLACK)
+        atomic_fetch_add(&sl->outside, 1);
+    pt_wg_done(&sl->wg);
+}
+
+static void slackers_main(void *arg)
+{
+    struct slackers *sl = arg;
+    pt_wg_init(&sl->wg);
+    pt_wg_add(&sl->wg, NSLACKERS);
+    for (int i = 0; i < NSLACKERS; i++)
+        CHECK_EQ(pt_go(NULL, slack_sleeper, sl), 0);
+    CHECK_EQ(pt_wg_wait(&sl->wg), 0);
+}
+
+static int cmp_nanos(const void *a, const void *b)
+{
+    pt_nanos x = *(const pt_nanos *)a, y = *(const pt_nanos *)b;
+    return (x > y) - (x < y);
+}
+
+void test_vtime_timer_slack_keeps_each_wake_in_its_window_and_shares_them(int mode)
+{
+    for (int procs = 1; procs <= 2; procs++) {
+        static struct slackers sl;
+        memset(&sl, 0, sizeof sl);
+        pt_sched_options o = {.procs = procs, .timers = (enum pt_timer_mode)mode,
+                              .virtual_time = true, .timer_slack = SLACK};
+        pt_sched *s = NULL;
+        CHECK_EQ(pt_sched_create(&s, &o), 0);
+        CHECK_EQ(pt_go(s, slackers_main, &sl), 0);
+        CHECK_EQ(pt_sched_wait(s), 0);
+        CHECK_EQ(pt_sched_destroy(s), 0);
+        CHECK_EQ(atomic_load(&sl.outside), 0);
+        qsort(sl.woke, NSLACKERS, sizeof sl.woke[0], cmp_nanos);
+        int distinct = 1;
+        for (int i = 1; i < NSLACKERS; i++)
+            distinct += sl.woke[i] != sl.woke[i - 1];
+        CHECK(distinct <= (int)(SEC / (1 << 23)) + 1);
+    }
+    pt_sched_options bad = {.timer_slack = -1};
+    pt_sched *s = NULL;
+    CHECK_EQ(pt_sched_create(&s, &bad), -EINVAL);
+    CHECK(s == NULL);
+}
