@@ -26,6 +26,7 @@ struct scenario {
     bool needs_move;
     bool needs_tm; /* drives timer objects (the engine's tm_* ops) */
     bool sched;    /* runs inside the scheduler, on its designs only */
+    bool slack;    /* runs with --slack: its designs are given the window */
     /* The default bound: how late a firing may be past the delays the
      * scenario itself causes and allows for (its stalls, its rounds) and
      * the stalls of the whole machine the witness saw (witness.c), that is,
@@ -36,18 +37,18 @@ struct scenario {
 
 static const struct scenario scenarios[] = {
     {"modtimer", "random arm/stop from Ps and outsiders, several threads on one timer", sc_modtimer,
-     false, true, false, 50},
+     false, true, false, false, 50},
     {"ticker", "tickers reset and stopped at random while Ps stall", sc_ticker, false, true, false,
-     50},
+     false, 50},
     {"churn", "RPC-style arm/cancel at full speed: bounded memory, no leak", sc_churn, false, false,
-     false, 50},
+     false, false, 50},
     {"move", "modtimer while Ps are removed (moveTimers) and added back", sc_move, true, true,
-     false, 50},
+     false, false, 50},
 #ifdef PTSTRESS_HAVE_SCHED
     {"sched", "inside the scheduler: sleeps, Timers, AfterFuncs, Tickers, while Ps come and go",
-     sc_sched, false, false, true, 100},
+     sc_sched, false, false, true, true, 100},
     {"vtime", "the scheduler on its virtual clock: every wake, tick and timeout exactly on time",
-     sc_sched_vtime, false, false, true, 100},
+     sc_sched_vtime, false, false, true, false, 100},
 #endif
 };
 #define NSCENARIOS (int)(sizeof scenarios / sizeof scenarios[0])
@@ -274,6 +275,9 @@ static void usage(FILE *f, const char *argv0)
             "  -T, --duration SEC    per design x scenario (default 2)\n"
             "  -b, --bound MS        how late a firing may be, past the delays a scenario\n"
             "                        causes itself (default or 0: the scenario's, 50; sched 100)\n"
+            "      --slack MS        each timer's window, [when, when + MS]: never early,\n"
+            "                        late past its end plus the bound (scenario sched, as\n"
+            "                        the scheduler's timer_slack; the others are skipped)\n"
             "  -S, --seed N          (default: from the clock; printed)\n"
             "      --soak            long runs: duration 3600 s unless given, progress lines\n"
             "  -p, --progress SEC    a progress line every SEC seconds (--soak: 60)\n"
@@ -340,6 +344,8 @@ static void put_verdict(const struct stress_run *r, double took)
            o->outsiders, took);
     if (r->io)
         printf(", I/O through the %s", r->io);
+    if (o->slack)
+        printf(", windows of %g ms", (double)o->slack / 1e6);
     if (atomic_load(&r->quiet_checks))
         printf(", %u quiescent checks mid-run", atomic_load(&r->quiet_checks));
     /* The witness's waits for a CPU, which the checks allowed for: how
@@ -428,7 +434,8 @@ int main(int argc, char **argv)
         {"soak", no_argument, NULL, 'k'},          {"progress", required_argument, NULL, 'p'},
         {"json", required_argument, NULL, 'j'},    {"engine", required_argument, NULL, 'E'},
         {"hang-s", required_argument, NULL, 'H'},  {"cell-fd", required_argument, NULL, 'C'},
-        {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
+        {"slack", required_argument, NULL, 'L'},   {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
     const struct pt_engine *loaded[8];
     int nloaded = 0, refused = 0;
@@ -456,6 +463,13 @@ int main(int argc, char **argv)
             break;
         case 'b':
             bound_ms = atof(optarg);
+            break;
+        case 'L':
+            if (atof(optarg) < 0) {
+                fprintf(stderr, "%s: --slack %s: a window is 0 ms or more\n", argv[0], optarg);
+                return 2;
+            }
+            o.slack = (pt_nanos)(atof(optarg) * 1e6);
             break;
         case 'S':
             o.seed = strtoull(optarg, NULL, 0);
@@ -594,6 +608,11 @@ int main(int argc, char **argv)
                         sc->sched
                             ? "runs inside the scheduler: designs sched-perp, sched-lheap, sched-tt"
                             : "runs on a timer design, not inside the scheduler");
+                continue;
+            }
+            if (o.slack && !sc->slack) {
+                printf("SKIP %s %s: --slack: the scenario gives its designs no window\n",
+                       list[d]->name, sc->name);
                 continue;
             }
             if (engine_has(list[d], PT_ENGINE_LATENCY_ONLY)) {

@@ -43,16 +43,19 @@ void stress_violation(struct stress_run *r, enum viol_kind k, long timer, uint64
     vsnprintf(obs, sizeof obs, observed, ap);
     va_end(ap);
     const struct stress_opts *o = r->o;
+    char slack[48] = "";
+    if (o->slack)
+        snprintf(slack, sizeof slack, " --slack %g", (double)o->slack / 1e6);
     fprintf(stdout,
             "  violation %s: %s %s, timer %ld, arming %llu, at +%.3f s: expected %s; observed %s\n"
             "    reproduce: %s%s%s --design %s --scenario %s --threads %d --outsiders %d"
-            " --timers %d --duration %.3f --bound %.0f --seed %llu\n",
+            " --timers %d --duration %.3f --bound %.0f%s --seed %llu\n",
             viol_names[k], r->eng->name, r->scenario, timer, (unsigned long long)arming,
             (double)(pt_nanotime() - r->t0) / 1e9, expected, obs, o->argv0,
             engine_is_loaded(r->eng) ? " --engine " : "",
             engine_is_loaded(r->eng) ? engine_path(r->eng) : "", r->eng->name,
             r->scenario, o->threads, o->outsiders, o->timers, (double)o->duration / 1e9,
-            (double)o->bound / 1e6, (unsigned long long)o->seed);
+            (double)o->bound / 1e6, slack, (unsigned long long)o->seed);
     if (k == V_LATE || k == V_STALL || k == V_TICKS || k == V_UNFIRED) {
         /* over the bound and a little more: the window the firing was
          * due in */

@@ -266,6 +266,7 @@ void sc_sched(struct stress_run *r)
      * and PT_RING_CQ, set by the user, win. */
     pt_sched_options opt = {.procs = o->threads,
                             .timers = mode,
+                            .timer_slack = o->slack,
                             .fd_io = o->seed & 1 ? PT_FD_IO_URING : PT_FD_IO_POLL};
     if (opt.fd_io == PT_FD_IO_URING)
         setenv("PT_RING_CQ", "16", 0);

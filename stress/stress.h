@@ -42,6 +42,10 @@ struct stress_opts {
     int timers;    /* modtimer/move: timer objects; ticker: tickers */
     pt_nanos duration;
     pt_nanos bound; /* how late a firing may be before it is a violation */
+    /* --slack: each timer's window, [when, when + slack], on top of the
+     * bound for lateness and never for earliness (the scenarios whose
+     * designs take it: sched, as the scheduler's timer_slack) */
+    pt_nanos slack;
     uint64_t seed;
     int progress_s; /* --soak: a progress line every so many seconds (0: none) */
     const char *argv0;

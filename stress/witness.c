@@ -207,6 +207,8 @@ bool stress_overdue(struct stress_run *r, pt_nanos due, pt_nanos at, pt_nanos al
     /* the pool's own pauses are the run's stalls: allowed, and not the
      * machine's (not counted as excused) */
     allowed += witness_paused(due, at);
+    /* a window asked for (--slack): late is past its end */
+    allowed += r->o->slack;
     if (at - due <= allowed)
         return false;
     if (at - due > allowed + witness_stalled(due, at))
