@@ -464,13 +464,16 @@ int main(int argc, char **argv)
         case 'b':
             bound_ms = atof(optarg);
             break;
-        case 'L':
-            if (atof(optarg) < 0) {
-                fprintf(stderr, "%s: --slack %s: a window is 0 ms or more\n", argv[0], optarg);
+        case 'L': {
+            char *end;
+            double ms = strtod(optarg, &end);
+            if (end == optarg || *end || !(ms >= 0 && ms <= 1e6)) {
+                fprintf(stderr, "%s: --slack %s: a window of 0 to 1000000 ms\n", argv[0], optarg);
                 return 2;
             }
-            o.slack = (pt_nanos)(atof(optarg) * 1e6);
+            o.slack = (pt_nanos)(ms * 1e6);
             break;
+        }
         case 'S':
             o.seed = strtoull(optarg, NULL, 0);
             seeded = true;

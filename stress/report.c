@@ -45,7 +45,7 @@ void stress_violation(struct stress_run *r, enum viol_kind k, long timer, uint64
     const struct stress_opts *o = r->o;
     char slack[48] = "";
     if (o->slack)
-        snprintf(slack, sizeof slack, " --slack %g", (double)o->slack / 1e6);
+        snprintf(slack, sizeof slack, " --slack %.6f", (double)o->slack / 1e6);
     fprintf(stdout,
             "  violation %s: %s %s, timer %ld, arming %llu, at +%.3f s: expected %s; observed %s\n"
             "    reproduce: %s%s%s --design %s --scenario %s --threads %d --outsiders %d"

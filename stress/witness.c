@@ -207,7 +207,9 @@ bool stress_overdue(struct stress_run *r, pt_nanos due, pt_nanos at, pt_nanos al
     /* the pool's own pauses are the run's stalls: allowed, and not the
      * machine's (not counted as excused) */
     allowed += witness_paused(due, at);
-    /* a window asked for (--slack): late is past its end */
+    /* a window asked for (--slack): late is past its end (the few checks
+     * that are not a timer's, a stall's or a G's exit, are that much
+     * looser too) */
     allowed += r->o->slack;
     if (at - due <= allowed)
         return false;

@@ -306,13 +306,14 @@ static __attribute__((noinline)) bool tt_request_reclaim(pt_timerthread *tt)
 
 static void tt_help_reclaim(pt_timerthread *tt, struct tt_local *l);
 
-/* when + slack, or never past the clock's range. */
+/* when + slack; a window past the clock's range ends at its last
+ * instant (as pt_slack_align's), so that it is still announced and
+ * waited for; never stays never. */
 static pt_nanos latest_of(pt_nanos when, pt_nanos slack)
 {
-    pt_nanos latest;
-    if (__builtin_add_overflow(when, slack, &latest) || latest > PT_MAXWHEN)
+    if (when >= PT_MAXWHEN)
         return PT_MAXWHEN;
-    return latest;
+    return when > PT_MAXWHEN - 1 - slack ? PT_MAXWHEN - 1 : when + slack;
 }
 
 static pt_task_id tt_schedule(pt_timerthread *tt, void (*fn)(void *), void *arg, pt_nanos when,
@@ -571,6 +572,8 @@ static void tt_slack_rebuild(pt_timerthread *tt)
 {
     pt__heap4 *w = &tt->slack_when, *lt = &tt->slack_latest;
     lt->len = 0;
+    if (pt__heap4_reserve(lt, w->len) != 0) /* holds them already: every live one has an entry */
+        tt_oom(tt, "rebuild");
     for (uint32_t i = 0; i < w->len; i++) {
         struct pt__tt_task *t = w->v[i].item;
         lt->v[lt->len++] = (pt__heap4_entry){.when = t->latest, .item = t};
@@ -808,9 +811,9 @@ int pt_timerthread_run(pt_timerthread *tt, pt_nanos now)
     return (int)(triggered - before);
 }
 
-/* Between runs, nearest is the earliest pending `when` (a run ends by
- * publishing its heap's head there, and a schedule lowers it only to an
- * earlier task), so the look takes no lock. 0 in nearest is a reclaim's
+/* Between runs, nearest is the earliest pending `latest` (a run ends by
+ * publishing when it must run next there, and a schedule lowers it only
+ * for a task due earlier), so the look takes no lock. 0 in nearest is a reclaim's
  * request for a pull: answered as due, so that the driver runs and
  * publishes the head again. */
 pt_nanos pt_timerthread_next(pt_timerthread *tt)

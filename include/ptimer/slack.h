@@ -21,16 +21,18 @@
 #include "ptimer/clock.h"
 
 /* The time in [when, when + slack] with the most trailing zero bits;
- * `when` itself for slack <= 0, when <= 0 ("at once") or a window that
- * reaches PT_MAXWHEN ("never" stays never). */
+ * `when` itself for slack <= 0, when <= 0 ("at once") or PT_MAXWHEN
+ * ("never" stays never). A window past the clock's range ends at its
+ * last instant, PT_MAXWHEN - 1, as the TimerThread's does. */
 static inline pt_nanos pt_slack_align(pt_nanos when, pt_nanos slack)
 {
-    if (slack <= 0 || when <= 0 || when > PT_MAXWHEN - slack)
+    if (slack <= 0 || when <= 0 || when >= PT_MAXWHEN)
         return when;
+    pt_nanos end = when > PT_MAXWHEN - 1 - slack ? PT_MAXWHEN - 1 : when + slack;
     /* Above the highest bit where when - 1 and the window's end differ,
      * both agree; clearing every bit below it in the end gives a time
      * past when - 1 and no later than the end, with the most zeros. */
-    uint64_t lo = (uint64_t)when - 1, hi = (uint64_t)(when + slack);
+    uint64_t lo = (uint64_t)when - 1, hi = (uint64_t)end;
     int top = 63 - __builtin_clzll(lo ^ hi);
     return (pt_nanos)(hi & ~((UINT64_C(1) << top) - 1));
 }

@@ -21,7 +21,12 @@ void test_slack_align_is_in_the_window_with_the_most_trailing_zeros(void)
     CHECK_EQ(pt_slack_align(7, -3), 7);
     CHECK_EQ(pt_slack_align(0, 100), 0);   /* at once stays at once */
     CHECK_EQ(pt_slack_align(-1, 100), -1); /* never stays never */
-    CHECK_EQ(pt_slack_align(PT_MAXWHEN - 5, 10), PT_MAXWHEN - 5);
+    CHECK_EQ(pt_slack_align(PT_MAXWHEN, 10), PT_MAXWHEN);
+    /* past the range: the window ends at PT_MAXWHEN - 1 */
+    CHECK_EQ(pt_slack_align(PT_MAXWHEN - 5, 10), PT_MAXWHEN - 3);
+    CHECK_EQ(pt_slack_align(PT_MAXWHEN - 10, 10), PT_MAXWHEN - 7);
+    CHECK_EQ(pt_slack_align(1, PT_MAXWHEN - 1), (pt_nanos)1 << 62);
+    CHECK_EQ(pt_slack_align(1, PT_MAXWHEN), (pt_nanos)1 << 62);
     CHECK_EQ(pt_slack_align(1, 1), 2);
     uint64_t x = 0x9e3779b97f4a7c15ull;
     for (int i = 0; i < 100000; i++) {

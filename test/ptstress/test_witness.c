@@ -34,7 +34,8 @@ static void stop_this_process(void)
 
 void test_a_lateness_the_machines_stall_explains_is_excused_and_no_other(void)
 {
-    struct stress_run r = {0};
+    struct stress_opts o = {0}; /* no window: --slack 0 */
+    struct stress_run r = {.o = &o};
     witness_start();
     witness_tally_begin();
     pt_nanos due = pt_nanotime();
@@ -85,7 +86,8 @@ void test_a_lateness_the_machines_stall_explains_is_excused_and_no_other(void)
  * the machine's (not excused); one outside them is not. */
 void test_a_lateness_the_runs_own_pause_explains_is_allowed_and_not_excused(void)
 {
-    struct stress_run r = {0};
+    struct stress_opts o = {0}; /* no window: --slack 0 */
+    struct stress_run r = {.o = &o};
     pt_nanos due = pt_nanotime();
     witness_pause_begin();
     pt_nanos from = pt_nanotime();
