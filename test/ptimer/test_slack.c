@@ -4,12 +4,14 @@
  * overlap share keys: far fewer checks find something to run (a
  * window of 10 ms holds a multiple of 2^23 ns, so 1000 timers over a
  * second land on at most 120 keys). The clock
- * is the test's: each round runs at the heap's next time exactly. */
+ * is the test's: each round runs at the heap's next time exactly
+ * (slack_rounds.h, the test every per-P family shares). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ptimer/slack.h"
+#include "slack_rounds.h"
 #include "util.h"
 
 #define MS ((pt_nanos)1000000)
@@ -61,50 +63,11 @@ static void fired_cb(void *arg, uintptr_t seq)
     f->runs++;
 }
 
-/* Runs ts to its end at the heap's next time each round; the rounds that
- * ran something, and at most `max_rounds`. */
-static int rounds_to_empty(pt_timers *ts, int max_rounds)
-{
-    int rounds = 0;
-    pt_nanos next;
-    while ((next = pt_timers_next(ts)) != 0 && rounds < max_rounds) {
-        now_of_test = next;
-        if (pt_timers_check(ts, next, true, NULL) > 0)
-            rounds++;
-    }
-    return rounds;
-}
-
-#define NT 1000
-
-/* 1000 one-shots spread over a second, windows of 10 ms: each runs in
- * its window, on at most 120 rounds where they took 1000 without slack. */
 void test_slack_heap_runs_each_in_its_window_on_far_fewer_rounds(void)
 {
-    static pt_timer t[NT];
-    static struct fired f[NT];
-    int rounds[2];
-    for (int pass = 0; pass < 2; pass++) {
-        pt_nanos slack = pass ? 10 * MS : 0;
-        pt_timers ts;
-        CHECK_EQ(pt_timers_init(&ts, NULL, NULL), 0);
-        CHECK_EQ(pt_timers_set_slack(&ts, slack), 0);
-        uint64_t x = 88172645463325252ull;
-        for (int i = 0; i < NT; i++) {
-            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-            f[i] = (struct fired){.when = 1000 * MS + (pt_nanos)(x % (1000 * MS)), .slack = slack};
-            pt_timer_init(&t[i], fired_cb, &f[i]);
-            CHECK_EQ(pt_timer_start(&ts, &t[i], f[i].when, 0), 0);
-        }
-        rounds[pass] = rounds_to_empty(&ts, 10 * NT);
-        for (int i = 0; i < NT; i++)
-            CHECK_EQ(f[i].runs, 1);
-        teardown(&ts, t, NT);
-    }
-    CHECK_EQ(rounds[0], NT); /* distinct times, none shared */
-    /* a window of 10 ms always holds a multiple of 2^23 ns: the keys are
-     * such multiples, at most one a 8.4 ms over the second */
-    CHECK(rounds[1] <= (int)(1000 * MS / (1 << 23)) + 1);
+    SLACK_ROUNDS_TEST(pt_timers, pt_timer, pt_timers_init(h, NULL, NULL), pt_timers_set_slack,
+                      pt_timer_init, pt_timer_start, pt_timers_next,
+                      pt_timers_check(h, now, true, NULL), pt_timers_destroy);
 }
 
 /* A ticker keeps its offset: every tick in its own window, across many
