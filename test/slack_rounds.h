@@ -11,6 +11,7 @@
 
 #include <stdint.h>
 
+#include "base/rng.h"
 #include "harness.h"
 #include "ptimer/clock.h"
 
@@ -37,8 +38,7 @@ static inline void slack_fired_cb(void *arg, uintptr_t seq)
 /* The i-th timer's when, the same for every family and pass. */
 static inline pt_nanos slack_when(uint64_t *x)
 {
-    *x ^= *x << 13, *x ^= *x >> 7, *x ^= *x << 17;
-    return SLACK_SEC + (pt_nanos)(*x % (uint64_t)SLACK_SEC);
+    return SLACK_SEC + (pt_nanos)(pt__xorshift64(x) % (uint64_t)SLACK_SEC);
 }
 
 static inline void slack_rounds_check(const int rounds[2])

@@ -14,6 +14,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
+#include "rng.h"
 #include "sched_bench.h"
 
 #define MS ((pt_nanos)1000000)
@@ -27,14 +28,11 @@ struct vhour {
     atomic_ulong waits, wakes, early;
 };
 
-/* splitmix64: the same spans in every run and on every design */
+/* The i-th sleeper's span: the same in every run and on every design. */
 static pt_nanos span_of(uint64_t i)
 {
-    uint64_t z = (i + 1) * 0x9e3779b97f4a7c15ull;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    z ^= z >> 31;
-    return (pt_nanos)(z % (uint64_t)HOUR) + 1;
+    uint64_t x = (i + 1) * 0x9e3779b97f4a7c15ull; /* nonzero for every i */
+    return (pt_nanos)(pt__xorshift64(&x) % (uint64_t)HOUR) + 1;
 }
 
 struct sleeper {

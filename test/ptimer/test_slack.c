@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/rng.h"
 #include "ptimer/slack.h"
 #include "slack_rounds.h"
 #include "util.h"
@@ -32,7 +33,7 @@ void test_slack_align_is_in_the_window_with_the_most_trailing_zeros(void)
     CHECK_EQ(pt_slack_align(1, 1), 2);
     uint64_t x = 0x9e3779b97f4a7c15ull;
     for (int i = 0; i < 100000; i++) {
-        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        pt__xorshift64(&x);
         pt_nanos when = 1 + (pt_nanos)(x % (1ull << 50)), slack = (pt_nanos)((x >> 20) % (1u << (i % 30)));
         pt_nanos a = pt_slack_align(when, slack);
         CHECK(a >= when);

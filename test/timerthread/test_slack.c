@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/rng.h"
 #include "util.h"
 
 #define NSLACK 100
@@ -144,7 +145,7 @@ void test_slack_churn_leaves_next_on_a_live_task(void)
     uint64_t x = 88172645463325252ull;
     pt_nanos live_min_latest = PT_MAXWHEN;
     for (int i = 0; i < NSLACK; i++) {
-        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        pt__xorshift64(&x);
         /* slack 1 at least: every task in the slack heaps, whose dead
          * entries next skips (a dead task with none may still be named) */
         pt_nanos when = 1000 + (pt_nanos)(x % 1000), slack = 1 + (pt_nanos)((x >> 20) % 300);
