@@ -100,6 +100,36 @@ foreach(d IN LISTS designs)
   endforeach()
 endforeach()
 
+# slack: a row per design and window, kernel-slack's too, none early (a
+# firing before its time fails the run), every one with ticks owed and
+# delivered, and the wake-ups and timers per wake-up it reports.
+execute_process(
+  COMMAND ${PTBENCH} -w slack -d ${dlist},lheap,kernel-slack -t 1 -r 1 --slacks 0,10
+          --slack-tickers 200 --slack-ms 300 --no-peers --no-plots -q -o ${OUT}/slack
+  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "ptbench -w slack failed (${rc}):\n${out}\n${err}")
+endif()
+file(STRINGS ${OUT}/slack/ptbench.jsonl slack_lines)
+set(slack_seen "")
+foreach(line IN LISTS slack_lines)
+  foreach(field design variant early_wakes expected_ticks fired wakeups_per_s fired_per_wakeup)
+    string(JSON ${field} GET "${line}" ${field})
+  endforeach()
+  list(APPEND slack_seen "${design}/${variant}")
+  if(NOT early_wakes EQUAL 0 OR expected_ticks LESS_EQUAL 0 OR fired LESS_EQUAL 0
+     OR wakeups_per_s LESS_EQUAL 0 OR fired_per_wakeup LESS_EQUAL 0)
+    message(FATAL_ERROR "slack: a row without its counts: ${line}")
+  endif()
+endforeach()
+foreach(d IN LISTS designs ITEMS lheap kernel-slack)
+  foreach(v "slack=0%" "slack=10%")
+    if(NOT "${d}/${v}" IN_LIST slack_seen)
+      message(FATAL_ERROR "slack: no row for ${d} ${v}")
+    endif()
+  endforeach()
+endforeach()
+
 # The CSV carries the JSON lines' fields (both come from one list,
 # fields.c; CMake lists a JSON object's members sorted, so compare sets).
 file(STRINGS ${OUT}/ptbench.csv csv LIMIT_COUNT 1)

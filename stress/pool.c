@@ -199,6 +199,11 @@ void pool_run(struct pool *pl)
         stress_violation(r, V_ERROR, -1, 0, "an engine", "create failed");
         return;
     }
+    if (o->slack && r->eng->set_slack(r->e, o->slack) != 0) { /* ptstress.c: only if it has one */
+        stress_violation(r, V_ERROR, -1, 0, "an engine that takes the window", "set_slack failed");
+        r->eng->destroy(r->e);
+        return;
+    }
     if (pl->setup)
         pl->setup(pl);
     int nq = pl->quiet, all = pl->np + pl->nout + nq;

@@ -37,13 +37,13 @@ struct scenario {
 
 static const struct scenario scenarios[] = {
     {"modtimer", "random arm/stop from Ps and outsiders, several threads on one timer", sc_modtimer,
-     false, true, false, false, 50},
+     false, true, false, true, 50},
     {"ticker", "tickers reset and stopped at random while Ps stall", sc_ticker, false, true, false,
-     false, 50},
+     true, 50},
     {"churn", "RPC-style arm/cancel at full speed: bounded memory, no leak", sc_churn, false, false,
-     false, false, 50},
+     false, true, 50},
     {"move", "modtimer while Ps are removed (moveTimers) and added back", sc_move, true, true,
-     false, false, 50},
+     false, true, 50},
 #ifdef PTSTRESS_HAVE_SCHED
     {"sched", "inside the scheduler: sleeps, Timers, AfterFuncs, Tickers, while Ps come and go",
      sc_sched, false, false, true, true, 100},
@@ -276,8 +276,9 @@ static void usage(FILE *f, const char *argv0)
             "  -b, --bound MS        how late a firing may be, past the delays a scenario\n"
             "                        causes itself (default or 0: the scenario's, 50; sched 100)\n"
             "      --slack MS        each timer's window, [when, when + MS]: never early,\n"
-            "                        late past its end plus the bound (scenario sched, as\n"
-            "                        the scheduler's timer_slack; the others are skipped)\n"
+            "                        late past its end plus the bound (the engine's\n"
+            "                        set_slack; sched: the scheduler's timer_slack; vtime\n"
+            "                        is skipped)\n"
             "  -S, --seed N          (default: from the clock; printed)\n"
             "      --soak            long runs: duration 3600 s unless given, progress lines\n"
             "  -p, --progress SEC    a progress line every SEC seconds (--soak: 60)\n"
@@ -615,6 +616,11 @@ int main(int argc, char **argv)
             }
             if (o.slack && !sc->slack) {
                 printf("SKIP %s %s: --slack: the scenario gives its designs no window\n",
+                       list[d]->name, sc->name);
+                continue;
+            }
+            if (o.slack && !sc->sched && !list[d]->set_slack) {
+                printf("SKIP %s %s: --slack: the design has no set_slack (engine ABI 2)\n",
                        list[d]->name, sc->name);
                 continue;
             }

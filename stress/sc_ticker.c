@@ -79,10 +79,14 @@ static void tk_exact(struct tk *m, uint64_t k, uint64_t seq, struct arm_rec *a, 
                      pt_nanos fn, pt_nanos now)
 {
     pt_nanos when = atomic_load(&a->when), period = atomic_load(&a->period);
-    pt_nanos due = atomic_load(&a->due);
-    if (fw != due) {
+    pt_nanos due = atomic_load(&a->due), slack = m->r->o->slack;
+    /* --slack: the tick may name any time in [due, due + slack], and the
+     * ticks after it keep that offset (tk_fire holds a window as wide as
+     * a period to the looser checks) */
+    pt_nanos offset = ((fw - when) % period + period) % period;
+    if (fw < due || fw > due + slack) {
         double off = (double)(fw - due) / 1e6, per = (double)period / 1e6;
-        if ((fw - when) % period != 0)
+        if (offset > slack)
             stress_violation(m->r, V_PHASE, (long)k, seq, "a tick for when + k*period",
                              "a tick for %.6f ms past the arming's when, off its %.0f ms "
                              "schedule (%.6f ms from the one owed)",
@@ -105,7 +109,7 @@ static void tk_exact(struct tk *m, uint64_t k, uint64_t seq, struct arm_rec *a, 
         stress_violation(m->r, V_LATE, (long)k, seq,
                          "a tick checked within the bound of its time (past the run's own stalls)",
                          "checked %.3f ms after it", (double)(fn - fw) / 1e6);
-    pt_nanos next = fw + period * (1 + (fn > fw ? (fn - fw) / period : 0));
+    pt_nanos next = fw - offset + period * (1 + (fn > fw ? (fn - fw) / period : 0));
     atomic_store(&a->due, next);
 }
 
@@ -130,7 +134,7 @@ static void tk_fire(void *arg)
                          "tick %u, %.3f ms after the stop returned", n,
                          (double)(now - atomic_load(&a->stopped_at)) / 1e6);
     pt_nanos fw, fn;
-    if (m->r->eng->tm_firing && m->r->eng->tm_firing(&fw, &fn) == 0) {
+    if (m->r->o->slack < period && m->r->eng->tm_firing && m->r->eng->tm_firing(&fw, &fn) == 0) {
         tk_exact(m, k, seq, a, fw, fn, now);
         atomic_store(&a->fired_at, now);
         return;
@@ -254,8 +258,9 @@ static void tk_scan(void *vm)
         if (t->live && t->late_seen != t->cur) {
             /* exact: the tick owed; else a period past the last one */
             pt_nanos owed = atomic_load(&a->due), last = atomic_load(&a->fired_at);
-            if (!m->r->eng->tm_firing && last)
-                owed = last + atomic_load(&a->period);
+            pt_nanos period = atomic_load(&a->period);
+            if ((!m->r->eng->tm_firing || m->r->o->slack >= period) && last)
+                owed = last + period;
             if (stress_overdue(m->r, owed, now, tk_allowed(m, owed))) {
                 t->late_seen = t->cur;
                 stress_violation(m->r, V_LATE, k, t->cur,

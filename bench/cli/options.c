@@ -18,7 +18,9 @@
 /* floor right after pheap: their repetitions run back to back, which is
  * what the paired ratio under each table (tables.c) leans on. Engines run
  * the engine workloads, the sched designs those in the scheduler; kernel
- * is the floor of both kinds' latency workloads. */
+ * is the floor of both kinds' latency workloads. kernel-slack, slack's
+ * reference, runs only when named: ten thousand threads on two cores
+ * starve the machine's own work for as long as they run. */
 static const char *const default_designs[] = {
     "pheap",      "floor",    "pheap-sync",  "pheap-staged", "timerthread",
     "globalheap", "pwheel",   "lheap",       "kernel",
@@ -81,6 +83,8 @@ static void usage(FILE *f)
             "                        pheap pheap-sync pheap-staged timerthread globalheap floor\n"
             "                        pwheel lheap (Go 1.23's timers)\n"
             "                        kernel (latency workloads only: the futex floor)\n"
+            "                        kernel-slack (slack only, when named: a thread per\n"
+            "                        timer, with PR_SET_TIMERSLACK at the row's slack)\n"
             "      --engine PATH     a design of your own: a shared object built against\n"
             "                        ptimer/engine.h, run beside -d's (repeatable). Each\n"
             "                        repetition of it runs in a process of its own: a crash\n"
@@ -127,6 +131,10 @@ static void usage(FILE *f)
                "                        this kernel gets, and what one before 6.13 gets)\n"
                "      --tickers LIST    ticker counts (default 1000; --full: 1000,10000)\n"
                "      --slack-ns N      PR_SET_TIMERSLACK for every thread (default 1000)\n"
+               "      --slacks LIST     slack's windows, in %% of its 100 ms period, a row\n"
+               "                        each (default 0,1,10)\n"
+               "      --slack-tickers N slack's tickers in all (default 10000)\n"
+               "      --slack-ms N      per repetition of slack (default 1000)\n"
                "      --monitor-priority N  the scheduler's monitor thread as SCHED_FIFO at N,\n"
                "                        1-99 (needs CAP_SYS_NICE; default 0: a normal thread)\n"
                "  -b, --baseline NAME   the design the tables' ratio column is against\n"
@@ -160,12 +168,12 @@ static long parse_long(const char *s, long lo, long hi)
 }
 
 /* Positive integers up to hi; how many, or -1. */
-static int split_ints(char *s, int *out, long hi)
+static int split_ints(char *s, int *out, long lo, long hi)
 {
     const char *parts[MAXLIST];
     int n = split(s, parts);
     for (int i = 0; i < n; i++) {
-        long v = parse_long(parts[i], 1, hi);
+        long v = parse_long(parts[i], lo, hi);
         if (v < 0)
             return -1;
         out[i] = (int)v;
@@ -212,6 +220,9 @@ enum {
     OPT_STACK_GUARDS,
     OPT_TICKERS,
     OPT_SLACK_NS,
+    OPT_SLACKS,
+    OPT_SLACK_TICKERS,
+    OPT_SLACK_MS,
     OPT_MONITOR_PRIORITY,
     OPT_PEERS,
     OPT_NO_PEERS,
@@ -244,6 +255,9 @@ static const struct option long_options[] = {
     {"stack-guards", required_argument, NULL, OPT_STACK_GUARDS},
     {"tickers", required_argument, NULL, OPT_TICKERS},
     {"slack-ns", required_argument, NULL, OPT_SLACK_NS},
+    {"slacks", required_argument, NULL, OPT_SLACKS},
+    {"slack-tickers", required_argument, NULL, OPT_SLACK_TICKERS},
+    {"slack-ms", required_argument, NULL, OPT_SLACK_MS},
     {"monitor-priority", required_argument, NULL, OPT_MONITOR_PRIORITY},
     {"baseline", required_argument, NULL, 'b'},
     {"out", required_argument, NULL, 'o'},
@@ -275,6 +289,10 @@ static void defaults(struct options *o, bool full)
                           .ticker_ms = 300,
                           .latency_ms = 600,
                           .slack_ns = 1000,
+                          .slacks = {0, 1, 10},
+                          .nslacks = 3,
+                          .slack_tickers = 10000,
+                          .slack_ms = 1000,
                           .preload = 32768,
                           .window = 10000,
                           .timeout_ms = 100,
@@ -330,10 +348,10 @@ static int apply(struct options *o, int c, const char *opt, char *v)
                 return bad_option(opt, o->workloads[k]);
         return 0;
     case 't':
-        o->nthreads = split_ints(v, o->threads, 1024);
+        o->nthreads = split_ints(v, o->threads, 1, 1024);
         return o->nthreads > 0 ? 0 : bad_option(opt, v);
     case OPT_TICKERS:
-        o->ntickers = split_ints(v, o->tickers, 10000000);
+        o->ntickers = split_ints(v, o->tickers, 1, 10000000);
         return o->ntickers > 0 ? 0 : bad_option(opt, v);
     case 'r':
         n = parse_long(v, 1, REPORT_MAXREPS);
@@ -366,19 +384,19 @@ static int apply(struct options *o, int c, const char *opt, char *v)
         n = o->memory_timers = parse_long(v, 1, 100000000);
         break;
     case OPT_MEMORY_GS:
-        o->nmemory_gs = split_ints(v, o->memory_gs, 10000000);
+        o->nmemory_gs = split_ints(v, o->memory_gs, 1, 10000000);
         return o->nmemory_gs > 0 ? 0 : bad_option(opt, v);
     case OPT_BURST_GS:
-        o->nburst_gs = split_ints(v, o->burst_gs, 10000000);
+        o->nburst_gs = split_ints(v, o->burst_gs, 1, 10000000);
         return o->nburst_gs > 0 ? 0 : bad_option(opt, v);
     case OPT_HTTP_CONNS:
-        o->nhttp_conns = split_ints(v, o->http_conns, 1000000);
+        o->nhttp_conns = split_ints(v, o->http_conns, 1, 1000000);
         return o->nhttp_conns > 0 ? 0 : bad_option(opt, v);
     case OPT_HTTP_SECS:
         n = o->http_secs = parse_long(v, 1, 3600);
         break;
     case OPT_IDLE_CONNS:
-        o->nidle_conns = split_ints(v, o->idle_conns, 1000000);
+        o->nidle_conns = split_ints(v, o->idle_conns, 1, 1000000);
         return o->nidle_conns > 0 ? 0 : bad_option(opt, v);
     case OPT_HANG_S:
         n = o->hang_s = parse_long(v, 1, 86400);
@@ -396,6 +414,15 @@ static int apply(struct options *o, int c, const char *opt, char *v)
     }
     case OPT_SLACK_NS:
         n = o->slack_ns = parse_long(v, 1, 1000000000);
+        break;
+    case OPT_SLACKS: /* under the period: a window as long would be none */
+        o->nslacks = split_ints(v, o->slacks, 0, 99);
+        return o->nslacks > 0 ? 0 : bad_option(opt, v);
+    case OPT_SLACK_TICKERS:
+        n = o->slack_tickers = (int)parse_long(v, 1, 1000000);
+        break;
+    case OPT_SLACK_MS:
+        n = o->slack_ms = parse_long(v, 1, 3600000);
         break;
     case OPT_MONITOR_PRIORITY:
         n = parse_long(v, 0, 99);

@@ -17,6 +17,9 @@ struct options {
     long duration_ms, ticker_ms, latency_ms;
     long ops;
     long slack_ns;
+    int slacks[MAXLIST], nslacks; /* slack: windows in % of its period, a row each */
+    int slack_tickers;
+    long slack_ms;
     int preload, window, tickers[MAXLIST], ntickers;
     long timeout_ms; /* rpc and rpc-pending: each op's timeout */
     long memory_timers;

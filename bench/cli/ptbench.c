@@ -53,6 +53,10 @@ static bool design_for(const char *name, const struct workload *wl, struct desig
     const struct pt_engine *eng = engine_find(name);
     if (!eng || (engine_has(eng, PT_ENGINE_LATENCY_ONLY) && wl->kind != WL_LATENCY))
         return false;
+    /* slack runs the designs that take a window, beside kernel-slack, a
+     * thread per timer, which runs nothing else */
+    if (wl->kind == WL_SLACK ? !eng->set_slack : eng == &engine_kernel_slack)
+        return false;
     *out = (struct design){eng->name, eng, NULL, engine_has(eng, PT_ENGINE_REFERENCE), eng->timer_bytes};
     return true;
 }
@@ -165,7 +169,7 @@ static int run_cell(struct report *rep, const struct options *o, const struct wo
         if (wl->fires)
             report_distribution(rep, wl, variant, d.name, nt, &pooled[di]);
     }
-    if (o->peers)
+    if (o->peers && cfg->slack == 0) /* no peer takes a window: its rows are slack 0's */
         peers_run(rep, wl, variant, nt, cfg, o->reps);
     return 0;
 }
@@ -175,6 +179,8 @@ static pt_nanos duration_ms(const struct options *o, const struct workload *wl)
     switch (wl->kind) {
     case WL_TICKER:
         return o->ticker_ms;
+    case WL_SLACK:
+        return o->slack_ms;
     case WL_LATENCY:
     case WL_NETPOLL:
         return o->latency_ms;
@@ -223,16 +229,28 @@ static int run_workload(struct report *rep, const struct options *o, const struc
      * stack guard; one row otherwise */
     int ncounts = 0;
     const int *counts = wl->stack_rows ? gs_counts(o, wl, &ncounts) : NULL;
-    int nvariants = wl->kind == WL_TICKER ? o->ntickers
-                    : wl->stack_rows      ? ncounts * o->nstack_guards
-                                          : 1;
+    int nvariants = wl->kind == WL_TICKER  ? o->ntickers
+                    : wl->kind == WL_SLACK ? o->nslacks
+                    : wl->stack_rows       ? ncounts * o->nstack_guards
+                                           : 1;
+    if (wl->kind == WL_SLACK) /* a loaded engine without a window: said, not run */
+        for (int di = 0; di < o->ndesigns; di++) {
+            const struct pt_engine *e = engine_find(o->designs[di]);
+            if (e && !e->set_slack && !engine_has(e, PT_ENGINE_LATENCY_ONLY))
+                report_note(rep, "%s: %s left out: it has no set_slack (engine ABI 2)", wl->name,
+                            e->name);
+        }
     for (int vi = 0; vi < nvariants; vi++) {
         struct run_config cfg = {
             .duration = duration,
             /* these run for their time: an op is a tick or a sleep */
-            .ops = wl->kind == WL_TICKER || wl->kind == WL_LATENCY ? 0 : o->ops,
-            .preload = o->preload,
-            .tickers = o->tickers[wl->kind == WL_TICKER ? vi : 0],
+            .ops = wl->kind == WL_TICKER || wl->kind == WL_LATENCY || wl->kind == WL_SLACK ? 0
+                                                                                      : o->ops,
+            /* slack's reference makes a thread per timer: none an hour out */
+            .preload = wl->kind == WL_SLACK ? 0 : o->preload,
+            .tickers = wl->kind == WL_SLACK    ? o->slack_tickers
+                       : wl->kind == WL_TICKER ? o->tickers[vi]
+                                               : o->tickers[0],
             .window = o->window,
             .timeout = (pt_nanos)o->timeout_ms * 1000000,
             .busy = wl->busy,
@@ -242,6 +260,10 @@ static int run_workload(struct report *rep, const struct options *o, const struc
         char variant[32] = "";
         if (wl->kind == WL_TICKER)
             snprintf(variant, sizeof variant, "T=%d", cfg.tickers);
+        if (wl->kind == WL_SLACK) { /* a share of the period, 100 ms */
+            cfg.slack = (pt_nanos)o->slacks[vi] * 1000000;
+            snprintf(variant, sizeof variant, "slack=%d%%", o->slacks[vi]);
+        }
         if (wl->stack_rows) { /* the counts, each with every guard in turn */
             char count[16];
             cfg.memory_gs = counts[vi / o->nstack_guards];
@@ -294,7 +316,9 @@ static double plan_workload(const struct options *o, const struct workload *wl)
             each = 1.5;
         else if (wl->kind == WL_NETPOLL)
             each = 3 * dur;
-        int nvariants = wl->kind == WL_TICKER ? o->ntickers : 1;
+        int nvariants = wl->kind == WL_TICKER ? o->ntickers : wl->kind == WL_SLACK ? o->nslacks : 1;
+        if (wl->kind == WL_SLACK) /* arming, and kernel-slack's threads */
+            each += 0.3;
         for (int vi = 0; vi < (wl->stack_rows ? ncounts * o->nstack_guards : nvariants); vi++) {
             if (wl->stack_rows) /* a fresh process, its Gs made and measured */
                 each = 1 + counts[vi / o->nstack_guards] * 25e-6;

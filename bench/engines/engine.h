@@ -21,7 +21,8 @@
 #define ENGINE_HEAD .abi = PT_ENGINE_ABI, .size = sizeof(struct pt_engine)
 
 extern const struct pt_engine engine_pheap, engine_pheap_sync, engine_pheap_staged,
-    engine_timerthread, engine_globalheap, engine_floor, engine_kernel, engine_pwheel, engine_lheap;
+    engine_timerthread, engine_globalheap, engine_floor, engine_kernel, engine_pwheel, engine_lheap,
+    engine_kernel_slack;
 
 /* A built-in or loaded design by name; NULL if none. */
 const struct pt_engine *engine_find(const char *name);

@@ -7,10 +7,12 @@
  * White-box: it is built from the library's private 4-ary heap (base/),
  * so that the floor and pheap share their heap and differ by the status
  * machine alone. */
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 
 #include "engine.h"
+#include "ptimer/slack.h"
 #include "base/lock.h"
 #include "base/heap4.h"
 #include "slots.h"
@@ -29,11 +31,13 @@ struct fl_thread {
     pt_engine_cb cb;
     struct slots slots;
     atomic_ulong *wakeups;
+    pt_nanos slack; /* the engine's: every arm keyed at pt_slack_align */
 };
 
 struct fl_engine {
     atomic_ulong wakeups;
     pt_engine_cb cb;
+    pt_nanos slack;
 };
 
 static void *fl_create(int n, pt_engine_cb cb)
@@ -46,6 +50,14 @@ static void *fl_create(int n, pt_engine_cb cb)
 }
 static void fl_destroy(void *e) { free(e); }
 
+static int fl_set_slack(void *e, pt_nanos slack)
+{
+    if (slack < 0)
+        return -EINVAL;
+    ((struct fl_engine *)e)->slack = slack;
+    return 0;
+}
+
 static void *fl_thread_start(void *eng, int tid)
 {
     (void)tid;
@@ -57,6 +69,7 @@ static void *fl_thread_start(void *eng, int tid)
     slots_init(&th->slots, sizeof(struct fl_node));
     th->cb = ((struct fl_engine *)eng)->cb;
     th->wakeups = &((struct fl_engine *)eng)->wakeups;
+    th->slack = ((struct fl_engine *)eng)->slack;
     return th;
 }
 
@@ -118,7 +131,7 @@ static pt_engine_handle fl_schedule(void *vth, pt_nanos when, pt_nanos period, v
     n->dead = 0;
     n->period = period;
     n->arg = arg;
-    fl_clean(th, slot, when);
+    fl_clean(th, slot, pt_slack_align(when, th->slack));
     pt_engine_handle h = slots_handle(&th->slots, (uint32_t)slot);
     pt__unlock(&th->lock);
     return h;
@@ -241,6 +254,7 @@ const struct pt_engine engine_floor = {
     .name = "floor",
     .what = "bare per-thread 4-ary heap + lock, lazy deletion, no status machine",
     .create = fl_create,
+    .set_slack = fl_set_slack,
     .destroy = fl_destroy,
     .thread_start = fl_thread_start,
     .thread_stop = fl_thread_stop,

@@ -4,12 +4,14 @@
  * arrives. White-box: the heap and the futex are the library's private
  * ones (base/), so that it differs from the per-P designs by its one lock
  * and its one thread, not by a slower heap. */
+#include <errno.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 
 #include "engine.h"
+#include "ptimer/slack.h"
 #include "base/futex.h"
 #include "base/lock.h"
 #include "base/heap4.h"
@@ -32,6 +34,7 @@ struct gh_engine {
     pthread_t thread;
     atomic_ulong wakeups;
     pt_engine_cb cb;
+    pt_nanos slack; /* every arm keyed at pt_slack_align(when, slack) */
 };
 
 static void *gh_main(void *arg)
@@ -69,6 +72,14 @@ static void *gh_main(void *arg)
     }
     pt__unlock(&e->lock);
     return NULL;
+}
+
+static int gh_set_slack(void *ve, pt_nanos slack)
+{
+    if (slack < 0)
+        return -EINVAL;
+    ((struct gh_engine *)ve)->slack = slack;
+    return 0;
 }
 
 static void *gh_create(int n, pt_engine_cb cb)
@@ -135,7 +146,7 @@ static pt_engine_handle gh_schedule(void *vth, pt_nanos when, pt_nanos period, v
     n->slot = (uint32_t)slot;
     n->period = period;
     n->arg = arg;
-    bool earliest = pt__heap4_push(&e->heap, when, n) == 0;
+    bool earliest = pt__heap4_push(&e->heap, pt_slack_align(when, e->slack), n) == 0;
     pt_engine_handle h = slots_handle(&e->slots, (uint32_t)slot);
     pt__unlock(&e->lock);
     if (earliest) {
@@ -166,7 +177,7 @@ static pt_engine_handle gh_reset(void *vth, pt_engine_handle h, pt_nanos when, v
     struct gh_node *n = slots_check(&e->slots, h);
     bool earliest = false;
     if (n) {
-        e->heap.v[n->idx].when = when;
+        e->heap.v[n->idx].when = pt_slack_align(when, e->slack);
         pt__heap4_fix(&e->heap, n->idx);
         earliest = n->idx == 0;
     }
@@ -206,6 +217,7 @@ const struct pt_engine engine_globalheap = {
     .name = "globalheap",
     .what = "one 4-ary heap + one lock for all threads, eager cancel, one firing thread",
     .create = gh_create,
+    .set_slack = gh_set_slack,
     .destroy = gh_destroy,
     .thread_start = gh_thread_start,
     .thread_stop = gh_thread_stop,

@@ -10,6 +10,7 @@
  * Go's AfterFunc makes one, not a zombie revived in place (which the
  * reset workload measures). The worker is the only thread that runs its
  * heap's callbacks, so none of its own timers runs while it cancels. */
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 
@@ -29,6 +30,7 @@ struct lh_thread {
 
 struct lh_engine {
     pt_engine_cb cb;
+    pt_nanos slack; /* every worker's heap's (pt_lheap_set_slack) */
     atomic_ulong wakeups;
 };
 
@@ -46,6 +48,14 @@ static void *lh_create(int nthreads, pt_engine_cb cb)
 static void lh_destroy(void *eng)
 {
     free(eng);
+}
+
+static int lh_set_slack(void *eng, pt_nanos slack)
+{
+    if (slack < 0)
+        return -EINVAL;
+    ((struct lh_engine *)eng)->slack = slack;
+    return 0;
 }
 
 static void lh_wake(void *ctx, pt_nanos when)
@@ -77,7 +87,7 @@ static void *lh_thread_start(void *eng, int tid)
         return NULL;
     th->eng = eng;
     th->cb = th->eng->cb;
-    if (pt_lheap_init(&th->h, lh_wake, th) != 0)
+    if (pt_lheap_init(&th->h, lh_wake, th) != 0 || pt_lheap_set_slack(&th->h, th->eng->slack) != 0)
         abort();
     slots_init(&th->slots, sizeof(pt_lheap_timer));
     tl_thread = th;
@@ -244,6 +254,7 @@ const struct pt_engine engine_lheap = {
     .name = "lheap",
     .what = "Go 1.23's per-P timers: a lock per timer, zombies, lazy re-keying",
     .create = lh_create,
+    .set_slack = lh_set_slack,
     .destroy = lh_destroy,
     .thread_start = lh_thread_start,
     .thread_stop = lh_thread_stop,

@@ -3,6 +3,7 @@
  * refused with one line saying why, before anything calls it. */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,6 +13,10 @@
 
 struct loaded loaded[MAX_LOADED];
 int nloaded;
+
+/* ABI 1's table is this one without set_slack, and its entry's name. */
+#define ENGINE_V1_SIZE offsetof(struct pt_engine, set_slack)
+#define ENGINE_V1_ENTRY "pt_engine_v1"
 
 static bool name_ok(const char *s)
 {
@@ -28,8 +33,8 @@ const char *engine_check_table(const struct pt_engine *e, char *why, size_t n)
     if (e->abi != PT_ENGINE_ABI || e->size != sizeof(struct pt_engine)) {
         snprintf(why, n,
                  "built for engine ABI %u (a table of %u bytes); this tool reads ABI %u (%zu "
-                 "bytes): rebuild it against this ptimer's engine.h",
-                 e->abi, e->size, PT_ENGINE_ABI, sizeof(struct pt_engine));
+                 "bytes) and 1 (%zu): rebuild it against this ptimer's engine.h",
+                 e->abi, e->size, PT_ENGINE_ABI, sizeof(struct pt_engine), ENGINE_V1_SIZE);
         return why;
     }
     const char *name = e->name && name_ok(e->name) ? e->name : NULL;
@@ -109,13 +114,32 @@ const struct pt_engine *engine_load(const char *path, bool (*reserved)(const cha
     }
     const struct pt_engine *(*entry)(void);
     *(void **)&entry = dlsym(so, PT_ENGINE_ENTRY);
+    bool v1 = !entry;
+    if (v1)
+        *(void **)&entry = dlsym(so, ENGINE_V1_ENTRY);
     const struct pt_engine *e = entry ? entry() : NULL;
     if (!entry || !e) {
         snprintf(why, n, "%s: %s", path,
-                 entry ? PT_ENGINE_ENTRY "() returned NULL"
-                       : "no " PT_ENGINE_ENTRY " in it: export the table with PT_ENGINE_EXPORT");
+                 !entry ? "no " PT_ENGINE_ENTRY " in it: export the table with PT_ENGINE_EXPORT"
+                 : v1   ? ENGINE_V1_ENTRY "() returned NULL"
+                        : PT_ENGINE_ENTRY "() returned NULL");
         dlclose(so);
         return NULL;
+    }
+    /* An ABI 1 table is read as this ABI's with no slack: a copy, with
+     * set_slack NULL. Anything else under that entry the check refuses. */
+    struct pt_engine *copy = NULL;
+    if (v1 && e->abi == 1 && e->size == ENGINE_V1_SIZE) {
+        copy = calloc(1, sizeof *copy);
+        if (!copy) {
+            snprintf(why, n, "%s: out of memory", path);
+            dlclose(so);
+            return NULL;
+        }
+        memcpy(copy, e, ENGINE_V1_SIZE);
+        copy->abi = PT_ENGINE_ABI;
+        copy->size = sizeof *copy;
+        e = copy;
     }
     char inner[400];
     const char *bad = engine_check_table(e, inner, sizeof inner);
@@ -126,14 +150,10 @@ const struct pt_engine *engine_load(const char *path, bool (*reserved)(const cha
                      : "by a design of this tool's; name yours otherwise");
         bad = inner;
     }
-    if (bad) {
-        snprintf(why, n, "%s: %s", path, bad);
-        dlclose(so);
-        return NULL;
-    }
-    char *keep = strdup(buf);
+    char *keep = bad ? NULL : strdup(buf);
     if (!keep) {
-        snprintf(why, n, "%s: out of memory", path);
+        snprintf(why, n, "%s: %s", path, bad ? bad : "out of memory");
+        free(copy);
         dlclose(so);
         return NULL;
     }

@@ -15,6 +15,7 @@
  *    an hour out, and descending's deadlines, 20 s out, are beyond the
  *    ring and go to the heap as in pheap.
  */
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 
@@ -48,6 +49,7 @@ struct ph_thread {
 struct ph_engine {
     bool sync, staged;
     pt_engine_cb cb;
+    pt_nanos slack; /* every worker's heap's (pt_timers_set_slack) */
     atomic_ulong wakeups;
 };
 
@@ -77,6 +79,14 @@ static void *ph_create_staged(int n, pt_engine_cb cb)
     return ph_create(n, cb, false, true);
 }
 static void ph_destroy(void *eng) { free(eng); }
+
+static int ph_set_slack(void *eng, pt_nanos slack)
+{
+    if (slack < 0)
+        return -EINVAL;
+    ((struct ph_engine *)eng)->slack = slack;
+    return 0;
+}
 
 static void ph_wake(void *ctx, pt_nanos when)
 {
@@ -117,6 +127,8 @@ static void *ph_thread_start(void *eng, int tid)
     th->staged = th->eng->staged;
     th->cb = th->eng->cb;
     pt_timers_init(&th->ts, ph_wake, th);
+    if (pt_timers_set_slack(&th->ts, th->eng->slack) != 0)
+        abort();
     if (th->eng->staged && pt_timers_set_staging(&th->ts, PH_STAGE_SLOT) != 0)
         abort();
     slots_init(&th->slots, sizeof(struct ph_timer));
@@ -349,6 +361,7 @@ static void ph_read_stats(void *eng, struct pt_engine_stats *out)
         .move = ph_move,                                                                           \
         .held = ph_held,                                                                           \
         .check = ph_check,                                                                         \
+        .set_slack = ph_set_slack,                                                                 \
     }
 
 PH_ENGINE(engine_pheap, "pheap", ph_create_lazy, ph_tm_stop,

@@ -7,6 +7,7 @@
  * so cancel is pt_wheel_timer_stop and the slot is reusable at once: the
  * worker is the only thread that runs its wheel's callbacks, so none of
  * its own timers can be running while it cancels. */
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 
@@ -26,6 +27,7 @@ struct pw_thread {
 
 struct pw_engine {
     pt_engine_cb cb;
+    pt_nanos slack; /* every worker's wheel's (pt_wheel_set_slack) */
     atomic_ulong wakeups;
 };
 
@@ -43,6 +45,14 @@ static void *pw_create(int nthreads, pt_engine_cb cb)
 static void pw_destroy(void *eng)
 {
     free(eng);
+}
+
+static int pw_set_slack(void *eng, pt_nanos slack)
+{
+    if (slack < 0)
+        return -EINVAL;
+    ((struct pw_engine *)eng)->slack = slack;
+    return 0;
 }
 
 static void pw_wake(void *ctx, pt_nanos when)
@@ -85,7 +95,7 @@ static void *pw_thread_start(void *eng, int tid)
     th->block = block;
     th->eng = eng;
     th->cb = th->eng->cb;
-    if (pt_wheel_init(&th->w, 0, pw_wake, th) != 0)
+    if (pt_wheel_init(&th->w, 0, pw_wake, th) != 0 || pt_wheel_set_slack(&th->w, th->eng->slack) != 0)
         abort();
     slots_init(&th->slots, sizeof(pt_wheel_timer));
     tl_thread = th;
@@ -237,6 +247,7 @@ const struct pt_engine engine_pwheel = {
     .name = "pwheel",
     .what = "ptimer per-P hierarchical timing wheels; O(1) arm and cancel, exact level 0",
     .create = pw_create,
+    .set_slack = pw_set_slack,
     .destroy = pw_destroy,
     .thread_start = pw_thread_start,
     .thread_stop = pw_thread_stop,

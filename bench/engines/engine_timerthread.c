@@ -7,6 +7,7 @@
  * A ticker's record goes as soon as nothing can reach it: freed by the
  * cancel that removed its pending task, or else by the tick running when
  * it was cancelled. Each handle is cancelled at most once (tobj.h). */
+#include <errno.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 
@@ -18,6 +19,7 @@
 struct tt_engine {
     pt_timerthread *tt;
     pt_engine_cb cb;            /* one workload per run: the same for all threads */
+    pt_nanos slack;             /* every task's (pt_timerthread_schedule_slack) */
     _Atomic uint32_t lock;  /* guards tickers */
     struct tt_ticker *tickers;
     _Atomic size_t ntickers; /* records not yet freed (held) */
@@ -40,6 +42,12 @@ struct tt_ticker {
 static struct tt_engine *tt_current; /* for the one-shot trampoline */
 
 static void tt_fire(void *arg) { tt_current->cb(arg); }
+
+/* Every task goes in with the instance's slack: with 0 it is schedule. */
+static pt_task_id tt_at(struct tt_engine *e, void (*fn)(void *), void *arg, pt_nanos when)
+{
+    return pt_timerthread_schedule_slack(e->tt, fn, arg, when, e->slack);
+}
 
 static void tt_ticker_link(struct tt_engine *e, struct tt_ticker *k)
 {
@@ -80,7 +88,7 @@ static void tt_tick(void *varg)
     bool dead = k->dead;
     if (!dead) {
         k->when += k->period * (1 + (now > k->when ? (now - k->when) / k->period : 0));
-        k->id = pt_timerthread_schedule(k->e->tt, tt_tick, k, k->when);
+        k->id = tt_at(k->e, tt_tick, k, k->when);
     }
     pt__unlock(&k->lock);
     if (dead)
@@ -101,6 +109,14 @@ static void *tt_create(int n, pt_engine_cb cb)
     pt__lock_init(&e->lock);
     tt_current = e;
     return e;
+}
+
+static int tt_set_slack(void *ve, pt_nanos slack)
+{
+    if (slack < 0)
+        return -EINVAL;
+    ((struct tt_engine *)ve)->slack = slack;
+    return 0;
 }
 
 static void tt_destroy(void *ve)
@@ -125,7 +141,7 @@ static pt_engine_handle tt_schedule(void *th, pt_nanos when, pt_nanos period, vo
 {
     struct tt_engine *e = th;
     if (period <= 0)
-        return pt_timerthread_schedule(e->tt, tt_fire, arg, when);
+        return tt_at(e, tt_fire, arg, when);
     struct tt_ticker *k = malloc(sizeof *k);
     if (!k)
         return 0;
@@ -133,7 +149,7 @@ static pt_engine_handle tt_schedule(void *th, pt_nanos when, pt_nanos period, vo
     pt__lock_init(&k->lock);
     tt_ticker_link(e, k);
     pt__lock(&k->lock); /* its first tick may run before the id is stored */
-    k->id = pt_timerthread_schedule(e->tt, tt_tick, k, when);
+    k->id = tt_at(e, tt_tick, k, when);
     bool ok = k->id != PT_INVALID_TASK_ID;
     pt__unlock(&k->lock);
     if (!ok) {
@@ -173,7 +189,7 @@ static pt_engine_handle tt_reset(void *th, pt_engine_handle h, pt_nanos when, vo
     struct tt_engine *e = th;
     if ((h & TT_TICKER_BIT) || pt_timerthread_unschedule(e->tt, h) != 0)
         return 0;
-    return pt_timerthread_schedule(e->tt, tt_fire, arg, when);
+    return tt_at(e, tt_fire, arg, when);
 }
 
 TOBJ_HOOKS(tt, tt_schedule, tt_cancel)
@@ -207,6 +223,7 @@ const struct pt_engine engine_timerthread = {
     .name = "timerthread",
     .what = "ptimer's TimerThread: bRPC's 13 hashed buckets feeding one timer thread",
     .create = tt_create,
+    .set_slack = tt_set_slack,
     .destroy = tt_destroy,
     .thread_start = tt_thread_start,
     .thread_stop = tt_thread_stop,

@@ -11,7 +11,7 @@
 static const struct pt_engine *const engines[] = {
     &engine_pheap,      &engine_pheap_sync, &engine_pheap_staged, &engine_timerthread,
     &engine_globalheap, &engine_floor,      &engine_kernel,       &engine_pwheel,
-    &engine_lheap,
+    &engine_lheap,      &engine_kernel_slack,
 };
 
 const struct pt_engine *engine_find(const char *name)

@@ -56,6 +56,9 @@ static int row_fields(const struct row *w, struct field *f)
     D("wakeups", w->wakeups, 0);
     D("cpu_s", w->cpu_s, 4);
     D("cpu_sys_s", w->sys_s, 4);
+    D("wakeups_per_s", w->wakeups_s, 1); /* slack (0 elsewhere) */
+    D("cpu_per_s", w->cpu_per_s, 4);
+    D("fired_per_wakeup", w->fired_per_wakeup, 2);
     D("bytes_per_timer", w->bytes, 2);
     D("create_ns", w->create_ns, 2);
     D("cancel_ns", w->cancel_ns, 2);

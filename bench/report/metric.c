@@ -24,6 +24,8 @@ const char *kind_name(enum wl_kind kind)
         return "http";
     case WL_IDLE:
         return "idle";
+    case WL_SLACK:
+        return "slack";
     }
     return "?";
 }
@@ -39,6 +41,8 @@ const char *metric_name(enum wl_kind kind, bool in_sched)
         return "ns/G";
     case WL_HTTP:
         return "ns/req";
+    case WL_SLACK:
+        return "wake/s";
     case WL_LATENCY:
     case WL_TICKER:
     case WL_NETPOLL:
@@ -57,6 +61,8 @@ double metric_value(const struct row *w)
         return w->ns_op.median;
     case WL_MEMORY:
         return w->bytes;
+    case WL_SLACK:
+        return w->wakeups_s;
     case WL_LATENCY:
     case WL_TICKER:
     case WL_NETPOLL:
@@ -80,7 +86,7 @@ bool metric_ranked(const struct row *w, double most)
         return false;
     /* A tick never delivered is later than every delivered one: a design
      * that drops ticks would otherwise win on the ones it kept. */
-    if (w->kind == WL_TICKER)
+    if (w->kind == WL_TICKER || w->kind == WL_SLACK)
         return ticks_delivered(w) >= most - TICKS_SLACK;
     return true;
 }

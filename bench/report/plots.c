@@ -15,7 +15,7 @@ static const struct {
     {"np-epoll", "#e377c2"},    {"np-timerfd", "#bcbd22"},  {"np-uring", "#7f7f7f"},
     {"sched-perp", "#1f77b4"},  {"sched-tt", "#d62728"},    {"pwheel", "#e7ba52"},
     {"tokio", "#ff9896"},       {"tokio-warm", "#c49c94"},  {"lheap", "#98df8a"},
-    {"sched-lheap", "#98df8a"}, {"sched-uring", "#2ca02c"},
+    {"sched-lheap", "#98df8a"}, {"sched-uring", "#2ca02c"},   {"kernel-slack", "#000000"},
 };
 
 static const char *colour_of(const char *design)
@@ -33,10 +33,10 @@ static const char *colour_of(const char *design)
     return spare[h % (sizeof spare / sizeof spare[0])];
 }
 
-/* The kernel floor is a reference: dashed, under the designs. */
+/* The kernel's floor and its slack are references: dashed. */
 static const char *dash_of(const char *design)
 {
-    return strcmp(design, "kernel") == 0 ? "dt 2" : "dt 1";
+    return strncmp(design, "kernel", 6) == 0 ? "dt 2" : "dt 1";
 }
 
 static void terminal(FILE *g, const struct report *r, const char *name, int t)
@@ -226,6 +226,73 @@ static void memory_plot(FILE *g, const struct report *r, const struct row *like)
     }
 }
 
+/* Slack: wake-ups per second against the window, a line per design (the
+ * median, min-max), at one thread count. Log y: the kernel's thread per
+ * timer sits 100 to 1000 times above the designs at a wide window. */
+static void slack_plot(FILE *g, const struct report *r, const struct row *like)
+{
+    char dat[1024], name[128];
+    snprintf(name, sizeof name, "slack-t%d", like->threads);
+    snprintf(dat, sizeof dat, "%s/%s.dat", r->dir, name);
+    FILE *d = fopen(dat, "w");
+    if (!d)
+        return;
+    const char *designs[32], *variants[16];
+    int nd = 0, nv = 0;
+    for (int j = 0; j < r->nrows; j++) {
+        const struct row *x = &r->rows[j];
+        if (strcmp(x->workload, like->workload) || x->threads != like->threads)
+            continue;
+        bool have = false;
+        for (int k = 0; k < nd; k++)
+            have |= strcmp(designs[k], x->design) == 0;
+        if (!have && nd < 32)
+            designs[nd++] = x->design;
+        have = false;
+        for (int k = 0; k < nv; k++)
+            have |= strcmp(variants[k], x->variant) == 0;
+        if (!have && nv < 16)
+            variants[nv++] = x->variant;
+    }
+    for (int k = 0; k < nd; k++) {
+        fprintf(d, "# %s: window wake/s min max\n", designs[k]);
+        for (int v = 0; v < nv; v++)
+            for (int j = 0; j < r->nrows; j++) {
+                const struct row *x = &r->rows[j];
+                if (!strcmp(x->workload, like->workload) && x->threads == like->threads &&
+                    !strcmp(x->design, designs[k]) && !strcmp(x->variant, variants[v]) &&
+                    x->wakeups_s > 0)
+                    fprintf(d, "%d %.1f %.1f %.1f\n", v, x->wakeups_s, x->lo, x->hi);
+            }
+        fprintf(d, "\n\n");
+    }
+    fclose(d);
+    for (int t = 0; t < 2; t++) {
+        terminal(g, r, name, t);
+        fprintf(g,
+                "set title 'ptbench slack, %d thread%s: wake-ups per second by window (median, "
+                "min-max; lower is better)'\n",
+                like->threads, like->threads == 1 ? "" : "s");
+        fprintf(g, "set xlabel 'window (slack= share of the period)'; set ylabel 'wake-ups/s "
+                   "(log scale)'; set logscale y; set grid; set key outside\n");
+        fprintf(g, "set xtics (");
+        for (int v = 0; v < nv; v++) { /* slack=10% as 10%%: gnuplot's tic labels are formats */
+            const char *eq = strchr(variants[v], '=');
+            fprintf(g, "%s\"", v ? ", " : "");
+            for (const char *c = eq ? eq + 1 : variants[v]; *c; c++)
+                fputs(*c == '%' ? "%%" : (char[]){*c, 0}, g);
+            fprintf(g, "\" %d", v);
+        }
+        fprintf(g, ")\nset xrange [-0.3:%g]\nplot ", nv - 0.7);
+        for (int k = 0; k < nd; k++)
+            fprintf(g,
+                    "%s'%s' index %d using 1:2:3:4 with yerrorlines lc rgb '%s' lw 2 %s "
+                    "title '%s'",
+                    k ? ", " : "", dat, k, colour_of(designs[k]), dash_of(designs[k]), designs[k]);
+        fprintf(g, "\n");
+    }
+}
+
 void plots_write(const struct report *r)
 {
     if (system("command -v gnuplot >/dev/null 2>&1") != 0) {
@@ -246,12 +313,18 @@ void plots_write(const struct report *r)
             throughput_plot(g, r, w);
         if (first && w->kind == WL_MEMORY)
             memory_plot(g, r, w);
+        bool first_at_threads = true; /* slack: a plot per thread count, every window in it */
+        for (int j = 0; j < i && first_at_threads; j++)
+            first_at_threads = strcmp(r->rows[j].workload, w->workload) ||
+                               r->rows[j].threads != w->threads;
+        if (first_at_threads && w->kind == WL_SLACK)
+            slack_plot(g, r, w);
     }
     for (int i = 0; i < r->ndists; i++) {
         /* virtual time promises lateness 0, which the table shows; a log
          * axis has no 0 */
         const struct workload *wl = workload_find(r->dists[i].workload);
-        if (wl && wl->virtual_time)
+        if (wl && (wl->virtual_time || wl->kind == WL_SLACK)) /* slack's: 0 in the window */
             continue;
         bool first = true;
         for (int j = 0; j < i && first; j++)

@@ -62,8 +62,11 @@ void rep_of_result(const struct run_result *res, struct rep *p)
 bool rep_counts_ok(const struct workload *wl, const struct rep *p, char *why, size_t n)
 {
     why[0] = 0;
+    if (wl->kind == WL_SLACK && p->early_wakes) /* a window's start is a promise */
+        snprintf(why, n, "%llu timers fired before their time",
+                 (unsigned long long)p->early_wakes);
     if (!wl_in_sched(wl))
-        return true;
+        return why[0] == 0;
     /* memory-g's and spawn-burst's spawn error is their capacity, said
      * in a note, not a miscount: they measure at the count reached */
     if (p->spawn_error && !wl_isolated(wl))
@@ -239,6 +242,9 @@ void report_add(struct report *r, const struct workload *wl, const char *variant
         ERRORS,
         CLIENT_CPU,
         LOAD,
+        WAKEUPS_S,
+        CPU_PER_S,
+        FIRED_PER_WAKEUP,
         NV
     };
     double v[NV][REPORT_MAXREPS];
@@ -265,6 +271,9 @@ void report_add(struct report *r, const struct workload *wl, const char *variant
         v[ERRORS][i] = p->errors;
         v[CLIENT_CPU][i] = p->client_cpu_s;
         v[LOAD][i] = p->load_rps;
+        v[WAKEUPS_S][i] = secs > 0 ? p->wakeups / secs : 0;
+        v[CPU_PER_S][i] = secs > 0 ? p->cpu_s / secs : 0;
+        v[FIRED_PER_WAKEUP][i] = p->wakeups > 0 ? (double)p->fired / p->wakeups : 0;
         w->ticks_fired += p->fired;
         w->ticks_due += p->expected_ticks;
     }
@@ -294,12 +303,17 @@ void report_add(struct report *r, const struct workload *wl, const char *variant
     w->errors = stat3_of(v[ERRORS], n).median;
     w->client_cpu = stat3_of(v[CLIENT_CPU], n).median;
     w->load_rps = stat3_of(v[LOAD], n).median;
+    w->wakeups_s = stat3_of(v[WAKEUPS_S], n).median;
+    w->cpu_per_s = stat3_of(v[CPU_PER_S], n).median;
+    w->fired_per_wakeup = stat3_of(v[FIRED_PER_WAKEUP], n).median;
     w->last = reps[n - 1];
     const double *figure = v[P99]; /* each repetition's, as metric_value judges the row */
     if (w->kind == WL_THROUGHPUT || w->kind == WL_BURST || w->kind == WL_HTTP)
         figure = v[NS_OP];
     else if (w->kind == WL_MEMORY)
         figure = v[BYTES];
+    else if (w->kind == WL_SLACK)
+        figure = v[WAKEUPS_S];
     /* over the repetitions that have a figure: one with no ops or no
      * samples says nothing about the spread, and where none has one
      * (lateness kept only pooled) the spread is unknown: -1 */

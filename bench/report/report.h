@@ -70,6 +70,9 @@ struct row {
      * repetitions'. Either way p50 <= p99 <= p999 <= max. */
     double p50, p99, p999, max;
     double wakeups, cpu_s, sys_s, bytes, create_ns, cancel_ns; /* medians */
+    /* slack: medians of wake-ups and CPU seconds per second of the
+     * measured phase, and of timers run per wake-up */
+    double wakeups_s, cpu_per_s, fired_per_wakeup;
     double rss, rss_growth; /* medians, bytes: resident at the end of a throughput run */
     double errors, client_cpu; /* http: medians of the client's errors and CPU seconds */
     double load_rps;           /* http-idle: median of the load's requests per second */

@@ -50,7 +50,7 @@ void variant_in_file_name(const char *variant, char *out, size_t n)
 {
     size_t k = 0;
     for (; *variant && k + 1 < n; variant++)
-        if (*variant != '=')
+        if (*variant != '=' && *variant != '%') /* slack=10% as slack10 */
             out[k++] = *variant == ' ' ? '-' : *variant;
     out[k] = 0;
 }

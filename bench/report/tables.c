@@ -20,6 +20,10 @@ static void header(const struct report *r, FILE *f, const struct row *g, bool ba
     case WL_TICKER:
         fprintf(f, " %9s", "delivered");
         break;
+    case WL_SLACK:
+        fprintf(f, " %9s %21s %8s %6s %6s %9s", "wake/s", "[min - max]", "cb/wake", "cpu/s", "early",
+                "delivered");
+        break;
     case WL_BURST: /* per G: started until all are, then run to the end */
         fprintf(f, " %10s %21s %10s %10s %8s %6s", "ns/G", "[min - max]", "spawn ns", "run ns", "Gs",
                 "cpu s");
@@ -44,7 +48,8 @@ static void header(const struct report *r, FILE *f, const struct row *g, bool ba
     }
     if (g->fires)
         fprintf(f, " %8s %8s %8s %9s", "p50 us", "p99 us", "p999 us", "max us");
-    if (g->kind != WL_MEMORY && g->kind != WL_BURST && g->kind != WL_HTTP && g->kind != WL_IDLE)
+    if (g->kind != WL_MEMORY && g->kind != WL_BURST && g->kind != WL_HTTP && g->kind != WL_IDLE &&
+        g->kind != WL_SLACK)
         fprintf(f, " %8s %6s %5s", "wakeups", "cpu s", "sys%");
     if (base) {
         char title[32];
@@ -78,11 +83,18 @@ static void line(const struct report *r, FILE *f, const struct row *w, bool base
                 w->cancel_ns, (unsigned long long)w->last.gs_started, w->cpu_s);
         break;
     }
-    case WL_TICKER: {
+    case WL_TICKER:
+    case WL_SLACK: {
         double d = ticks_delivered(w);
         char share[16] = "-";
         if (d >= 0)
             snprintf(share, sizeof share, "%.1f%%", 100 * d);
+        if (w->kind == WL_SLACK) {
+            char range[48];
+            snprintf(range, sizeof range, "[%.0f - %.0f]", w->lo, w->hi);
+            fprintf(f, " %9.0f %21s %8.1f %6.3f %6llu", w->wakeups_s, range, w->fired_per_wakeup,
+                    w->cpu_per_s, (unsigned long long)w->last.early_wakes);
+        }
         fprintf(f, " %9s", share);
         break;
     }
@@ -117,7 +129,7 @@ static void line(const struct report *r, FILE *f, const struct row *w, bool base
     if (w->fires)
         fprintf(f, " %8.1f %8.1f %8.1f %9.1f", w->p50, w->p99, w->p999, w->max);
     if (w->kind != WL_MEMORY && w->kind != WL_BURST && w->kind != WL_HTTP &&
-        w->kind != WL_IDLE) {
+        w->kind != WL_IDLE && w->kind != WL_SLACK) {
         char wake[24] = "-"; /* peers do not count theirs */
         if (!is_peer(w))
             snprintf(wake, sizeof wake, "%.0f", w->wakeups);
@@ -290,6 +302,21 @@ static void legend(const struct report *r, FILE *f)
                    "             (auto: guard regions where the kernel has them; pages: what a\n"
                    "             kernel before 6.13 gets, guard pages within the map budget,\n"
                    "             then canaries)\n");
+    bool slack = false;
+    for (int i = 0; i < r->nrows; i++)
+        slack |= r->rows[i].kind == WL_SLACK;
+    if (slack)
+        fprintf(f, "In the slack tables (slack=: every timer's window, in %% of the 100 ms period;\n"
+                   "kernel-slack: a thread per timer with PR_SET_TIMERSLACK at that window, and\n"
+                   "go1.19 without one; none of them can be told a window):\n"
+                   "  wake/s     every thread's voluntary context switches (getrusage's nvcsw)\n"
+                   "             per second of the measured phase: each a thread that slept\n"
+                   "             and was woken, whoever's; [min - max] over repetitions\n"
+                   "  cb/wake    timers run per wake-up (median of repetitions)\n"
+                   "  cpu/s      the process's CPU seconds per second of the measured phase\n"
+                   "  early      firings before their time (last repetition): any fails the run\n"
+                   "  p50 .. max lateness past each timer's window: fire - (deadline + slack),\n"
+                   "             0 anywhere inside it\n");
     bool http = false;
     for (int i = 0; i < r->nrows; i++)
         http |= r->rows[i].kind == WL_HTTP || r->rows[i].kind == WL_IDLE;

@@ -228,6 +228,9 @@ static void legend(const struct report *r, FILE *f)
                 "             of them where the machine keeps up); the others' ratios end\n"
                 "             in !, as their lateness leaves out the ticks they dropped");
     legend_kind(r, f, WL_NETPOLL, false, "99th percentile of a timed wait's return - its deadline");
+    legend_kind(r, f, WL_SLACK, false,
+                "wake-ups per second (every thread's voluntary context\n"
+                "             switches), ranked as ticker's by ticks delivered");
     legend_kind(r, f, WL_MEMORY, false, "resident bytes per pending timer");
     legend_kind(r, f, WL_MEMORY, true, "resident bytes per parked G");
     legend_kind(r, f, WL_BURST, true, "wall time per G of a burst, none from a pool");

@@ -40,6 +40,8 @@ static void *worker_main(void *arg)
      * timer per thread has no room for more. */
     int np = a->r->wl->kind == WL_MEMORY || engine_has(w->eng, PT_ENGINE_LATENCY_ONLY) ? 0 : w->cfg->preload;
     pt_engine_handle *pre = workload_preload(w, np);
+    if (a->r->wl->setup)
+        a->r->wl->setup(w);
     pthread_barrier_wait(&a->r->ready);
     pthread_barrier_wait(&a->r->ready); /* the runner has set start and end */
     a->r->wl->run(w);
@@ -66,6 +68,15 @@ double bench_cpu_seconds(void)
            ru.ru_stime.tv_usec / 1e6;
 }
 
+/* Voluntary context switches of every thread: each a thread that went to
+ * sleep and was woken, whoever's it is (slack's wake-ups). */
+static long bench_nvcsw(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_nvcsw;
+}
+
 double bench_sys_seconds(void)
 {
     struct rusage ru;
@@ -83,6 +94,10 @@ int workload_run(const struct workload *wl, const struct pt_engine *eng, int nth
     pthread_t *tids = calloc((size_t)nthreads, sizeof *tids);
     long rss0 = bench_rss_bytes(); /* before the engine and its threads exist */
     void *e = args && tids ? eng->create(nthreads, wl->cb) : NULL;
+    if (e && wl->kind == WL_SLACK && (!eng->set_slack || eng->set_slack(e, cfg->slack) != 0)) {
+        eng->destroy(e);
+        e = NULL;
+    }
     if (!e) {
         free(args);
         free(tids);
@@ -114,9 +129,11 @@ int workload_run(const struct workload *wl, const struct pt_engine *eng, int nth
     if (eng->read_stats)
         eng->read_stats(e, &s0);
     double cpu0 = bench_cpu_seconds(), sys0 = bench_sys_seconds();
+    long nvcsw0 = bench_nvcsw();
     pt_nanos start = pt_nanotime();
     pt_nanos end = start + cfg->duration;
     workload_sink_end(end);
+    workload_sink_window(start, cfg->slack);
     for (int i = 0; i < nthreads; i++) {
         args[i].w.start = start;
         args[i].w.end = end;
@@ -134,6 +151,10 @@ int workload_run(const struct workload *wl, const struct pt_engine *eng, int nth
     if (eng->read_stats)
         eng->read_stats(e, &s1);
     out->wakeups = s1.wakeups - s0.wakeups;
+    /* slack compares designs with the kernel's threads and the peers, on
+     * a count none of them keeps itself */
+    if (wl->kind == WL_SLACK)
+        out->wakeups = (uint64_t)(bench_nvcsw() - nvcsw0);
     atomic_store(&r.spin_stop, true);
     for (int i = 0; i < nspin; i++)
         pthread_join(spin[i], NULL);
@@ -163,7 +184,8 @@ int workload_run(const struct workload *wl, const struct pt_engine *eng, int nth
         free(w->free_after);
     }
     out->fired = workload_sink_fired();
-    if (wl->kind == WL_TICKER) /* a ticker's op is a tick delivered */
+    out->early_wakes = workload_sink_early();
+    if (wl->kind == WL_TICKER || wl->kind == WL_SLACK) /* an op is a tick delivered */
         out->ops = out->fired;
     pthread_barrier_destroy(&r.ready);
     pthread_barrier_destroy(&r.finished);

@@ -22,6 +22,7 @@ struct run_config {
     long memory_gs;     /* memory-g: parked Gs; spawn-burst: Gs in the burst */
     int stack_guard;    /* workloads in the scheduler: enum pt_stack_guard */
     int monitor_priority; /* the scheduler's monitor: SCHED_FIFO priority, 0 a normal thread */
+    pt_nanos slack;       /* slack: every timer's window (the engine's set_slack) */
 };
 
 /* What one run measured (all threads). */
@@ -43,7 +44,8 @@ struct run_result {
     /* Workloads run in the scheduler (sched_bench.h): what must add up. */
     uint64_t gs_started, gs_finished; /* the workload's Gs: every one finishes */
     uint64_t waits, wakes;            /* blocking waits begun and ended: every one ends once */
-    uint64_t early_wakes;             /* sleeps that returned before their deadline: none */
+    uint64_t early_wakes;             /* sleeps that returned before their deadline, or
+                                         slack's timers fired before theirs: none */
     int spawn_error;                  /* a pt_go that failed (negative errno), 0 if none */
     /* The scheduler's own counters over the measured phase (pt_sched_stats). */
     uint64_t timers_owner, timers_stolen, timers_sysmon, steals, overflowed, handoffs;
@@ -63,6 +65,7 @@ enum wl_kind {
     WL_NETPOLL,    /* the netpoller's timed waits, not an engine (netpoll_bench.c) */
     WL_HTTP,       /* server processes under wrk, not an engine (http_bench.c) */
     WL_IDLE,       /* a server's idle connections closed on time (http_idle.c) */
+    WL_SLACK,      /* timers with a window: wake-ups per second, a row per slack */
 };
 
 /* kind says what a workload measures and is judged by, wherever it runs:
@@ -82,6 +85,9 @@ struct workload {
     bool busy;      /* every core is kept busy meanwhile */
     unsigned peers; /* PEER_* */
     pt_engine_cb cb;    /* what its timers call when they fire */
+    /* If set: arms the worker's timers before the measured phase (not
+     * timed), for a workload whose measured phase only lets them fire. */
+    void (*setup)(struct workload_thread *w);
     void (*run)(struct workload_thread *w);
     /* Instead of run: the body of the scheduler's first G, given the
      * scheduler's options (sched_runner.c makes the scheduler). */
@@ -131,7 +137,7 @@ static inline bool wl_isolated(const struct workload *wl)
  * not the timers: these run only up to one thread per core. */
 static inline bool wl_cores_only(const struct workload *wl)
 {
-    return wl->kind == WL_LATENCY || wl->kind == WL_TICKER;
+    return wl->kind == WL_LATENCY || wl->kind == WL_TICKER || wl->kind == WL_SLACK;
 }
 
 /* Per worker thread. */
@@ -145,6 +151,7 @@ struct workload_thread {
     uint64_t ops, scheduled, cancelled, stale_cancels, expected_ticks;
     uint64_t rng;
     void *free_after; /* freed by the runner once the engine is destroyed */
+    void *own;        /* what setup armed, for run and the runner */
 };
 
 extern const struct workload workloads[];
@@ -155,7 +162,11 @@ const struct workload *workload_find(const char *name);
  * due after `end` are not counted. One run at a time per process. */
 void workload_sink_open(struct hist *late);
 void workload_sink_end(pt_nanos end);
+/* slack's callbacks judge each firing against [deadline, deadline +
+ * slack] and count those in the measured phase [start, end] only. */
+void workload_sink_window(pt_nanos start, pt_nanos slack);
 uint64_t workload_sink_fired(void);
+uint64_t workload_sink_early(void); /* slack's firings before their window */
 
 /* Realistic heap sizes, as Go's own timer benchmarks have: n timers an
  * hour away, armed before the measured phase and cancelled after it. */

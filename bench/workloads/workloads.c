@@ -17,16 +17,30 @@
 /* ---- what fired: shared by every callback of the current run ---------- */
 
 static struct hist *g_late;
-static atomic_ulong g_fired;
-static pt_nanos g_end; /* ticks due after the measured phase are not counted */
+static atomic_ulong g_fired, g_early;
+/* The measured phase: ticks due outside it are not counted. Atomic: slack
+ * arms its timers before the runner sets them. */
+static _Atomic pt_nanos g_start, g_end;
+static _Atomic pt_nanos g_slack; /* slack's window */
 
 void workload_sink_open(struct hist *late)
 {
     g_late = late;
     atomic_store(&g_fired, 0);
+    atomic_store(&g_early, 0);
+    atomic_store(&g_start, 0);
+    atomic_store(&g_end, 0);
 }
 
-void workload_sink_end(pt_nanos end) { g_end = end; }
+void workload_sink_end(pt_nanos end) { atomic_store(&g_end, end); }
+
+void workload_sink_window(pt_nanos start, pt_nanos slack)
+{
+    atomic_store(&g_slack, slack);
+    atomic_store(&g_start, start);
+}
+
+uint64_t workload_sink_early(void) { return atomic_load(&g_early); }
 
 uint64_t workload_sink_fired(void) { return atomic_load(&g_fired); }
 
@@ -48,9 +62,42 @@ static void cb_ticker(void *arg)
     const struct ticker *k = arg;
     pt_nanos now = pt_nanotime();
     pt_nanos due = k->first + (now - k->first) / k->period * k->period;
-    if (due > g_end)
+    if (due > atomic_load_explicit(&g_end, memory_order_relaxed))
         return;
     hist_record(g_late, now - due);
+    atomic_fetch_add_explicit(&g_fired, 1, memory_order_relaxed);
+}
+
+/* slack's timers, tickers and one-shots (period 0, first its deadline). */
+struct slack_timer {
+    pt_nanos first, period;
+    _Atomic pt_nanos last_due; /* a ticker's: the tick it last ran */
+};
+
+/* A firing is judged against its window [due, due + slack]: before it is
+ * early (a bug: counted, and the run fails); lateness is past its end
+ * (0 anywhere inside). A ticker's due is its latest tick by now, so a
+ * tick run before its time reads as its predecessor's run twice: early. */
+static void cb_slack(void *arg)
+{
+    struct slack_timer *k = arg;
+    pt_nanos now = pt_nanotime();
+    pt_nanos due = k->first;
+    if (now >= k->first && k->period > 0) {
+        due += (now - k->first) / k->period * k->period;
+        if (atomic_exchange_explicit(&k->last_due, due, memory_order_relaxed) == due)
+            now = due - 1;
+    }
+    if (now < due) {
+        atomic_fetch_add_explicit(&g_early, 1, memory_order_relaxed);
+        return;
+    }
+    /* owed: those whose window lies in the measured phase (run_slack) */
+    pt_nanos slack = atomic_load_explicit(&g_slack, memory_order_relaxed);
+    if (due < atomic_load_explicit(&g_start, memory_order_relaxed) ||
+        due + slack > atomic_load_explicit(&g_end, memory_order_relaxed))
+        return;
+    hist_record(g_late, now - due - slack);
     atomic_fetch_add_explicit(&g_fired, 1, memory_order_relaxed);
 }
 
@@ -246,6 +293,72 @@ static void run_ticker(struct workload_thread *w)
     w->free_after = k;
 }
 
+/* slack: this thread's share of the tickers, 100 ms each with a random
+ * phase, and a tenth as many one-shots due at random over the measured
+ * phase, all armed before it (setup) so that it times only their firing.
+ * The engine's slack (set_slack) is the row's. */
+#define SLACK_PERIOD (100 * MS)
+#define SLACK_SETTLE (100 * MS) /* no firing before the workers have armed */
+
+struct slack_own {
+    struct slack_timer *k;
+    pt_engine_handle *h;
+    int n; /* tickers first, then one-shots */
+};
+
+static void setup_slack(struct workload_thread *w)
+{
+    int ntick = w->cfg->tickers / w->nthreads + (w->tid < w->cfg->tickers % w->nthreads);
+    int n = ntick + ntick / 10;
+    struct slack_own *o = calloc(1, sizeof *o);
+    if (!o || !(o->k = calloc((size_t)n, sizeof *o->k)) || !(o->h = calloc((size_t)n, sizeof *o->h)))
+        abort();
+    pt_nanos base = pt_nanotime() + SLACK_SETTLE;
+    for (int i = 0; i < n; i++) {
+        struct slack_timer *k = &o->k[i];
+        k->period = i < ntick ? SLACK_PERIOD : 0;
+        k->first = base + uniform(w, 0, i < ntick ? SLACK_PERIOD : w->cfg->duration);
+        atomic_init(&k->last_due, 0);
+        o->h[i] = w->eng->schedule(w->th, k->first, k->period, k);
+        if (!o->h[i]) {
+            fprintf(stderr, "ptbench: %s: schedule failed\n", w->eng->name);
+            abort();
+        }
+        w->scheduled++;
+    }
+    o->n = n;
+    w->own = o;
+    w->eng->poll(w->th); /* a round: kernel-slack lets its threads go */
+}
+
+/* What it owes: the ticks and one-shots whose whole window lies in the
+ * measured phase (one closing after it may fire once the workers stop). */
+static void run_slack(struct workload_thread *w)
+{
+    struct slack_own *o = w->own;
+    pt_nanos last = w->end - w->cfg->slack; /* the latest due owed */
+    for (int i = 0; i < o->n; i++) {
+        const struct slack_timer *k = &o->k[i];
+        if (k->period == 0) {
+            w->expected_ticks += k->first >= w->start && k->first <= last;
+            continue;
+        }
+        pt_nanos from = k->first >= w->start ? k->first
+                                              : k->first + (w->start - k->first + k->period - 1) /
+                                                               k->period * k->period;
+        if (from <= last)
+            w->expected_ticks += (uint64_t)((last - from) / k->period) + 1;
+    }
+    w->eng->idle(w->th, w->end);
+    for (int i = 0; i < o->n; i++)
+        disarm(w, o->h[i]);
+    free(o->h);
+    /* as ticker's: the records outlive a tick still in flight */
+    w->free_after = o->k;
+    free(o);
+    w->own = NULL;
+}
+
 /* latency: one timer at a time, 300 us - 1 ms ahead; the thread idles until
  * its deadline, and the lateness is recorded when it fires. */
 static void run_latency(struct workload_thread *w)
@@ -352,6 +465,15 @@ const struct workload workloads[] = {
      .peers = GO | TK,
      .cb = cb_ticker,
      .run = run_ticker},
+    {.name = "slack",
+     .what = "T 100ms tickers, random phases, T/10 one-shots; a row per slack: wake-ups/s",
+     .kind = WL_SLACK,
+     .fires = true,
+     .peers = GO,
+     .cb = cb_slack,
+     .setup = setup_slack,
+     .run = run_slack,
+     .dist_what = "fire - (deadline + slack)"},
     {.name = "latency",
      .what = "one timer 300us-1ms ahead at a time; fire time - deadline",
      .kind = WL_LATENCY,

@@ -1,7 +1,7 @@
 /* ptimer/engine.h: a timer design as ptbench and ptstress drive it.
  *
  * An engine is a table of functions, struct pt_engine, that a shared
- * object hands out through one exported function, pt_engine_v1 (write
+ * object hands out through one exported function, pt_engine_v2 (write
  * PT_ENGINE_EXPORT(table) once in the engine's source). Then
  *
  *     ptbench  --engine ./libmine.so -w rpc,reset,rpc-pending -t 1,2
@@ -59,12 +59,17 @@
  *    arms a timer earlier than all it holds, and it must fire in time,
  *    unless flag PT_ENGINE_IDLE_MISSES_REMOTE says idle cannot be woken.
  *  - ptstress's move scenario: move (NULL: left out, said).
+ *  - ptbench's slack workload and ptstress --slack: set_slack (NULL: left
+ *    out, said). Their oracles read each timer's window: none before its
+ *    `when`, none later than `when + slack` plus the bound.
  *
  * VERSIONS
  * abi is PT_ENGINE_ABI and size sizeof(struct pt_engine), as the engine
  * was compiled: the tools refuse an engine whose abi or size is not their
  * own, with a message naming both. Any change to this table comes with a
- * new PT_ENGINE_ABI and a new entry name.
+ * new PT_ENGINE_ABI and a new entry name. ABI 2 added set_slack at the
+ * end; the tools still load an ABI 1 engine (entry pt_engine_v1, a table
+ * without it) as one with no slack.
  */
 #ifndef PTIMER_ENGINE_H
 #define PTIMER_ENGINE_H
@@ -77,12 +82,12 @@
 extern "C" {
 #endif
 
-#define PT_ENGINE_ABI 1
+#define PT_ENGINE_ABI 2
 
 /* The function a shared object exports, and its name for dlsym. */
-#define PT_ENGINE_ENTRY "pt_engine_v1"
+#define PT_ENGINE_ENTRY "pt_engine_v2"
 #define PT_ENGINE_EXPORT(table)                                                                    \
-    const struct pt_engine *pt_engine_v1(void)                                                     \
+    const struct pt_engine *pt_engine_v2(void)                                                     \
     {                                                                                              \
         return &(table);                                                                           \
     }
@@ -120,7 +125,7 @@ struct pt_engine_stats {
 struct pt_engine;
 /* The entry a shared object exports (PT_ENGINE_EXPORT defines it): its
  * table, which must live as long as the object stays loaded. */
-__attribute__((visibility("default"))) const struct pt_engine *pt_engine_v1(void);
+__attribute__((visibility("default"))) const struct pt_engine *pt_engine_v2(void);
 
 struct pt_engine {
     uint32_t abi;  /* PT_ENGINE_ABI */
@@ -211,6 +216,17 @@ struct pt_engine {
      * or stop is in flight on its timers. NULL if they hold, else a
      * sentence saying what is wrong. */
     const char *(*check)(void *th, bool quiescent);
+
+    /* ---- optional, since ABI 2 ----------------------------------------- */
+
+    /* Timer slack, as Linux's per-thread one (PR_SET_TIMERSLACK): from now
+     * on every arming at `when` (schedule, reset, tm_*; each tick of a
+     * periodic one) may fire anywhere in [when, when + slack], never
+     * before `when`. What the design does with the window is its own: it
+     * should let timers whose windows overlap fire on one wake-up. Called
+     * once, after create and before any thread_start. 0, or < 0 if the
+     * design cannot take this slack (nothing changed). */
+    int (*set_slack)(void *eng, pt_engine_time slack);
 };
 
 #ifdef __cplusplus

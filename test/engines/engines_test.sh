@@ -37,9 +37,9 @@ expect "$work/broken" "reproduce: .*--engine .*engine-timerset-broken.so --desig
     "the reproduce line loads the engine"
 
 # Refused, one line each, beside a design that runs.
-refuse=(abi:"built for engine ABI 2" size:"rebuild it against"
+refuse=(abi:"built for engine ABI 3" size:"rebuild it against"
         no-cancel:"required ops missing: cancel" clash:"the name is taken"
-        no-entry:"no pt_engine_v1 in it")
+        no-entry:"no pt_engine_v2 in it")
 args=()
 for r in "${refuse[@]}"; do args+=(--engine "$dir/engine-${r%%:*}.so"); done
 printf 'not an ELF file\n' >"$work/text.so"
@@ -76,6 +76,21 @@ runs "$work/notm" 0 "an engine without timer objects" stress --engine "$dir/engi
     -d faulty-no-tm -T 0.3
 expect "$work/notm" "^PASS faulty-no-tm churn:" "churn on an engine without timer objects"
 expect "$work/notm" "^SKIP faulty-no-tm modtimer: .*no timer objects" "modtimer skipped, said"
+
+# An engine built for ABI 1 (pt_engine_v1, no set_slack) still loads and
+# runs; what needs a window leaves it out, said.
+runs "$work/v1" 0 "an ABI 1 engine" stress --engine "$dir/engine-v1.so" -d faulty-v1 -s modtimer \
+    -T 0.3
+expect "$work/v1" "^PASS faulty-v1 modtimer:" "an ABI 1 engine runs"
+runs "$work/v1s" 0 "an ABI 1 engine under --slack" stress --engine "$dir/engine-v1.so" \
+    -d faulty-v1 -s modtimer -T 0.3 --slack 2
+expect "$work/v1s" "^SKIP faulty-v1 modtimer: --slack: the design has no set_slack" \
+    "--slack skips an ABI 1 engine, said"
+runs "$work/v1b" 0 "ptbench's slack beside an ABI 1 engine" bench --engine "$dir/engine-v1.so" \
+    -d pheap -w slack --slacks 0 --slack-tickers 100 --slack-ms 200 -o "$work/bench-v1"
+expect "$work/bench-v1/table.txt" "slack: faulty-v1 left out: it has no set_slack" \
+    "slack leaves an ABI 1 engine out, said"
+expect "$work/bench-v1/ptbench.jsonl" '"design":"pheap","workload":"slack"' "pheap's slack row kept"
 
 # A hang inside ptbench, in a repetition of its own process and in the
 # memory workload's fresh one: killed, its rows left out.

@@ -3,10 +3,11 @@
  * Those the loader must refuse: FAULT_ABI, FAULT_SIZE, FAULT_NO_CANCEL,
  * FAULT_CLASH, FAULT_NO_ENTRY. Those that load and then fail a run:
  * FAULT_CRASH and FAULT_HANG (the 2000th arm crashes, or never returns).
- * And FAULT_NO_TM, a correct design with no timer objects. */
-#define pt_engine_v1 timerset_entry /* the example's own entry, renamed */
+ * And two correct designs: FAULT_NO_TM, with no timer objects, and
+ * FAULT_V1, built for engine ABI 1 (a table without set_slack). */
+#define pt_engine_v2 timerset_entry /* the example's own entry, renamed */
 #include "../../examples/engine/timerset.c"
-#undef pt_engine_v1
+#undef pt_engine_v2
 
 #include <signal.h>
 #include <unistd.h>
@@ -41,7 +42,13 @@ static int f_tm_arm(void *th, void *tm, pt_engine_time when, pt_engine_time peri
 static struct pt_engine faulty;
 
 #ifndef FAULT_NO_ENTRY
-__attribute__((visibility("default"))) const struct pt_engine *pt_engine_v1(void)
+#ifdef FAULT_V1
+#define FAULTY_ENTRY pt_engine_v1
+const struct pt_engine *pt_engine_v1(void);
+#else
+#define FAULTY_ENTRY pt_engine_v2
+#endif
+__attribute__((visibility("default"))) const struct pt_engine *FAULTY_ENTRY(void)
 {
     faulty = timerset;
     faulty.name = FAULT_NAME;
@@ -52,6 +59,10 @@ __attribute__((visibility("default"))) const struct pt_engine *pt_engine_v1(void
 #endif
 #ifdef FAULT_SIZE
     faulty.size -= 8;
+#endif
+#ifdef FAULT_V1 /* what ABI 1 ended with: every op before set_slack */
+    faulty.abi = 1;
+    faulty.size = offsetof(struct pt_engine, set_slack);
 #endif
 #ifdef FAULT_NO_CANCEL
     faulty.cancel = NULL;

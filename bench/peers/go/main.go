@@ -42,6 +42,16 @@ func cpuSeconds() float64 {
 	return float64(ru.Utime.Sec+ru.Stime.Sec) + float64(ru.Utime.Usec+ru.Stime.Usec)/1e6
 }
 
+// wakeups: what emit reports as wake-ups, slack's only (0 elsewhere).
+var wakeups int64
+
+// nvcsw: every thread's voluntary context switches, slack's wake-ups.
+func nvcsw() int64 {
+	var ru syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+	return ru.Nvcsw
+}
+
 func sysSeconds() float64 {
 	var ru syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
@@ -214,6 +224,49 @@ func run(end time.Time, id int, res *result, late *lat, fired *int64) {
 			}()
 		}
 		wg.Wait()
+	case "slack":
+		// 100 ms Tickers with random phases, a goroutine each, and a tenth
+		// as many AfterFuncs over the run: Go has no window to give them.
+		n := *tickers / *threads
+		if id < *tickers%*threads {
+			n++
+		}
+		period := 100 * time.Millisecond
+		start := time.Now()
+		var wg sync.WaitGroup
+		for i := 0; i < n; i++ {
+			phase := time.Duration(r.Int63n(int64(period)))
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				time.Sleep(phase)
+				tk := time.NewTicker(period)
+				defer tk.Stop()
+				first := time.Now().Add(period)
+				if !first.After(end) {
+					atomic.AddInt64(&res.expected, int64(end.Sub(first)/period)+1)
+				}
+				for {
+					<-tk.C
+					t := time.Now()
+					if t.After(end) {
+						return
+					}
+					due := first.Add(t.Sub(first) / period * period)
+					late.add(int64(t.Sub(due)))
+					atomic.AddInt64(fired, 1)
+				}
+			}()
+		}
+		for i := 0; i < n/10; i++ {
+			deadline := start.Add(time.Duration(r.Int63n(int64(end.Sub(start)))))
+			atomic.AddInt64(&res.expected, 1)
+			time.AfterFunc(deadline.Sub(time.Now()), func() {
+				late.add(int64(time.Since(deadline)))
+				atomic.AddInt64(fired, 1)
+			})
+		}
+		wg.Wait()
 	case "memory":
 		N := *timers
 		// The handle slice is the harness's: touched before the first reading.
@@ -277,7 +330,7 @@ func main() {
 			}
 		}
 		var wg sync.WaitGroup
-		cpu0 := cpuSeconds()
+		cpu0, csw0 := cpuSeconds(), nvcsw()
 		start := time.Now()
 		end := start.Add(time.Duration(*durationMs) * time.Millisecond)
 		for g := 0; g < *threads; g++ {
@@ -296,8 +349,12 @@ func main() {
 				t.Stop()
 			}
 		}
-		if *workload == "ticker" {
+		if *workload == "ticker" || *workload == "slack" {
 			res.ops = fired
+		}
+		wakeups = 0
+		if *workload == "slack" {
+			wakeups = nvcsw() - csw0
 		}
 		emit(res.ops, elapsed, cpu, late.sorted(), res.bytes, res.createNs, res.cancelNs,
 			fired, res.expected, "")
@@ -328,10 +385,10 @@ func emit(ops int64, elapsed time.Duration, cpu float64, v []int64, bytes, creat
 		qs = ",\"lat_q_ns\":[" + qs + "]"
 	}
 	fmt.Printf("{\"design\":\"go1.19\",\"workload\":\"%s\",\"threads\":%d,\"ops\":%d,"+
-		"\"elapsed_ns\":%d,\"cpu_s\":%.4f,\"wakeups\":0,\"lat_p50_ns\":%.0f,"+
+		"\"elapsed_ns\":%d,\"cpu_s\":%.4f,\"wakeups\":%d,\"lat_p50_ns\":%.0f,"+
 		"\"lat_p99_ns\":%.0f,\"lat_p999_ns\":%.0f,\"lat_max_ns\":%.0f,"+
 		"\"bytes_per_timer\":%.2f,\"create_ns\":%.2f,\"cancel_ns\":%.2f,"+
 		"\"fired\":%d,\"expected_ticks\":%d,\"rss_bytes\":%d%s%s}\n",
-		*workload, *threads, ops, elapsed.Nanoseconds(), cpu, quantile(v, 0.5), quantile(v, 0.99),
+		*workload, *threads, ops, elapsed.Nanoseconds(), cpu, wakeups, quantile(v, 0.5), quantile(v, 0.99),
 		quantile(v, 0.999), max, bytes, createNs, cancelNs, fired, expected, rss(), extra, qs)
 }
