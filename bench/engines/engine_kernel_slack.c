@@ -55,7 +55,11 @@ struct ks_engine {
  * a stack of its own making is not unmapped as it exits. Ten thousand
  * exits that each take the address space's lock, while ten thousand
  * threads fault in and switch, took minutes on two cores. */
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#define KS_STACK ((size_t)1 << 20) /* the sanitizers refuse a stack under 900 KiB */
+#else
 #define KS_STACK ((size_t)64 << 10)
+#endif
 #define KS_CHUNK 256
 struct ks_chunk {
     struct ks_chunk *next;
