@@ -83,6 +83,28 @@ static void thread_axis(FILE *g, const struct report *r, const struct row *like)
     }
 }
 
+/* Adds name to the list unless it holds it already (at most cap). */
+static void add_name(const char **list, int *n, int cap, const char *name)
+{
+    for (int k = 0; k < *n; k++)
+        if (strcmp(list[k], name) == 0)
+            return;
+    if (*n < cap)
+        list[(*n)++] = name;
+}
+
+/* A line per design, each an index of dat: x, median, min, max. */
+static void plot_ranges(FILE *g, const char *dat, const char *const *designs, int nd)
+{
+    fprintf(g, "plot ");
+    for (int k = 0; k < nd; k++)
+        fprintf(g,
+                "%s'%s' index %d using 1:2:3:4 with yerrorlines lc rgb '%s' lw 2 %s "
+                "title '%s'",
+                k ? ", " : "", dat, k, colour_of(designs[k]), dash_of(designs[k]), designs[k]);
+    fprintf(g, "\n");
+}
+
 /* Throughput: ns/op per thread (the figure rows are judged by) against threads,
  * the median with its range over repetitions. */
 static void throughput_plot(FILE *g, const struct report *r, const struct row *like)
@@ -95,14 +117,9 @@ static void throughput_plot(FILE *g, const struct report *r, const struct row *l
         return;
     const char *designs[32];
     int nd = 0;
-    for (int j = 0; j < r->nrows; j++) {
-        const struct row *x = &r->rows[j];
-        bool have = false;
-        for (int k = 0; k < nd; k++)
-            have |= strcmp(designs[k], x->design) == 0;
-        if (row_same_group(x, like) && !have && nd < 32)
-            designs[nd++] = x->design;
-    }
+    for (int j = 0; j < r->nrows; j++)
+        if (row_same_group(&r->rows[j], like))
+            add_name(designs, &nd, 32, r->rows[j].design);
     for (int k = 0; k < nd; k++) {
         fprintf(d, "# %s: threads ns/op/thr min max\n", designs[k]);
         for (int j = 0; j < r->nrows; j++) {
@@ -123,13 +140,7 @@ static void throughput_plot(FILE *g, const struct report *r, const struct row *l
         fprintf(g, "set xlabel 'threads'; set ylabel 'ns/op per thread'; set key outside; "
                    "set logscale x 2; set grid; set yrange [0:*]\n");
         thread_axis(g, r, like);
-        fprintf(g, "plot ");
-        for (int k = 0; k < nd; k++)
-            fprintf(g,
-                    "%s'%s' index %d using 1:2:3:4 with yerrorlines lc rgb '%s' lw 2 %s "
-                    "title '%s'",
-                    k ? ", " : "", dat, k, colour_of(designs[k]), dash_of(designs[k]), designs[k]);
-        fprintf(g, "\n");
+        plot_ranges(g, dat, designs, nd);
     }
 }
 
@@ -241,18 +252,10 @@ static void slack_plot(FILE *g, const struct report *r, const struct row *like)
     int nd = 0, nv = 0;
     for (int j = 0; j < r->nrows; j++) {
         const struct row *x = &r->rows[j];
-        if (strcmp(x->workload, like->workload) || x->threads != like->threads)
-            continue;
-        bool have = false;
-        for (int k = 0; k < nd; k++)
-            have |= strcmp(designs[k], x->design) == 0;
-        if (!have && nd < 32)
-            designs[nd++] = x->design;
-        have = false;
-        for (int k = 0; k < nv; k++)
-            have |= strcmp(variants[k], x->variant) == 0;
-        if (!have && nv < 16)
-            variants[nv++] = x->variant;
+        if (strcmp(x->workload, like->workload) == 0 && x->threads == like->threads) {
+            add_name(designs, &nd, 32, x->design);
+            add_name(variants, &nv, 16, x->variant);
+        }
     }
     for (int k = 0; k < nd; k++) {
         fprintf(d, "# %s: window wake/s min max\n", designs[k]);
@@ -283,13 +286,8 @@ static void slack_plot(FILE *g, const struct report *r, const struct row *like)
                 fputs(*c == '%' ? "%%" : (char[]){*c, 0}, g);
             fprintf(g, "\" %d", v);
         }
-        fprintf(g, ")\nset xrange [-0.3:%g]\nplot ", nv - 0.7);
-        for (int k = 0; k < nd; k++)
-            fprintf(g,
-                    "%s'%s' index %d using 1:2:3:4 with yerrorlines lc rgb '%s' lw 2 %s "
-                    "title '%s'",
-                    k ? ", " : "", dat, k, colour_of(designs[k]), dash_of(designs[k]), designs[k]);
-        fprintf(g, "\n");
+        fprintf(g, ")\nset xrange [-0.3:%g]\n", nv - 0.7);
+        plot_ranges(g, dat, designs, nd);
     }
 }
 
