@@ -305,7 +305,7 @@ static int maybe_add(pt_lheap *h, pt_lheap_timer *t)
     t_unlock(t);
     h_unlock(h);
     if (wake && h->wake)
-        h->wake(h->wake_ctx, wake);
+        h->wake(h->wake_ctx, pt_slack_latest(wake, h->slack));
     return r;
 }
 
@@ -322,8 +322,6 @@ static int rearm(pt_lheap *h, pt_lheap_timer *t, pt_nanos when, enum arm_kind ki
 {
     if (!heap_ok(h) || !timer_ok(t) || period < 0)
         return -EINVAL;
-    if (__builtin_expect(h->slack != 0, 0))
-        when = pt_slack_align(when, h->slack);
     when = norm_when(when);
     t_lock(t);
     int pending = t->when > 0;
@@ -360,7 +358,7 @@ static int rearm(pt_lheap *h, pt_lheap_timer *t, pt_nanos when, enum arm_kind ki
         if (r < 0)
             return r;
     } else if (wake && wake->wake) {
-        wake->wake(wake->wake_ctx, when);
+        wake->wake(wake->wake_ctx, pt_slack_latest(when, wake->slack));
     }
     return pending;
 }
@@ -704,7 +702,7 @@ int pt_lheap_check(pt_lheap *h, pt_nanos now, pt_nanos *poll_until)
     bool force = (uint32_t)zombies > atomic_load_explicit(&h->len, memory_order_relaxed) / 4;
     if (now < next && !force) {
         if (poll_until)
-            *poll_until = next;
+            *poll_until = pt_slack_latest(next, h->slack);
         return 0;
     }
     h_lock(h);
@@ -723,7 +721,7 @@ int pt_lheap_check(pt_lheap *h, pt_nanos now, pt_nanos *poll_until)
     next = wake_time(h);
     h_unlock(h);
     if (poll_until)
-        *poll_until = next;
+        *poll_until = pt_slack_latest(next, h->slack);
     return ran;
 }
 
@@ -740,7 +738,7 @@ int pt_lheap_firing(pt_nanos *when, pt_nanos *now)
 
 pt_nanos pt_lheap_next(const pt_lheap *h)
 {
-    return heap_ok(h) ? wake_time(h) : 0;
+    return heap_ok(h) ? pt_slack_latest(wake_time(h), h->slack) : 0;
 }
 
 /* ---- moving, counting, verifying ---------------------------------------- */
@@ -787,7 +785,7 @@ int pt_lheap_move(pt_lheap *dst, pt_lheap *src)
     h_unlock(second);
     h_unlock(first);
     if (wake && dst->wake)
-        dst->wake(dst->wake_ctx, after);
+        dst->wake(dst->wake_ctx, pt_slack_latest(after, dst->slack));
     return 0;
 }
 

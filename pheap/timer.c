@@ -158,8 +158,6 @@ timer_arm(pt_timers *ts, pt_timer *t, uint64_t w, pt_nanos when, pt_nanos period
           void *arg, uintptr_t seq, enum arm_mode mode)
 {
     const char *op = mode == ARM_START ? "start" : mode == ARM_RESET ? "reset" : "modify";
-    if (__builtin_expect(ts->slack != 0, 0))
-        when = pt_slack_align(when, ts->slack);
     when = pt__norm_when(when);
     uint32_t s = st_step(t, &w, mode == ARM_START ? start_rows : arm_rows, op);
     bool pending = st_pending(s), in_heap = pending || s == PT_TIMER_DELETED;
@@ -193,7 +191,7 @@ timer_arm(pt_timers *ts, pt_timer *t, uint64_t w, pt_nanos when, pt_nanos period
         pt__unlock(&ts->lock);
         st_set(t, PT_TIMER_MODIFYING, PT_TIMER_WAITING, op);
         if (ts->wake && (prev == 0 || wake_at < prev))
-            ts->wake(ts->wake_ctx, wake_at);
+            ts->wake(ts->wake_ctx, pt_slack_latest(wake_at, ts->slack));
         return 0;
     }
 
@@ -210,16 +208,18 @@ timer_arm(pt_timers *ts, pt_timer *t, uint64_t w, pt_nanos when, pt_nanos period
      * may move t away and destroy h. */
     pt_wake_func wake = NULL;
     void *wake_ctx = NULL;
+    pt_nanos by = 0;
     if (ns == PT_TIMER_MODIFIED_EARLIER) {
         lower_modified_earliest(h, when);
         if (prev == 0 || when < prev) {
             wake = h->wake;
             wake_ctx = h->wake_ctx;
+            by = pt_slack_latest(when, h->slack);
         }
     }
     st_set(t, PT_TIMER_MODIFYING, ns, op);
     if (wake)
-        wake(wake_ctx, when);
+        wake(wake_ctx, by);
     return pending;
 }
 

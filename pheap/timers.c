@@ -255,7 +255,7 @@ int pt_timers_check(pt_timers *ts, pt_nanos now, bool owner, pt_nanos *poll_unti
         if (!owner ||
             deleted_count(ts) <= atomic_load_explicit(&ts->num_timers, memory_order_relaxed) / 4) {
             if (poll_until)
-                *poll_until = next;
+                *poll_until = pt_slack_latest(next, ts->slack);
             return 0;
         }
     }
@@ -287,7 +287,7 @@ int pt_timers_check(pt_timers *ts, pt_nanos now, bool owner, pt_nanos *poll_unti
     next = pt__timers_next_time(ts);
     pt__unlock(&ts->lock);
     if (poll_until)
-        *poll_until = next;
+        *poll_until = pt_slack_latest(next, ts->slack);
     return ran;
 }
 
@@ -305,7 +305,7 @@ int pt_timers_firing(pt_nanos *when, pt_nanos *now)
 
 pt_nanos pt_timers_next(const pt_timers *ts)
 {
-    return pt__timers_valid(ts) ? pt__timers_next_time(ts) : 0;
+    return pt__timers_valid(ts) ? pt_slack_latest(pt__timers_next_time(ts), ts->slack) : 0;
 }
 
 /* 1 while ts's stand-in holds an entry: the heap's own, counted in its
@@ -379,7 +379,7 @@ int pt_timers_move(pt_timers *dst, pt_timers *src)
     pt__unlock(&second->lock);
     pt__unlock(&first->lock);
     if (dst->wake && now_next != 0 && (prev == 0 || now_next < prev))
-        dst->wake(dst->wake_ctx, now_next);
+        dst->wake(dst->wake_ctx, pt_slack_latest(now_next, dst->slack));
     return 0;
 }
 

@@ -132,7 +132,7 @@ PT__WHOT void unlock_and_wake(pt_wheel *w, bool wake, pt_nanos when)
     pt__unlock(&w->lock);
     /* wake and wake_ctx are set once, by init */
     if (wake && w->wake)
-        w->wake(w->wake_ctx, when);
+        w->wake(w->wake_ctx, pt_slack_latest(when, w->slack));
 }
 
 int pt_wheel_init(pt_wheel *w, pt_nanos tick, pt_wake_func wake, void *ctx)
@@ -189,11 +189,6 @@ void pt_wheel_timer_init(pt_wheel_timer *t, pt_func f, void *arg)
     t->check = PT__WTIMER_CHECK;
 }
 
-/* when in the slack of the wheel the caller named (pt_wheel_set_slack). */
-static inline pt_nanos slack_of(const pt_wheel *ts, pt_nanos when)
-{
-    return __builtin_expect(ts->slack != 0, 0) ? pt_slack_align(when, ts->slack) : when;
-}
 
 int pt_wheel_set_slack(pt_wheel *w, pt_nanos slack)
 {
@@ -213,7 +208,7 @@ int pt_wheel_timer_start(pt_wheel *ts, pt_wheel_timer *t, pt_nanos when, pt_nano
         return -EBUSY;
     }
     t->period = period;
-    when = norm_when(slack_of(ts, when));
+    when = norm_when(when);
     bool wake = arm_locked(w, t, when);
     unlock_and_wake(w, wake, when);
     return 0;
@@ -236,7 +231,7 @@ static int rearm(pt_wheel *ts, pt_wheel_timer *t, pt_nanos when, bool fields, pt
         t->arg = arg;
         t->seq = seq;
     }
-    when = norm_when(slack_of(ts, when));
+    when = norm_when(when);
     bool wake = arm_locked(w, t, when);
     unlock_and_wake(w, wake, when);
     return was;
@@ -392,7 +387,7 @@ int pt_wheel_check(pt_wheel *w, pt_nanos now, pt_nanos *poll_until)
     pt_nanos next = atomic_load_explicit(&w->next, memory_order_acquire);
     if (next == 0 || next > now) {
         if (poll_until)
-            *poll_until = next;
+            *poll_until = pt_slack_latest(next, w->slack);
         return 0;
     }
     pt__lock(&w->lock);
@@ -407,7 +402,7 @@ int pt_wheel_check(pt_wheel *w, pt_nanos now, pt_nanos *poll_until)
     atomic_store_explicit(&w->next, next, memory_order_release);
     pt__unlock(&w->lock);
     if (poll_until)
-        *poll_until = next;
+        *poll_until = pt_slack_latest(next, w->slack);
     return ran;
 }
 
@@ -415,7 +410,8 @@ pt_nanos pt_wheel_next(const pt_wheel *w)
 {
     if (!pt__wheel_ok(w))
         return 0;
-    return atomic_load_explicit(&((pt_wheel *)w)->next, memory_order_acquire);
+    return pt_slack_latest(atomic_load_explicit(&((pt_wheel *)w)->next, memory_order_acquire),
+                           w->slack);
 }
 
 size_t pt_wheel_len(const pt_wheel *w)
@@ -473,6 +469,6 @@ int pt_wheel_move(pt_wheel *dst, pt_wheel *src)
     pt__unlock(&second->lock);
     pt__unlock(&first->lock);
     if (wake && dst->wake)
-        dst->wake(dst->wake_ctx, m.earliest);
+        dst->wake(dst->wake_ctx, pt_slack_latest(m.earliest, dst->slack));
     return 0;
 }

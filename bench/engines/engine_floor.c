@@ -31,7 +31,7 @@ struct fl_thread {
     pt_engine_cb cb;
     struct slots slots;
     atomic_ulong *wakeups;
-    pt_nanos slack; /* the engine's: every arm keyed at pt_slack_align */
+    pt_nanos slack; /* the engine's: the worker sleeps to the earliest when + slack */
 };
 
 struct fl_engine {
@@ -131,7 +131,7 @@ static pt_engine_handle fl_schedule(void *vth, pt_nanos when, pt_nanos period, v
     n->dead = 0;
     n->period = period;
     n->arg = arg;
-    fl_clean(th, slot, pt_slack_align(when, th->slack));
+    fl_clean(th, slot, when);
     pt_engine_handle h = slots_handle(&th->slots, (uint32_t)slot);
     pt__unlock(&th->lock);
     return h;
@@ -222,7 +222,7 @@ static pt_nanos fl_run(struct fl_thread *th)
     }
     if (th->dead > th->heap.len / 4)
         fl_compact(th);
-    pt_nanos next = pt__heap4_top_when(&th->heap);
+    pt_nanos next = pt_slack_latest(pt__heap4_top_when(&th->heap), th->slack);
     pt__unlock(&th->lock);
     return next;
 }

@@ -34,7 +34,7 @@ struct gh_engine {
     pthread_t thread;
     atomic_ulong wakeups;
     pt_engine_cb cb;
-    pt_nanos slack; /* every arm keyed at pt_slack_align(when, slack) */
+    pt_nanos slack; /* the thread sleeps until the earliest when + slack */
 };
 
 static void *gh_main(void *arg)
@@ -63,7 +63,7 @@ static void *gh_main(void *arg)
          * the lock, a destroy not yet seen bumps after the sample. */
         if (e->stop)
             break;
-        pt_nanos next = pt__heap4_top_when(&e->heap);
+        pt_nanos next = pt_slack_latest(pt__heap4_top_when(&e->heap), e->slack);
         uint32_t w = atomic_load_explicit(&e->wakeword, memory_order_acquire);
         pt__unlock(&e->lock);
         pt__futex_wait(&e->wakeword, w, next);
@@ -146,7 +146,7 @@ static pt_engine_handle gh_schedule(void *vth, pt_nanos when, pt_nanos period, v
     n->slot = (uint32_t)slot;
     n->period = period;
     n->arg = arg;
-    bool earliest = pt__heap4_push(&e->heap, pt_slack_align(when, e->slack), n) == 0;
+    bool earliest = pt__heap4_push(&e->heap, when, n) == 0;
     pt_engine_handle h = slots_handle(&e->slots, (uint32_t)slot);
     pt__unlock(&e->lock);
     if (earliest) {
@@ -177,7 +177,7 @@ static pt_engine_handle gh_reset(void *vth, pt_engine_handle h, pt_nanos when, v
     struct gh_node *n = slots_check(&e->slots, h);
     bool earliest = false;
     if (n) {
-        e->heap.v[n->idx].when = pt_slack_align(when, e->slack);
+        e->heap.v[n->idx].when = when;
         pt__heap4_fix(&e->heap, n->idx);
         earliest = n->idx == 0;
     }

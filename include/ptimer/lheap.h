@@ -101,9 +101,11 @@ struct pt_lheap {
  * when an arm makes `when` the earliest time it must look at. 0; -EINVAL. */
 PT_API int pt_lheap_init(pt_lheap *h, pt_wake_func wake, void *ctx);
 
-/* A default slack for h, as pt_timers_set_slack: every start, reset and
- * modify naming h arms at pt_slack_align(when, slack) (ptimer/slack.h).
- * 0 (the default) arms at `when`. 0; -EINVAL (a bad heap, slack < 0). */
+/* A slack for every timer in h, as pt_timers_set_slack: each may run
+ * anywhere in [when, when + slack]; pt_lheap_next, a check's *poll_until
+ * and the wake callback's time are the earliest when plus the slack, and
+ * a check runs every timer due by its now. 0 (the default): no window.
+ * 0; -EINVAL (a bad heap, slack < 0). */
 PT_API int pt_lheap_set_slack(pt_lheap *h, pt_nanos slack);
 
 /* 0 (and its memory is given back); -EBUSY while it holds a timer, a

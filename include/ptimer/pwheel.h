@@ -149,11 +149,12 @@ PT_API int pt_wheel_init(pt_wheel *w, pt_nanos tick, pt_wake_func wake, void *ct
  * for NULL or a wheel not initialised (or destroyed). */
 PT_API int pt_wheel_destroy(pt_wheel *w);
 
-/* A default slack for w, as pt_timers_set_slack: every start, reset and
- * modify naming w arms at pt_slack_align(when, slack) (ptimer/slack.h),
- * so timers whose windows overlap are filed in one slot and run on one
- * advance. 0 (the default) arms at `when`. 0; -EINVAL (a bad wheel,
- * slack < 0). */
+/* A slack for every timer on w, as pt_timers_set_slack: each may run
+ * anywhere in [when, when + slack]. Timers are filed by their when;
+ * pt_wheel_next, a check's *poll_until and the wake callback's time are
+ * the wheel's next bound plus the slack, and a check advances over every
+ * slot due by its now, so one advance serves every window open by then.
+ * 0 (the default): no window. 0; -EINVAL (a bad wheel, slack < 0). */
 PT_API int pt_wheel_set_slack(pt_wheel *w, pt_nanos slack);
 
 /* A new idle timer calling f(arg, seq). */

@@ -162,8 +162,9 @@ typedef struct pt_sched_options {
     /* The Gs' timer slack, as Linux's per-thread one: every sleep,
      * deadline and time.* timer of this scheduler may fire anywhere in
      * [when, when + timer_slack], so that those whose windows overlap
-     * share a wake-up (on the Ps' heaps, pt_timers_set_slack's round
-     * times; on the TimerThread, pt_timerthread_schedule_slack). A
+     * share a wake-up (the Ps' heaps, pt_timers_set_slack, ask to be
+     * checked by their earliest when + timer_slack; the TimerThread,
+     * pt_timerthread_schedule_slack, wakes at its earliest window's end). A
      * time.* value is still its due time; a sleep returns within its
      * window (on the virtual clock too). 0, the default: at `when`;
      * negative: -EINVAL. */

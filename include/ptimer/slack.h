@@ -1,24 +1,38 @@
-/* ptimer/slack.h: a time in a timer's window that other timers' windows
- * are likely to share.
+/* ptimer/slack.h: the end of a timer's window, and a round time in it.
  *
- * A timer that may fire anywhere in [when, when + slack] is armed at the
- * time in that window with the most trailing zero bits: the window's
- * coarsest round time. Timers whose windows overlap then land on the same
- * key more often than not, and a heap or wheel that runs every timer at
- * its key runs them on one wake-up, with no change to its structure: the
- * key is never before `when` and never after `when + slack`. Linux's
- * timer wheel did the same (apply_slack, before its 4.8 rework); a
- * ticker armed at such a key keeps its offset from the phase it was asked
- * for, so every tick stays in its own window.
+ * A timer that may fire anywhere in [when, when + slack] (Linux's timer
+ * slack, hrtimer's soft and hard expiry) must run by its window's end.
+ * A heap or wheel whose timers all share one slack (pt_timers_set_slack,
+ * pt_lheap_set_slack, pt_wheel_set_slack, as Linux's per thread) keeps
+ * them keyed at their `when`, and asks to be checked by its earliest
+ * `when` plus the slack (pt_slack_latest): the earliest end among its
+ * windows, as no later `when` has an earlier one. A check runs every
+ * timer whose `when` has come, so one wake-up serves every window open
+ * by then, with nothing added to the structure. The TimerThread takes a
+ * window per task (pt_timerthread_schedule_slack) and keeps their ends in
+ * a second heap.
  *
- * What it cannot do: run a timer whose window opened at a wake-up that
- * came for another (a heap keyed by the window's end could; the
- * TimerThread does, pt_timerthread_schedule_slack). It coalesces by
- * agreeing in advance, which needs no second structure. */
+ * pt_slack_align is for a window of one timer's own on a structure with
+ * no slack: the coarsest round time in its window, so that timers whose
+ * windows overlap share a key more often than not (Linux's timer wheel
+ * did this, apply_slack, before its 4.8 rework). It coalesces by
+ * agreeing in advance, and cannot serve a window that opened at a wake-up
+ * that came for another key. */
 #ifndef PTIMER_SLACK_H
 #define PTIMER_SLACK_H
 
 #include "ptimer/clock.h"
+
+/* The end of [when, when + slack]: the time by which a timer armed at
+ * `when` must have run. `when` itself for slack <= 0, when <= 0 (0 is
+ * "none" to the structures' next times) or PT_MAXWHEN ("never"); a window
+ * past the clock's range ends at its last instant, PT_MAXWHEN - 1. */
+static inline pt_nanos pt_slack_latest(pt_nanos when, pt_nanos slack)
+{
+    if (slack <= 0 || when <= 0 || when >= PT_MAXWHEN)
+        return when;
+    return when > PT_MAXWHEN - 1 - slack ? PT_MAXWHEN - 1 : when + slack;
+}
 
 /* The time in [when, when + slack] with the most trailing zero bits;
  * `when` itself for slack <= 0, when <= 0 ("at once") or PT_MAXWHEN
@@ -28,7 +42,7 @@ static inline pt_nanos pt_slack_align(pt_nanos when, pt_nanos slack)
 {
     if (slack <= 0 || when <= 0 || when >= PT_MAXWHEN)
         return when;
-    pt_nanos end = when > PT_MAXWHEN - 1 - slack ? PT_MAXWHEN - 1 : when + slack;
+    pt_nanos end = pt_slack_latest(when, slack);
     /* Above the highest bit where when - 1 and the window's end differ,
      * both agree; clearing every bit below it in the end gives a time
      * past when - 1 and no later than the end, with the most zeros. */

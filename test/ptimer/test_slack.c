@@ -1,11 +1,12 @@
-/* Slack on the per-P heap (pt_timers_set_slack, ptimer/slack.h): every
- * arm is keyed at the coarsest round time of its window, so no timer runs
- * before its `when` or after `when + slack`, and timers whose windows
- * overlap share keys: far fewer checks find something to run (a
- * window of 10 ms holds a multiple of 2^23 ns, so 1000 timers over a
- * second land on at most 120 keys). The clock
- * is the test's: each round runs at the heap's next time exactly
- * (slack_rounds.h, the test every per-P family shares). */
+/* Slack on the per-P heap (pt_timers_set_slack, ptimer/slack.h): timers
+ * stay keyed at their `when`, and the heap asks to be checked by its
+ * earliest `when` plus the slack, where a check runs every timer due; so
+ * no timer runs before its `when` or after `when + slack`, and far fewer
+ * checks find something to run (1000 timers over a second with windows of
+ * 10 ms: at most 101). The clock is the test's: each round runs at the
+ * heap's next time exactly (slack_rounds.h, the test every per-P family
+ * shares). pt_slack_align, for a window of one timer's own, is tested
+ * here too. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,9 +72,9 @@ void test_slack_heap_runs_each_in_its_window_on_far_fewer_rounds(void)
                       pt_timers_check(h, now, true, NULL), pt_timers_destroy);
 }
 
-/* A ticker keeps its offset: every tick in its own window, across many
- * periods, and tickers of one period with overlapping first windows share
- * their rounds for good. */
+/* A ticker keeps its phase: every tick in its own window, across many
+ * periods, and a round at the earliest window's end serves every ticker
+ * whose window is open by then. */
 void test_slack_tickers_keep_every_tick_in_its_window(void)
 {
     enum { NK = 100, TICKS = 20 };
@@ -96,9 +97,43 @@ void test_slack_tickers_keep_every_tick_in_its_window(void)
             rounds++;
         CHECK(rounds <= NK * TICKS);
     }
-    /* 100 first windows of 5 ms over 50 ms: a handful of keys a period */
+    /* 100 windows of 5 ms over each 50 ms period: a handful of rounds */
     CHECK(rounds <= 20 * (TICKS + 1));
     teardown(&ts, t, NK);
+}
+
+static pt_nanos woken_for;
+static void record_wake(void *ctx, pt_nanos when)
+{
+    (void)ctx;
+    woken_for = when;
+}
+
+/* What the heap asks of its owner is its earliest window's end: the next
+ * time, a check's poll_until and the wake callback all name when + slack,
+ * the key stays when, and a check before that end runs what is due. */
+void test_slack_heap_asks_for_the_earliest_windows_end(void)
+{
+    pt_timers ts;
+    CHECK_EQ(pt_timers_init(&ts, record_wake, NULL), 0);
+    CHECK_EQ(pt_timers_set_slack(&ts, 5 * MS), 0);
+    int n = 0;
+    pt_timer t[2];
+    pt_timer_init(&t[0], count_cb, &n);
+    pt_timer_init(&t[1], count_cb, &n);
+    CHECK_EQ(pt_timer_start(&ts, &t[0], 100 * MS, 0), 0);
+    CHECK_EQ(woken_for, 105 * MS);
+    CHECK_EQ(heap_key(&t[0]), 100 * MS);
+    CHECK_EQ(pt_timers_next(&ts), 105 * MS);
+    CHECK_EQ(pt_timer_start(&ts, &t[1], 103 * MS, 0), 0);
+    CHECK_EQ(pt_timers_next(&ts), 105 * MS); /* the earliest end is still t[0]'s */
+    pt_nanos until = 0;
+    CHECK_EQ(pt_timers_check(&ts, 99 * MS, true, &until), 0);
+    CHECK_EQ(until, 105 * MS);
+    CHECK_EQ(pt_timers_check(&ts, 103 * MS, true, &until), 2); /* both due: one round */
+    CHECK_EQ(n, 2);
+    CHECK_EQ(until, 0);
+    teardown(&ts, t, 2);
 }
 
 void test_slack_bad_input_changes_nothing(void)
