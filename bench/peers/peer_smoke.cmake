@@ -17,7 +17,7 @@ execute_process(COMMAND ${CMAKE_COMMAND} --build ${BUILD_DIR} --target ptbench-t
 if(NOT brc EQUAL 0)
   message(FATAL_ERROR "building the tokio peer failed (${brc}):\n${bout}\n${berr}")
 endif()
-set(timer_wls rpc rpc-pending reset latency ticker memory)
+set(timer_wls rpc rpc-pending reset latency ticker slack memory)
 set(sched_wls spawn pingpong chan-timeout sleep sleep-1 busy-lateness rpc-sched conn-churn
               memory-g spawn-burst)
 execute_process(COMMAND ${PTBENCH} --help OUTPUT_VARIABLE help)
@@ -30,6 +30,7 @@ file(REMOVE_RECURSE ${OUT})
 execute_process(
   COMMAND ${PTBENCH} -w ${wlist} -d kernel -t 1,2 -r 1 -n 2000 --latency-ms 40 --ticker-ms 100
           --tickers 100 --memory-timers 20000 --memory-gs 2000 --burst-gs 2000
+          --slacks 0 --slack-tickers 100 --slack-ms 200
           --stack-guards auto --peers tokio,tokio-warm --no-plots -q -o ${OUT}
   RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 if(out MATCHES "peer tokio: skipped \\(([^)]*)\\)")
@@ -75,7 +76,13 @@ foreach(line IN LISTS lines)
       message(FATAL_ERROR "${design} ${w}: no bytes each: ${line}")
     endif()
   endif()
-  if(w MATCHES "^(latency|ticker|sleep|sleep-1|busy-lateness|rpc-sched|conn-churn)$")
+  if(w STREQUAL "slack") # its wake-ups, counted as ours are
+    string(JSON wk GET "${line}" wakeups_per_s)
+    if(NOT wk GREATER 0)
+      message(FATAL_ERROR "${design} slack ${t}: no wake-ups: ${line}")
+    endif()
+  endif()
+  if(w MATCHES "^(latency|ticker|slack|sleep|sleep-1|busy-lateness|rpc-sched|conn-churn)$")
     string(JSON p99 GET "${line}" lat_p99_us)
     if(NOT p99 GREATER 0)
       message(FATAL_ERROR "${design} ${w} ${t}: no lateness: ${line}")

@@ -307,8 +307,8 @@ static void legend(const struct report *r, FILE *f)
         slack |= r->rows[i].kind == WL_SLACK;
     if (slack)
         fprintf(f, "In the slack tables (slack=: every timer's window, in %% of the 100 ms period;\n"
-                   "kernel-slack: a thread per timer with PR_SET_TIMERSLACK at that window, and\n"
-                   "go1.19 without one; none of them can be told a window):\n"
+                   "kernel-slack: a thread per timer with PR_SET_TIMERSLACK at that window; go1.19\n"
+                   "and tokio run at slack 0 only, having no way to be told a window):\n"
                    "  wake/s     every thread's voluntary context switches (getrusage's nvcsw)\n"
                    "             per second of the measured phase: each a thread that slept\n"
                    "             and was woken, whoever's; [min - max] over repetitions\n"

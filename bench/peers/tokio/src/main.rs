@@ -123,7 +123,7 @@ fn parse() -> Flags {
     let used = |w: &[&str]| w.contains(&f.workload.as_str());
     if f.threads == 0
         || (f.window == 0 && used(&["rpc-pending"]))
-        || (f.tickers == 0 && used(&["ticker"]))
+        || (f.tickers == 0 && used(&["ticker", "slack"]))
         || (f.gs <= 0 && used(&["memory-g", "spawn-burst"]))
         || (f.timers == 0 && used(&["memory"]))
     {
@@ -144,24 +144,27 @@ pub fn runtime(threads: usize) -> Runtime {
     rt.unwrap_or_else(|e| die(&format!("runtime: {}", e)))
 }
 
-fn rusage() -> (f64, f64) {
+/// User and system CPU seconds, and every thread's voluntary context
+/// switches (slack's wake-ups, as ptbench counts its own).
+fn rusage() -> (f64, f64, i64) {
     // SAFETY: getrusage fills the struct it is given.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut ru) };
     let s = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    (s(ru.ru_utime), s(ru.ru_stime))
+    (s(ru.ru_utime), s(ru.ru_stime), ru.ru_nvcsw as i64)
 }
 
 /// A measured phase's clocks: wall, all CPU, and its system part.
 pub struct Phase {
     pub start: Instant,
-    cpu0: (f64, f64),
+    cpu0: (f64, f64, i64),
 }
 
 pub struct Spent {
     pub elapsed: Duration,
     pub cpu: f64,
     pub sys: f64,
+    pub wakeups: i64,
 }
 
 impl Phase {
@@ -174,11 +177,12 @@ impl Phase {
     }
     pub fn finish(&self) -> Spent {
         let elapsed = self.start.elapsed();
-        let (u, s) = rusage();
+        let (u, s, csw) = rusage();
         Spent {
             elapsed,
             cpu: u + s - self.cpu0.0 - self.cpu0.1,
             sys: s - self.cpu0.1,
+            wakeups: csw - self.cpu0.2,
         }
     }
 }
@@ -235,6 +239,7 @@ pub struct Row {
     pub cancel_ns: f64,
     pub fired: i64,
     pub expected: i64,
+    pub wakeups: i64, // slack's; 0 elsewhere
     pub sched: Option<SchedCounts>,
 }
 
@@ -276,7 +281,7 @@ pub fn emit(f: &Flags, mut r: Row) {
     }
     println!(
         "{{\"design\":\"tokio\",\"workload\":\"{}\",\"threads\":{},\"ops\":{},\"elapsed_ns\":{},\
-         \"cpu_s\":{:.4},\"cpu_sys_s\":{:.4},\"wakeups\":0,\"lat_p50_ns\":{:.0},\"lat_p99_ns\":{:.0},\
+         \"cpu_s\":{:.4},\"cpu_sys_s\":{:.4},\"wakeups\":{},\"lat_p50_ns\":{:.0},\"lat_p99_ns\":{:.0},\
          \"lat_p999_ns\":{:.0},\"lat_max_ns\":{:.0},\"bytes_per_timer\":{:.2},\"create_ns\":{:.2},\
          \"cancel_ns\":{:.2},\"fired\":{},\"expected_ticks\":{},\"rss_bytes\":{}{}}}",
         f.workload,
@@ -285,6 +290,7 @@ pub fn emit(f: &Flags, mut r: Row) {
         r.elapsed.as_nanos(),
         r.cpu,
         r.sys,
+        r.wakeups,
         quantile(v, 0.5),
         quantile(v, 0.99),
         quantile(v, 0.999),

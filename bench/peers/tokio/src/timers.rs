@@ -15,7 +15,7 @@ use tokio::time::{interval_at, sleep, sleep_until, MissedTickBehavior, Sleep};
 pub fn runs(w: &str) -> bool {
     matches!(
         w,
-        "rpc" | "rpc-pending" | "reset" | "latency" | "ticker" | "memory"
+        "rpc" | "rpc-pending" | "reset" | "latency" | "ticker" | "slack" | "memory"
     )
 }
 
@@ -163,6 +163,52 @@ async fn run_one(f: &'static Flags, end: Instant, id: usize, sh: Arc<Shared>) {
                 h.await.unwrap();
             }
         }
+        "slack" => {
+            // 100 ms intervals with random phases, a task each, and a tenth
+            // as many sleeps over the run: tokio has no window to give them
+            let mut n = f.tickers / f.threads;
+            if id < f.tickers % f.threads {
+                n += 1;
+            }
+            let start = Instant::now();
+            let period = ns(100_000_000);
+            let mut hs = Vec::with_capacity(n + n / 10);
+            for _ in 0..n {
+                let first = start + ns(r.below(100_000_000));
+                if first <= end {
+                    let owed = (end - first).as_nanos() / period.as_nanos() + 1;
+                    sh.expected.fetch_add(owed as i64, Relaxed);
+                }
+                let sh = sh.clone();
+                hs.push(tokio::spawn(async move {
+                    let mut tk = interval_at(first.into(), period);
+                    tk.set_missed_tick_behavior(MissedTickBehavior::Skip);
+                    loop {
+                        tk.tick().await;
+                        let t = Instant::now();
+                        if t > end {
+                            return;
+                        }
+                        let k = ((t - first).as_nanos() / period.as_nanos()) as u32;
+                        sh.late.lock().unwrap().push(late_ns(t, first + period * k));
+                        sh.fired.fetch_add(1, Relaxed);
+                    }
+                }));
+            }
+            for _ in 0..n / 10 {
+                let deadline = start + ns(r.below((end - start).as_nanos() as u64));
+                sh.expected.fetch_add(1, Relaxed);
+                let sh = sh.clone();
+                hs.push(tokio::spawn(async move {
+                    sleep_until(deadline.into()).await;
+                    sh.late.lock().unwrap().push(late_ns(Instant::now(), deadline));
+                    sh.fired.fetch_add(1, Relaxed);
+                }));
+            }
+            for h in hs {
+                h.await.unwrap();
+            }
+        }
         "memory" => {
             let n = f.timers;
             // The handle vector is the harness's: touched before the first reading.
@@ -224,11 +270,12 @@ pub fn run(f: &'static Flags, rt: &Runtime) -> Row {
             let fired = sh.fired.load(Relaxed);
             let late = std::mem::take(&mut *sh.late.lock().unwrap());
             Row {
-                ops: if f.workload == "ticker" {
+                ops: if f.workload == "ticker" || f.workload == "slack" {
                     fired
                 } else {
                     sh.ops.load(Relaxed)
                 },
+                wakeups: if f.workload == "slack" { spent.wakeups } else { 0 },
                 elapsed: spent.elapsed,
                 cpu: spent.cpu,
                 sys: spent.sys,
