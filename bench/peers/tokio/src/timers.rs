@@ -46,6 +46,36 @@ struct Shared {
     memory: Mutex<(f64, f64, f64)>, // bytes, create ns, cancel ns
 }
 
+/// A ticker's task from `first` every `period` until `end`, each tick's
+/// lateness recorded; what it owes counted in `expected`. Skip: a late
+/// tick keeps the phase, as Go's ticker does.
+fn ticker(
+    sh: &Arc<Shared>,
+    first: Instant,
+    period: Duration,
+    end: Instant,
+) -> tokio::task::JoinHandle<()> {
+    if first <= end {
+        let owed = (end - first).as_nanos() / period.as_nanos() + 1;
+        sh.expected.fetch_add(owed as i64, Relaxed);
+    }
+    let sh = sh.clone();
+    tokio::spawn(async move {
+        let mut tk = interval_at(first.into(), period);
+        tk.set_missed_tick_behavior(MissedTickBehavior::Skip);
+        loop {
+            tk.tick().await;
+            let t = Instant::now();
+            if t > end {
+                return;
+            }
+            let k = ((t - first).as_nanos() / period.as_nanos()) as u32;
+            sh.late.lock().unwrap().push(late_ns(t, first + period * k));
+            sh.fired.fetch_add(1, Relaxed);
+        }
+    })
+}
+
 fn ns(n: u64) -> Duration {
     Duration::from_nanos(n)
 }
@@ -138,26 +168,7 @@ async fn run_one(f: &'static Flags, end: Instant, id: usize, sh: Arc<Shared>) {
             for _ in 0..n {
                 let period = ns(1_000_000 + r.below(9_000_000));
                 let first = start + period;
-                if first <= end {
-                    let owed = (end - first).as_nanos() / period.as_nanos() + 1;
-                    sh.expected.fetch_add(owed as i64, Relaxed);
-                }
-                let sh = sh.clone();
-                hs.push(tokio::spawn(async move {
-                    // Skip: a late tick keeps the phase, as Go's ticker does
-                    let mut tk = interval_at(first.into(), period);
-                    tk.set_missed_tick_behavior(MissedTickBehavior::Skip);
-                    loop {
-                        tk.tick().await;
-                        let t = Instant::now();
-                        if t > end {
-                            return;
-                        }
-                        let k = ((t - first).as_nanos() / period.as_nanos()) as u32;
-                        sh.late.lock().unwrap().push(late_ns(t, first + period * k));
-                        sh.fired.fetch_add(1, Relaxed);
-                    }
-                }));
+                hs.push(ticker(&sh, first, period, end));
             }
             for h in hs {
                 h.await.unwrap();
@@ -175,25 +186,7 @@ async fn run_one(f: &'static Flags, end: Instant, id: usize, sh: Arc<Shared>) {
             let mut hs = Vec::with_capacity(n + n / 10);
             for _ in 0..n {
                 let first = start + ns(r.below(100_000_000));
-                if first <= end {
-                    let owed = (end - first).as_nanos() / period.as_nanos() + 1;
-                    sh.expected.fetch_add(owed as i64, Relaxed);
-                }
-                let sh = sh.clone();
-                hs.push(tokio::spawn(async move {
-                    let mut tk = interval_at(first.into(), period);
-                    tk.set_missed_tick_behavior(MissedTickBehavior::Skip);
-                    loop {
-                        tk.tick().await;
-                        let t = Instant::now();
-                        if t > end {
-                            return;
-                        }
-                        let k = ((t - first).as_nanos() / period.as_nanos()) as u32;
-                        sh.late.lock().unwrap().push(late_ns(t, first + period * k));
-                        sh.fired.fetch_add(1, Relaxed);
-                    }
-                }));
+                hs.push(ticker(&sh, first, period, end));
             }
             for _ in 0..n / 10 {
                 let deadline = start + ns(r.below((end - start).as_nanos() as u64));
