@@ -105,14 +105,21 @@ static void plot_ranges(FILE *g, const char *dat, const char *const *designs, in
     fprintf(g, "\n");
 }
 
+/* The data file r->dir/name.dat, its path in dat; NULL if it cannot be
+ * made (the plot is then left out). */
+static FILE *open_dat(const struct report *r, const char *name, char *dat, size_t n)
+{
+    snprintf(dat, n, "%s/%s.dat", r->dir, name);
+    return fopen(dat, "w");
+}
+
 /* Throughput: ns/op per thread (the figure rows are judged by) against threads,
  * the median with its range over repetitions. */
 static void throughput_plot(FILE *g, const struct report *r, const struct row *like)
 {
     char dat[1024], name[128];
     snprintf(name, sizeof name, "throughput-%s", like->workload);
-    snprintf(dat, sizeof dat, "%s/%s.dat", r->dir, name);
-    FILE *d = fopen(dat, "w");
+    FILE *d = open_dat(r, name, dat, sizeof dat);
     if (!d)
         return;
     const char *designs[32];
@@ -199,8 +206,7 @@ static void memory_plot(FILE *g, const struct report *r, const struct row *like)
     char stem[64], var[sizeof like->variant];
     variant_in_file_name(like->variant, var, sizeof var);
     snprintf(stem, sizeof stem, "%s%s%s", like->workload, var[0] ? "-" : "", var);
-    snprintf(dat, sizeof dat, "%s/%s.dat", r->dir, stem);
-    FILE *d = fopen(dat, "w");
+    FILE *d = open_dat(r, stem, dat, sizeof dat);
     if (!d)
         return;
     fprintf(d, "# design bytes_per_timer own_bytes colour\n");
@@ -238,14 +244,14 @@ static void memory_plot(FILE *g, const struct report *r, const struct row *like)
 }
 
 /* Slack: wake-ups per second against the window, a line per design (the
- * median, min-max), at one thread count. Log y: the kernel's thread per
- * timer sits 100 to 1000 times above the designs at a wide window. */
+ * median, min-max), at one thread count. Log y: a window divides the
+ * wake-ups by orders of magnitude, and the kernel's thread per timer does
+ * not move with it. */
 static void slack_plot(FILE *g, const struct report *r, const struct row *like)
 {
     char dat[1024], name[128];
     snprintf(name, sizeof name, "slack-t%d", like->threads);
-    snprintf(dat, sizeof dat, "%s/%s.dat", r->dir, name);
-    FILE *d = fopen(dat, "w");
+    FILE *d = open_dat(r, name, dat, sizeof dat);
     if (!d)
         return;
     const char *designs[32], *variants[16];

@@ -146,7 +146,7 @@ struct pt_timers {
     struct pt__stage *stage;
     /* pt_timers_set_slack's: every timer in this heap may run by its
      * when + slack (ptimer/slack.h). Set before the heap is shared;
-     * here, in the line every arm reads anyway. */
+     * read where the heap's next time is handed out. */
     pt_nanos slack;
     pt__heap4 heap;              /* entries {key, pt_timer *} */
     /* heap.v[0].when, or 0 if empty: lets pollers decide without the lock.
@@ -216,8 +216,7 @@ PT_API int pt_timers_set_staging(pt_timers *ts, pt_nanos slot);
  * callback's `when` are the earliest when plus the slack (the earliest
  * end among the windows), and a check then runs every timer due by its
  * now. So one wake-up serves every window open by then, at no cost to
- * the heap: 1000 timers over a second with windows of 10 ms take about
- * 100 checks, not 1000. A ticker's ticks stay on its phase. A timer moved
+ * the heap: checks come at most one window apart. A ticker's ticks stay on its phase. A timer moved
  * or re-armed onto another heap takes that heap's slack. Call it before
  * other threads use ts. 0; -EINVAL (a bad heap, slack < 0). */
 PT_API int pt_timers_set_slack(pt_timers *ts, pt_nanos slack);
